@@ -1,0 +1,316 @@
+// CODAG: warp-level decoding framework (Park et al., "CODAG: Characterizing and
+// Optimizing Decompression Algorithms for GPUs").
+//
+// The model: one warp owns one chunk job. All 32 lanes run the same decoder over
+// the same symbol stream; there is no leader lane and no broadcast of parsed
+// symbols, because every lane reads the same bytes out of a per-warp ring in
+// shared memory (same-address shared loads are broadcast by the hardware).
+// Where a symbol yields many outputs (a run, a copy, a window of literals) the
+// lanes split the outputs among themselves.
+//
+// Writing a new codec:
+//   1. a `__device__` function `decode_chunk(input_stream&, <output>, status&)`
+//      that loops: `in.ensure(n)` → read header bytes with `in.byte(i)` or bits
+//      with `in.peek_bits/fetch_bits` → emit with `write_run`, `write_byte`,
+//      `output_stream::memcpy` → `in.advance(k)`;
+//   2. an `extern "C" __global__` entry named `<codec>_<variant>` that calls
+//      `codag::for_each_chunk` with that function;
+//   3. the entry's name in the Rust launcher table (src/gpu/kernels.rs).
+//
+// Every read is bounds-checked against the chunk's input range and every write
+// against the job's output capacity; a decoder reports failure through the
+// per-chunk `ChunkStatus`, never by reading or writing out of bounds.
+//
+// Launch constants (CODAG_WARPS_PER_BLOCK, CODAG_RING_BYTES) are passed by the
+// Rust side as -D defines from one module (src/gpu/launch.rs), so both agree.
+#pragma once
+
+#ifndef CODAG_WARPS_PER_BLOCK
+#error "CODAG_WARPS_PER_BLOCK must be defined by the launcher"
+#endif
+#ifndef CODAG_RING_BYTES
+#error "CODAG_RING_BYTES must be defined by the launcher"
+#endif
+
+namespace codag {
+
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+constexpr int WARP = 32;
+constexpr u32 FULL_MASK = 0xffffffffu;
+constexpr int WARPS_PER_BLOCK = CODAG_WARPS_PER_BLOCK;
+constexpr int RING = CODAG_RING_BYTES;
+constexpr int LINE = 128;  // one refill: 32 lanes x 4 bytes, one cache line
+static_assert(RING % LINE == 0 && (RING & (RING - 1)) == 0, "ring must be a power of two of lines");
+
+// One independent unit of work; mirrors `plan::JobDesc` in Rust (32 bytes).
+struct ChunkJob {
+    u64 in_off;     // byte offset of the chunk in the input buffer
+    u64 in_len;     // bytes of input
+    u64 out_off;    // element offset in the output buffer
+    u64 out_count;  // elements the chunk must produce
+};
+
+// Per-chunk result; mirrors `plan::ChunkStatus` in Rust (16 bytes).
+struct ChunkStatus {
+    u32 code;      // one of the Status values
+    u32 detail;    // chunk-relative byte offset of the symbol that failed
+    u64 produced;  // elements produced before the failing symbol (or in all)
+};
+
+// Keep in sync with `plan::StatusCode` (a Rust test checks the numbers).
+enum Status : u32 {
+    OK = 0,
+    INPUT_TRUNCATED = 1,
+    OUTPUT_OVERFLOW = 2,
+    OUTPUT_SHORT = 3,
+    VARINT_OVERLONG = 4,
+    VALUE_OUT_OF_RANGE = 5,
+    INPUT_CORRUPT = 6,
+    PENDING = 0xffffffffu,
+};
+
+__device__ __forceinline__ u32 lane_id() { return threadIdx.x & (WARP - 1); }
+__device__ __forceinline__ u32 lanemask_lt() {
+    u32 m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+// ---------------------------------------------------------------------------
+// input_stream: the chunk's bytes, staged through a per-warp shared-memory ring
+// a cache line at a time. Ring coordinates are offset by the chunk's address
+// modulo 4 (`skew`) so that every lane's refill load is an aligned 4-byte word;
+// words that straddle the chunk's ends are loaded byte by byte, so no byte
+// outside [chunk, chunk + len) is ever read.
+//
+// The next line is loaded into a register one refill ahead of need, so the
+// global-load latency overlaps with decoding of the current lines.
+// ---------------------------------------------------------------------------
+struct input_stream {
+    const u8* chunk;
+    u64 len;
+    u8* ring;     // RING bytes of shared memory owned by this warp
+    u64 pos;      // chunk-relative position of the next unconsumed byte
+    u64 loaded;   // ring coordinate (chunk position + skew) up to which the ring is filled
+    u32 skew;     // chunk address modulo 4
+    u32 pending;  // this lane's word of the line at `loaded`, already in flight
+    u64 bit_buf;  // bit reader state (LSB-first), see fetch_bits
+    u32 bit_cnt;
+
+    __device__ __forceinline__ u32 load_word(u64 r) const {
+        // r is a ring coordinate, a multiple of 4; the word covers chunk bytes
+        // r - skew .. r - skew + 3.
+        const u8* base = chunk - skew;
+        i64 first = (i64)r - (i64)skew;
+        if (first >= 0 && (u64)first + 4 <= len) {
+            return *reinterpret_cast<const u32*>(base + r);
+        }
+        u32 w = 0;
+        for (int b = 0; b < 4; ++b) {
+            i64 p = first + b;
+            if (p >= 0 && (u64)p < len) w |= (u32)__ldg(chunk + p) << (8 * b);
+        }
+        return w;
+    }
+
+    __device__ __forceinline__ void init(const u8* c, u64 n, u8* r) {
+        chunk = c;
+        len = n;
+        ring = r;
+        pos = 0;
+        skew = (u32)((size_t)c & 3);
+        loaded = 0;
+        bit_buf = 0;
+        bit_cnt = 0;
+        pending = load_word(4 * lane_id());
+    }
+
+    // Commits the in-flight line to the ring and starts loading the next one.
+    __device__ __forceinline__ void refill_line() {
+        reinterpret_cast<u32*>(ring)[((loaded & (RING - 1)) >> 2) + lane_id()] = pending;
+        loaded += LINE;
+        u64 next = loaded + 4 * lane_id();
+        pending = (next < (u64)skew + len) ? load_word(next) : 0u;
+        __syncwarp();
+    }
+
+    // Bytes of input left after `pos`.
+    __device__ __forceinline__ u64 remaining() const { return len - pos; }
+
+    // Makes bytes [pos, pos + n) (clipped to the chunk) readable with byte().
+    // n must be at most RING - 2 * LINE. Warp-uniform.
+    __device__ __forceinline__ void ensure(u32 n) {
+        u64 want = pos + n;
+        if (want > len) want = len;
+        want += skew;
+        while (loaded < want) refill_line();
+    }
+
+    // Byte at pos + i; caller has ensured it and checked pos + i < len.
+    __device__ __forceinline__ u8 byte(u64 i) const {
+        return ring[(pos + i + skew) & (RING - 1)];
+    }
+
+    __device__ __forceinline__ void advance(u64 n) { pos += n; }
+
+    // --- LSB-first bit reader (deflate order) over the same ring ---------
+    // Bits are pulled a byte at a time from the ring into a 64-bit buffer
+    // that every lane holds identically.
+    __device__ __forceinline__ bool need_bits(u32 n) {
+        while (bit_cnt < n) {
+            if (pos >= len) return false;
+            ensure(8);
+            bit_buf |= (u64)byte(0) << bit_cnt;
+            bit_cnt += 8;
+            pos += 1;
+        }
+        return true;
+    }
+    __device__ __forceinline__ u32 peek_bits(u32 n) const {
+        return (u32)(bit_buf & ((1ull << n) - 1));
+    }
+    __device__ __forceinline__ void skip_bits(u32 n) {
+        bit_buf >>= n;
+        bit_cnt -= n;
+    }
+    // Returns false (and leaves the value undefined) on end of input; n <= 32.
+    __device__ __forceinline__ bool fetch_bits(u32 n, u32& v) {
+        if (!need_bits(n)) return false;
+        v = peek_bits(n);
+        skip_bits(n);
+        return true;
+    }
+    // Drops buffered bits up to the next byte boundary and returns the
+    // unconsumed whole bytes to the byte stream.
+    __device__ __forceinline__ void align_to_byte() {
+        u32 drop = bit_cnt & 7;
+        skip_bits(drop);
+        pos -= bit_cnt >> 3;
+        bit_buf = 0;
+        bit_cnt = 0;
+    }
+};
+
+// ---------------------------------------------------------------------------
+// Typed output: a run is written by all lanes, each computing its elements
+// from (init, delta) directly, so a run of any length costs len/32 stores.
+// ---------------------------------------------------------------------------
+template <typename T>
+__device__ __forceinline__ void write_run(T* out, u64 len, u64 init, u64 delta) {
+    for (u64 k = lane_id(); k < len; k += WARP) out[k] = (T)(init + k * delta);
+}
+
+// ---------------------------------------------------------------------------
+// output_stream: a byte-oriented output window in global memory, for LZ-style
+// codecs. `pos` and `cap` are warp-uniform; every write is bounds-checked and
+// a write past `cap` sets `overflow` instead of touching memory.
+// ---------------------------------------------------------------------------
+struct output_stream {
+    u8* out;
+    u64 pos;
+    u64 cap;
+    bool overflow;
+
+    __device__ __forceinline__ void init(u8* o, u64 c) {
+        out = o;
+        pos = 0;
+        cap = c;
+        overflow = false;
+    }
+
+    __device__ __forceinline__ bool write_byte(u8 b) {
+        if (pos >= cap) {
+            overflow = true;
+            return false;
+        }
+        if (lane_id() == (u32)(pos & (WARP - 1))) out[pos] = b;
+        pos += 1;
+        return true;
+    }
+
+    // Byte run: len copies of init + i * delta (mod 256).
+    __device__ __forceinline__ bool write_run(u64 len, u8 init, u8 delta) {
+        if (len > cap - pos) {
+            overflow = true;
+            return false;
+        }
+        codag::write_run<u8>(out + pos, len, init, delta);
+        pos += len;
+        __syncwarp();
+        return true;
+    }
+
+    // LZ77 back-reference: copies len bytes starting `offset` bytes back.
+    // Non-overlapping copies (offset >= len) write 4-byte aligned destination
+    // words assembled from two aligned source words with a funnel shift; the
+    // overlapping case (offset < len) repeats the last `offset` bytes, so
+    // byte i comes from src[i % offset].
+    __device__ __forceinline__ bool memcpy(u64 offset, u64 len) {
+        if (offset == 0 || offset > pos) return false;
+        if (len > cap - pos) {
+            overflow = true;
+            return false;
+        }
+        const u64 dst0 = pos;
+        const u64 src0 = pos - offset;
+        if (offset >= len) {
+            copy_disjoint(src0, dst0, len);
+        } else {
+            for (u64 i = lane_id(); i < len; i += WARP) out[dst0 + i] = out[src0 + (i % offset)];
+        }
+        pos += len;
+        __syncwarp();
+        return true;
+    }
+
+   private:
+    __device__ __forceinline__ void copy_disjoint(u64 src0, u64 dst0, u64 len) {
+        const u32 lane = lane_id();
+        // Head bytes until the destination is word aligned.
+        u64 head = (4 - ((size_t)(out + dst0) & 3)) & 3;
+        if (head > len) head = len;
+        if (lane < head) out[dst0 + lane] = out[src0 + lane];
+        u64 words = (len - head) >> 2;
+        u32* dw = reinterpret_cast<u32*>(out + dst0 + head);
+        const u8* s = out + src0 + head;
+        const u32 sh = (u32)((size_t)s & 3);
+        const u32* sw = reinterpret_cast<const u32*>(s - sh);
+        // sw[w + 1] is read only when its bytes overlap the source range.
+        for (u64 w = lane; w < words; w += WARP) {
+            u32 lo = sw[w];
+            u32 v;
+            if (sh == 0) {
+                v = lo;
+            } else {
+                u32 hi = sw[w + 1];
+                v = __funnelshift_r(lo, hi, 8 * sh);
+            }
+            dw[w] = v;
+        }
+        u64 tail_start = head + (words << 2);
+        u64 tail = len - tail_start;
+        if (lane < tail) out[dst0 + tail_start + lane] = out[src0 + tail_start + lane];
+    }
+};
+
+// Runs `decode(job_index, warp_ring)` for every chunk job, one warp per job.
+// Warps loop over jobs in grid-stride order so any grid size is correct.
+template <typename F>
+__device__ __forceinline__ void for_each_chunk(u32 njobs, F decode) {
+    __shared__ __align__(16) u8 rings[WARPS_PER_BLOCK][RING];
+    const u32 warp_in_block = threadIdx.x / WARP;
+    const u64 stride = (u64)gridDim.x * WARPS_PER_BLOCK;
+    for (u64 j = (u64)blockIdx.x * WARPS_PER_BLOCK + warp_in_block; j < njobs; j += stride) {
+        decode(j, rings[warp_in_block]);
+        __syncwarp();
+    }
+}
+
+}  // namespace codag

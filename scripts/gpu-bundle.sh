@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds a self-contained folder for a CUDA host without a Rust toolchain:
+# the stripped release binary, the stripped test binaries (unit and
+# integration), the benchmark's real-data files, and run-gpu.sh.
+#
+#   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
+#
+# On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bundle}
+limit_mib=60
+
+cargo build --release --bin warpread
+mapfile -t tests < <(cargo test --release --no-run --message-format=json 2>/dev/null |
+  python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
+')
+
+rm -rf "$out"
+mkdir -p "$out/realdata"
+cp target/release/warpread "$out/warpread"
+for t in "${tests[@]}"; do
+  read -r kind name exe <<<"$t"
+  case "$kind" in
+    lib) cp "$exe" "$out/unit-tests" ;;
+    test) cp "$exe" "$out/it-tests" ;;
+  esac
+done
+strip "$out"/warpread "$out"/unit-tests "$out"/it-tests
+
+realdata=${WARPREAD_REALDATA:-../shared/realdata}
+if [ -d "$realdata" ]; then
+  for f in fannie_mae_performance_2007Q3_10k.parquet nyc_yellow_taxi_2018_2020_sample_360k.parquet \
+           criteo_kaggle_train_head999.parquet snap_ego_twitter_edges.parquet \
+           genome_hg38_chr2_1-2333275.fa.xz english_corpus_19mb.txt.xz; do
+    [ -f "$realdata/$f" ] && cp "$realdata/$f" "$out/realdata/"
+  done
+fi
+
+size_mib=$(( $(du -sb "$out" | cut -f1) / 1048576 ))
+if [ "$size_mib" -gt "$limit_mib" ]; then
+  xz -9 -T0 "$out"/warpread "$out"/unit-tests "$out"/it-tests
+fi
+
+cat > "$out/run-gpu.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs warpread's GPU tests and benchmarks from this folder.
+#   run-gpu.sh tests | bench | all   (default all)
+set -uo pipefail
+cd "$(dirname "$0")"
+for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done
+chmod +x warpread unit-tests it-tests
+export WARPREAD_REALDATA="$PWD/realdata"
+export WARPREAD_KERNEL_CACHE="${WARPREAD_KERNEL_CACHE:-$PWD/.kernel-cache}"
+what=${1:-all}
+rc=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
+./warpread info || rc=1
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  ./unit-tests --test-threads=2 || rc=1
+  ./it-tests --test-threads=1 || rc=1
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  ./warpread --backend cuda bench codecs --codec orc-rle-v1 --suite codag || rc=1
+fi
+exit $rc
+RUN
+chmod +x "$out/run-gpu.sh"
+du -sh "$out"
+ls -la "$out"

@@ -1,0 +1,38 @@
+//! Codecs: one folder per stream format, each with its CPU reference decoder,
+//! an encoder for tests and benchmarks, and (in `src/gpu/kernels.rs`) the name
+//! of its GPU entry points.
+
+pub mod int;
+pub mod orc_rle_v1;
+pub mod varint;
+
+use crate::plan::StageOp;
+
+/// A codec the `bench codecs` command and the backends know by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodecName {
+    /// ORC integer RLE version 1.
+    OrcRleV1,
+}
+
+impl CodecName {
+    /// Every named codec.
+    pub const ALL: [CodecName; 1] = [CodecName::OrcRleV1];
+
+    /// The CLI name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OrcRleV1 => "orc-rle-v1",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Whether a stage op belongs to this codec.
+    pub fn covers(self, op: &StageOp) -> bool {
+        matches!((self, op), (Self::OrcRleV1, StageOp::OrcRleV1(_)))
+    }
+}

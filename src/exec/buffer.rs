@@ -1,0 +1,80 @@
+//! Host buffers aligned for any element type the decoders produce.
+
+use crate::codecs::int::IntElem;
+
+/// A zero-initialised byte buffer whose storage is 8-byte aligned, so that it
+/// can be viewed as a slice of any integer element type.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct HostBuffer {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl std::fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostBuffer({} bytes)", self.len)
+    }
+}
+
+impl HostBuffer {
+    /// A buffer of `len` zero bytes.
+    pub fn zeroed(len: usize) -> Self {
+        Self {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: the u64 storage covers at least `len` initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above; the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), self.len) }
+    }
+
+    /// The buffer as elements of `T` (trailing bytes that do not fill an
+    /// element are left out).
+    pub fn typed<T: IntElem>(&self) -> &[T] {
+        let n = self.len / std::mem::size_of::<T>();
+        // SAFETY: storage is 8-aligned, T is a plain integer of alignment <= 8
+        // for which every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), n) }
+    }
+
+    /// The buffer as elements of `T`, mutably.
+    pub fn typed_mut<T: IntElem>(&mut self) -> &mut [T] {
+        let n = self.len / std::mem::size_of::<T>();
+        // SAFETY: as for `typed`; the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), n) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_share_storage() {
+        let mut b = HostBuffer::zeroed(10);
+        b.typed_mut::<u16>()[1] = 0x0201;
+        assert_eq!(&b.as_bytes()[..4], &[0, 0, 1, 2]);
+        assert_eq!(b.typed::<u32>().len(), 2);
+        assert_eq!(b.len(), 10);
+        assert!(HostBuffer::zeroed(0).is_empty());
+    }
+}

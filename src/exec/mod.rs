@@ -1,0 +1,153 @@
+//! Backends that run a [`DecodePlan`](crate::plan::DecodePlan): the CPU
+//! reference and CUDA. Both take the same stages and must return identical
+//! buffers and statuses.
+
+mod buffer;
+pub mod cpu;
+pub mod cuda;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use buffer::HostBuffer;
+pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
+
+use crate::error::{Error, Result};
+use crate::plan::{ChunkStatus, DecodePlan, Stage};
+
+/// What a backend returns for one stage.
+#[derive(Debug, Clone)]
+pub struct StageOutput {
+    /// The decoded elements, `stage.output_values` of them, little-endian.
+    pub data: HostBuffer,
+    /// One status per job, in job order.
+    pub statuses: Vec<ChunkStatus>,
+}
+
+impl StageOutput {
+    /// Turns the first failed chunk into an error naming where it is.
+    pub fn check(&self, stage: &Stage) -> Result<()> {
+        for (i, (st, job)) in self.statuses.iter().zip(&stage.jobs).enumerate() {
+            if !st.is_ok() {
+                return Err(Error::Corrupt {
+                    location: Box::new(
+                        stage.location.clone().with_chunk(i as u64, job.input.start),
+                    ),
+                    status: *st,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which backend the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// The CPU reference.
+    Cpu,
+    /// CUDA; an error when no device is usable.
+    Cuda,
+    /// CUDA when a device is usable, otherwise the CPU.
+    #[default]
+    Auto,
+}
+
+impl FromStr for BackendChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "cpu" => Ok(Self::Cpu),
+            "cuda" => Ok(Self::Cuda),
+            "auto" => Ok(Self::Auto),
+            other => Err(Error::Unsupported(format!(
+                "backend `{other}` (expected cpu, cuda or auto)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Cpu => "cpu",
+            Self::Cuda => "cuda",
+            Self::Auto => "auto",
+        })
+    }
+}
+
+/// A decoder of plan stages.
+pub trait Backend: Send + Sync {
+    /// Short name: `cpu` or `cuda`.
+    fn name(&self) -> &'static str;
+    /// What runs, for users: e.g. `cuda (NVIDIA H100 80GB HBM3, sm_90)`.
+    fn describe(&self) -> String;
+    /// Runs every job of one stage over `input`. Per-chunk failures are in
+    /// the statuses; `Err` is for failures of the backend itself or of the
+    /// plan's consistency.
+    fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput>;
+}
+
+/// Runs every stage of `plan` (stage `i` reads `inputs[i]`) and fails on the
+/// first corrupt chunk.
+pub fn execute(
+    backend: &dyn Backend,
+    plan: &DecodePlan,
+    inputs: &[&[u8]],
+) -> Result<Vec<StageOutput>> {
+    if inputs.len() != plan.stages.len() {
+        return Err(Error::InvalidPlan(format!(
+            "{} stages but {} inputs",
+            plan.stages.len(),
+            inputs.len()
+        )));
+    }
+    plan.stages
+        .iter()
+        .zip(inputs)
+        .map(|(stage, input)| {
+            let out = backend.run_stage(stage, input)?;
+            out.check(stage)?;
+            Ok(out)
+        })
+        .collect()
+}
+
+/// Builds the backend for a choice. `Auto` probes for CUDA and falls back to
+/// the CPU, logging why.
+pub fn select(choice: BackendChoice) -> Result<Box<dyn Backend>> {
+    match choice {
+        BackendChoice::Cpu => Ok(Box::new(CpuBackend::new())),
+        BackendChoice::Cuda => Ok(Box::new(CudaBackend::new()?)),
+        BackendChoice::Auto => match CudaBackend::new() {
+            Ok(b) => Ok(Box::new(b)),
+            Err(e) => {
+                tracing::info!("auto backend: using cpu ({e})");
+                Ok(Box::new(CpuBackend::new()))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_parses() {
+        assert_eq!("cpu".parse::<BackendChoice>().unwrap(), BackendChoice::Cpu);
+        assert_eq!(
+            "auto".parse::<BackendChoice>().unwrap(),
+            BackendChoice::Auto
+        );
+        assert!("gpu".parse::<BackendChoice>().is_err());
+    }
+
+    #[test]
+    fn auto_always_gives_a_backend() {
+        let b = select(BackendChoice::Auto).unwrap();
+        assert!(["cpu", "cuda"].contains(&b.name()));
+    }
+}

@@ -1,0 +1,57 @@
+//! The kernel sources compiled into the binary, and which entry point runs
+//! each stage operation.
+
+use crate::plan::StageOp;
+
+/// One `.cu` file of `kernels/`.
+#[derive(Debug)]
+pub struct KernelSource {
+    /// File name, used by NVRTC in messages and by the cache.
+    pub file: &'static str,
+    /// Source text.
+    pub text: &'static str,
+}
+
+/// The framework header every kernel includes.
+pub const CODAG_HEADER: KernelSource = KernelSource {
+    file: "codag.cuh",
+    text: include_str!("../../kernels/codag.cuh"),
+};
+
+/// ORC RLE v1.
+pub const ORC_RLE_V1: KernelSource = KernelSource {
+    file: "orc_rle_v1.cu",
+    text: include_str!("../../kernels/orc_rle_v1.cu"),
+};
+
+/// Every kernel source.
+pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1];
+
+/// The source file and `extern "C"` entry point for a stage operation.
+pub fn entry_for(op: &StageOp) -> (&'static KernelSource, String) {
+    match op {
+        StageOp::OrcRleV1(t) => (&ORC_RLE_V1, format!("orc_rle_v1_{}", t.name())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::IntType;
+
+    #[test]
+    fn every_entry_exists_in_its_source() {
+        for t in IntType::ALL {
+            let (src, entry) = entry_for(&StageOp::OrcRleV1(t));
+            let needle = format!("({entry},");
+            assert!(
+                src.text.contains(&needle),
+                "{} lacks entry {entry}",
+                src.file
+            );
+        }
+        for src in SOURCES {
+            assert!(src.text.contains("#include \"codag.cuh\""));
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! NVRTC compilation of one kernel source to a CUBIN for the device's exact
+//! architecture, cached on disk by a hash of everything that affects the
+//! result (sources, options, NVRTC version, architecture).
+
+use std::ffi::{CStr, CString, c_char};
+use std::path::PathBuf;
+
+use cudarc::nvrtc::sys;
+
+use super::kernels::{CODAG_HEADER, KernelSource};
+use super::launch;
+use crate::error::{Error, Result};
+
+/// FNV-1a, 64-bit: stable across Rust versions, unlike `DefaultHasher`.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for p in parts {
+        for &b in *p {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        // separate parts so that ("ab","c") and ("a","bc") differ
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The folder of cached CUBINs: `$WARPREAD_KERNEL_CACHE`, else
+/// `$XDG_CACHE_HOME/warpread/kernels`, else `~/.cache/warpread/kernels`.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("WARPREAD_KERNEL_CACHE") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("warpread").join("kernels"))
+}
+
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: out-pointers to locals; probe() has checked that NVRTC loads.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+fn options(arch: &str) -> Vec<String> {
+    let mut o = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+        "--device-as-default-execution-space".to_string(),
+        "-lineinfo".to_string(),
+    ];
+    o.extend(launch::defines());
+    o
+}
+
+/// Returns the CUBIN of `src` for `arch` (e.g. `sm_90`), from the cache when
+/// present, else compiled and stored. Cache I/O problems only cost a
+/// recompile.
+pub fn cubin(src: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let opts = options(arch);
+    let (major, minor) = nvrtc_version();
+    let version = format!("{major}.{minor}");
+    let joined = opts.join(" ");
+    let key = fnv1a(&[
+        src.text.as_bytes(),
+        CODAG_HEADER.text.as_bytes(),
+        joined.as_bytes(),
+        version.as_bytes(),
+    ]);
+    let stem = src.file.trim_end_matches(".cu");
+    let path = cache_dir().map(|d| d.join(format!("{stem}-{arch}-{key:016x}.cubin")));
+    if let Some(p) = &path
+        && let Ok(bytes) = std::fs::read(p)
+    {
+        tracing::debug!("kernel cache hit {}", p.display());
+        return Ok(bytes);
+    }
+    let t = std::time::Instant::now();
+    let bin = compile(src, &opts)?;
+    tracing::info!("compiled {} for {arch} in {:.2?}", src.file, t.elapsed());
+    if let Some(p) = &path {
+        let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+        let stored = p
+            .parent()
+            .map(std::fs::create_dir_all)
+            .transpose()
+            .and_then(|_| std::fs::write(&tmp, &bin))
+            .and_then(|_| std::fs::rename(&tmp, p));
+        if let Err(e) = stored {
+            tracing::warn!("kernel cache not written ({}): {e}", p.display());
+        }
+    }
+    Ok(bin)
+}
+
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by nvrtcCreateProgram, destroyed once.
+        unsafe { sys::nvrtcDestroyProgram(&mut self.0) };
+    }
+}
+
+fn check(r: sys::nvrtcResult, file: &str, what: &str) -> Result<()> {
+    if r == sys::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::KernelCompile {
+            kernel: file.to_string(),
+            log: format!("{what} failed: {r:?}"),
+        })
+    }
+}
+
+fn compile(src: &KernelSource, opts: &[String]) -> Result<Vec<u8>> {
+    let cstr = |s: &str| {
+        CString::new(s).map_err(|_| Error::KernelCompile {
+            kernel: src.file.to_string(),
+            log: "source contains a NUL byte".into(),
+        })
+    };
+    let text = cstr(src.text)?;
+    let name = cstr(src.file)?;
+    let header = cstr(CODAG_HEADER.text)?;
+    let header_name = cstr(CODAG_HEADER.file)?;
+    let headers = [header.as_ptr()];
+    let include_names = [header_name.as_ptr()];
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: all pointers outlive the call; NVRTC copies the strings.
+    let r = unsafe {
+        sys::nvrtcCreateProgram(
+            &mut prog,
+            text.as_ptr(),
+            name.as_ptr(),
+            1,
+            headers.as_ptr(),
+            include_names.as_ptr(),
+        )
+    };
+    check(r, src.file, "nvrtcCreateProgram")?;
+    let prog = Program(prog);
+    let copts: Vec<CString> = opts.iter().map(|o| cstr(o)).collect::<Result<_>>()?;
+    let optp: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
+    // SAFETY: option strings outlive the call.
+    let r = unsafe { sys::nvrtcCompileProgram(prog.0, optp.len() as i32, optp.as_ptr()) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(Error::KernelCompile {
+            kernel: src.file.to_string(),
+            log: program_log(&prog),
+        });
+    }
+    let mut size = 0usize;
+    // SAFETY: out-pointer to a local.
+    check(
+        unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) },
+        src.file,
+        "nvrtcGetCUBINSize",
+    )?;
+    let mut bin = vec![0u8; size];
+    // SAFETY: the buffer holds `size` bytes as NVRTC asked.
+    check(
+        unsafe { sys::nvrtcGetCUBIN(prog.0, bin.as_mut_ptr().cast()) },
+        src.file,
+        "nvrtcGetCUBIN",
+    )?;
+    let log = program_log(&prog);
+    if !log.trim().is_empty() {
+        tracing::debug!("NVRTC log for {}: {log}", src.file);
+    }
+    Ok(bin)
+}
+
+fn program_log(prog: &Program) -> String {
+    let mut size = 0usize;
+    // SAFETY: out-pointer to a local.
+    if unsafe { sys::nvrtcGetProgramLogSize(prog.0, &mut size) } != sys::nvrtcResult::NVRTC_SUCCESS
+    {
+        return "(no log)".into();
+    }
+    let mut buf = vec![0u8; size.max(1)];
+    // SAFETY: the buffer holds `size` bytes.
+    unsafe { sys::nvrtcGetProgramLog(prog.0, buf.as_mut_ptr().cast()) };
+    CStr::from_bytes_until_nul(&buf)
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_separates_parts_and_is_stable() {
+        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
+        assert_eq!(fnv1a(&[b"warpread"]), fnv1a(&[b"warpread"]));
+    }
+
+    #[test]
+    fn options_carry_arch_and_constants() {
+        let o = options("sm_90");
+        assert!(o.contains(&"--gpu-architecture=sm_90".to_string()));
+        assert!(o.iter().any(|x| x.starts_with("-DCODAG_WARPS_PER_BLOCK=")));
+    }
+}

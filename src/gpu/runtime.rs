@@ -1,0 +1,155 @@
+//! An open CUDA device: context, stream, loaded modules, and reusable device
+//! and pinned host buffers.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, PinnedHostSlice,
+};
+use cudarc::nvrtc::Ptx;
+
+use super::kernels::KernelSource;
+use super::{DeviceInfo, nvrtc, probe};
+use crate::error::{Error, Result};
+
+/// A CUDA device ready to run warpread kernels.
+pub struct GpuRuntime {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for GpuRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuRuntime")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl GpuRuntime {
+    /// Opens device `ordinal` after probing that CUDA is usable.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        probe().map_err(Error::CudaUnavailable)?;
+        let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
+            .map_err(|_| Error::CudaUnavailable("CUDA context creation panicked".into()))?
+            .map_err(|e| Error::cuda("creating the CUDA context", e))?;
+        // One stream, so cudarc's per-buffer event tracking only costs time.
+        // SAFETY: warpread orders all work on `stream` itself.
+        unsafe { ctx.disable_event_tracking() };
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(|e| Error::cuda("querying the device", e))
+        };
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx
+                .name()
+                .map_err(|e| Error::cuda("querying the device", e))?,
+            compute_capability: (
+                attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+            sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            total_memory: ctx
+                .total_mem()
+                .map_err(|e| Error::cuda("querying the device", e))?,
+        };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| Error::cuda("creating a stream", e))?;
+        Ok(Self {
+            ctx,
+            stream,
+            info,
+            modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The device.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream all work is ordered on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Loads (compiling on first use, through the disk cache) an entry point.
+    pub fn function(&self, src: &'static KernelSource, entry: &str) -> Result<CudaFunction> {
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        let module = match modules.get(src.file) {
+            Some(m) => m.clone(),
+            None => {
+                let bin = nvrtc::cubin(src, &self.info.arch())?;
+                let m = self
+                    .ctx
+                    .load_module(Ptx::from_binary(bin))
+                    .map_err(|e| Error::cuda("loading a kernel module", e))?;
+                modules.insert(src.file, m.clone());
+                m
+            }
+        };
+        module
+            .load_function(entry)
+            .map_err(|e| Error::cuda("looking up a kernel entry point", e))
+    }
+}
+
+/// A device buffer that grows (to the next power of two) and is reused
+/// across batches, so steady-state decoding allocates nothing.
+#[derive(Default)]
+pub struct DeviceScratch {
+    buf: Option<CudaSlice<u8>>,
+}
+
+impl DeviceScratch {
+    /// A buffer of at least `bytes` bytes (at least 1).
+    pub fn get(&mut self, stream: &Arc<CudaStream>, bytes: usize) -> Result<&mut CudaSlice<u8>> {
+        let need = bytes.max(1);
+        if self.buf.as_ref().is_none_or(|b| b.len() < need) {
+            self.buf = None;
+            // SAFETY: every byte is written (copy or memset) before a kernel reads it.
+            let b = unsafe { stream.alloc::<u8>(need.next_power_of_two()) }
+                .map_err(|e| Error::cuda("allocating device memory", e))?;
+            self.buf = Some(b);
+        }
+        Ok(self.buf.as_mut().expect("allocated above"))
+    }
+}
+
+/// A page-locked host buffer for fast, asynchronous transfers, reused.
+#[derive(Default)]
+pub struct PinnedScratch {
+    buf: Option<PinnedHostSlice<u8>>,
+}
+
+impl PinnedScratch {
+    /// A pinned buffer of at least `bytes` bytes (at least 1).
+    pub fn get(
+        &mut self,
+        ctx: &Arc<CudaContext>,
+        bytes: usize,
+    ) -> Result<&mut PinnedHostSlice<u8>> {
+        let need = bytes.max(1);
+        if self.buf.as_ref().is_none_or(|b| b.len() < need) {
+            self.buf = None;
+            // Flags 0, not write-combined: the CPU reads these buffers back.
+            // SAFETY: bytes are written before they are read.
+            let b = unsafe { ctx.alloc_pinned_with_flags::<u8>(need.next_power_of_two(), 0) }
+                .map_err(|e| Error::cuda("allocating pinned host memory", e))?;
+            self.buf = Some(b);
+        }
+        Ok(self.buf.as_mut().expect("allocated above"))
+    }
+}

@@ -1,0 +1,276 @@
+//! Chunk jobs, stages and plans.
+
+use std::ops::Range;
+
+use crate::error::{Error, Location, Result};
+
+/// Element type of an integer decode stage's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntType {
+    /// Signed 8-bit.
+    I8,
+    /// Unsigned 8-bit.
+    U8,
+    /// Signed 16-bit.
+    I16,
+    /// Unsigned 16-bit.
+    U16,
+    /// Signed 32-bit.
+    I32,
+    /// Unsigned 32-bit.
+    U32,
+    /// Signed 64-bit.
+    I64,
+    /// Unsigned 64-bit.
+    U64,
+}
+
+impl IntType {
+    /// Every type, narrow to wide, signed first.
+    pub const ALL: [IntType; 8] = [
+        Self::I8,
+        Self::U8,
+        Self::I16,
+        Self::U16,
+        Self::I32,
+        Self::U32,
+        Self::I64,
+        Self::U64,
+    ];
+
+    /// Width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Self::I8 | Self::U8 => 8,
+            Self::I16 | Self::U16 => 16,
+            Self::I32 | Self::U32 => 32,
+            Self::I64 | Self::U64 => 64,
+        }
+    }
+
+    /// Width in bytes.
+    pub fn byte_width(self) -> usize {
+        self.bits() as usize / 8
+    }
+
+    /// True for the signed (zigzag-encoded in ORC) types.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Self::I8 | Self::I16 | Self::I32 | Self::I64)
+    }
+
+    /// Short lowercase name, as used in kernel entry points (`i32`, `u8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::I8 => "i8",
+            Self::U8 => "u8",
+            Self::I16 => "i16",
+            Self::U16 => "u16",
+            Self::I32 => "i32",
+            Self::U32 => "u32",
+            Self::I64 => "i64",
+            Self::U64 => "u64",
+        }
+    }
+}
+
+/// The operation of a stage: what every chunk job of it decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageOp {
+    /// ORC integer RLE version 1 into elements of the given type.
+    OrcRleV1(IntType),
+}
+
+impl StageOp {
+    /// Bytes per output element.
+    pub fn output_width(&self) -> usize {
+        match self {
+            Self::OrcRleV1(t) => t.byte_width(),
+        }
+    }
+
+    /// A stable name for messages, `explain` and the CLI.
+    pub fn name(&self) -> String {
+        match self {
+            Self::OrcRleV1(t) => format!("orc-rle-v1/{}", t.name()),
+        }
+    }
+}
+
+/// One independent unit of decoding work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkJob {
+    /// Byte range of the job's input within the stage input.
+    pub input: Range<u64>,
+    /// First output element the job writes.
+    pub output_offset: u64,
+    /// Number of elements the job must produce.
+    pub values: u64,
+}
+
+impl ChunkJob {
+    /// Output element range.
+    pub fn output(&self) -> Range<u64> {
+        self.output_offset..self.output_offset + self.values
+    }
+}
+
+/// The kernels' view of a job (`codag::ChunkJob`, 32 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct JobDesc {
+    /// Byte offset of the input.
+    pub in_off: u64,
+    /// Input length in bytes.
+    pub in_len: u64,
+    /// First output element.
+    pub out_off: u64,
+    /// Elements to produce.
+    pub out_count: u64,
+}
+
+// SAFETY: four u64 fields, no padding.
+unsafe impl cudarc::driver::DeviceRepr for JobDesc {}
+
+impl From<&ChunkJob> for JobDesc {
+    fn from(j: &ChunkJob) -> Self {
+        Self {
+            in_off: j.input.start,
+            in_len: j.input.end - j.input.start,
+            out_off: j.output_offset,
+            out_count: j.values,
+        }
+    }
+}
+
+/// A batch of chunk jobs applying one operation from one input buffer into
+/// one output buffer of `output_values` elements.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    /// What every job decodes.
+    pub op: StageOp,
+    /// The jobs, sorted by output offset with disjoint output ranges.
+    pub jobs: Vec<ChunkJob>,
+    /// Elements in the output buffer.
+    pub output_values: u64,
+    /// Where this stage's input comes from, for error messages.
+    pub location: Location,
+}
+
+impl Stage {
+    /// Checks the plan against an input of `input_len` bytes: every range in
+    /// bounds, outputs disjoint. Hostile metadata must fail here, not in a
+    /// kernel.
+    pub fn validate(&self, input_len: u64) -> Result<()> {
+        let mut next_free = 0u64;
+        for (i, job) in self.jobs.iter().enumerate() {
+            let bad = |why: String| {
+                Error::InvalidPlan(format!(
+                    "{} job {i} at {}: {why}",
+                    self.op.name(),
+                    self.location
+                ))
+            };
+            if job.input.start > job.input.end || job.input.end > input_len {
+                return Err(bad(format!(
+                    "input {:?} outside {input_len} input bytes",
+                    job.input
+                )));
+            }
+            let end = job
+                .output_offset
+                .checked_add(job.values)
+                .ok_or_else(|| bad("output range overflows".into()))?;
+            if job.output_offset < next_free {
+                return Err(bad("output ranges overlap or are unsorted".into()));
+            }
+            if end > self.output_values {
+                return Err(bad(format!(
+                    "output {}..{end} outside {} values",
+                    job.output_offset, self.output_values
+                )));
+            }
+            next_free = end;
+        }
+        Ok(())
+    }
+
+    /// Output size in bytes.
+    pub fn output_bytes(&self) -> usize {
+        self.output_values as usize * self.op.output_width()
+    }
+
+    /// Input bytes that the jobs read (ranges summed).
+    pub fn input_bytes(&self) -> u64 {
+        self.jobs.iter().map(|j| j.input.end - j.input.start).sum()
+    }
+}
+
+/// A whole plan: stages a backend runs in order. Today each stage reads a
+/// caller-supplied input buffer; decompression stages that feed decode stages
+/// arrive with the ORC and Parquet readers.
+#[derive(Debug, Clone, Default)]
+pub struct DecodePlan {
+    /// The stages.
+    pub stages: Vec<Stage>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(jobs: Vec<ChunkJob>, out: u64) -> Stage {
+        Stage {
+            op: StageOp::OrcRleV1(IntType::I32),
+            jobs,
+            output_values: out,
+            location: Location::default(),
+        }
+    }
+
+    #[test]
+    fn validate_accepts_disjoint_jobs() {
+        let s = stage(
+            vec![
+                ChunkJob {
+                    input: 0..4,
+                    output_offset: 0,
+                    values: 3,
+                },
+                ChunkJob {
+                    input: 4..9,
+                    output_offset: 3,
+                    values: 2,
+                },
+            ],
+            5,
+        );
+        s.validate(9).unwrap();
+        assert_eq!(s.output_bytes(), 20);
+        assert_eq!(s.input_bytes(), 9);
+    }
+
+    #[test]
+    fn validate_rejects_hostile_ranges() {
+        let job = |input: Range<u64>, output_offset, values| ChunkJob {
+            input,
+            output_offset,
+            values,
+        };
+        assert!(stage(vec![job(0..10, 0, 1)], 1).validate(9).is_err());
+        assert!(stage(vec![job(0..1, 0, 2)], 1).validate(9).is_err());
+        assert!(
+            stage(vec![job(0..1, 0, 2), job(1..2, 1, 1)], 3)
+                .validate(9)
+                .is_err()
+        );
+        assert!(stage(vec![job(0..1, u64::MAX, 2)], 3).validate(9).is_err());
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 5..1;
+        assert!(stage(vec![job(reversed, 0, 1)], 3).validate(9).is_err());
+    }
+
+    #[test]
+    fn job_desc_layout() {
+        assert_eq!(std::mem::size_of::<JobDesc>(), 32);
+    }
+}

@@ -1,0 +1,12 @@
+//! The decode plan: independent chunk jobs, grouped into stages, that a
+//! backend runs. The format readers build plans; they never decode.
+//!
+//! A [`Stage`] applies one [`StageOp`] to a batch of [`ChunkJob`]s. Each job
+//! names an input byte range, an output element range and the number of
+//! elements it must produce; the backend reports one [`ChunkStatus`] per job.
+
+mod job;
+mod status;
+
+pub use job::{ChunkJob, DecodePlan, IntType, JobDesc, Stage, StageOp};
+pub use status::{ChunkStatus, StatusCode};

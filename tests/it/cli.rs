@@ -1,0 +1,68 @@
+//! The `warpread` binary end to end on the CPU backend.
+
+use std::process::Command;
+
+fn warpread() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_warpread"))
+}
+
+#[test]
+fn bench_codecs_on_generated_tpch_verifies_and_reports() {
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "bench",
+            "codecs",
+            "--codec",
+            "orc-rle-v1",
+            "--suite",
+            "tpch",
+            "--size-mib",
+            "1",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    for r in rows {
+        assert_eq!(r["verified"], true);
+        assert_eq!(r["uncompressed_bytes"].as_u64().unwrap() % (1 << 20), 0);
+        assert!(r["gbps"].as_f64().unwrap() > 0.0);
+    }
+    assert!(v["backend"].as_str().unwrap().starts_with("cpu"));
+}
+
+#[test]
+fn unknown_codec_and_backend_fail_cleanly() {
+    let out = warpread()
+        .args(["bench", "codecs", "--codec", "lzw"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("codec `lzw`"));
+    let out = warpread()
+        .args(["--backend", "gpu", "info"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn info_reports_the_backend() {
+    let out = warpread().args(["info"]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("backend (auto):"), "{s}");
+}

@@ -1,0 +1,52 @@
+//! Shared helpers: a seeded generator and access to the CUDA backend.
+
+use std::sync::OnceLock;
+
+use warpread::exec::CudaBackend;
+
+/// splitmix64: small, fast, and good enough to generate test streams.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `$WARPREAD_SEED`, else from the clock; the seed is
+    /// printed so a failure can be replayed.
+    pub fn fresh(test: &str) -> Self {
+        let seed = std::env::var("WARPREAD_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
+            });
+        println!("{test}: WARPREAD_SEED={seed}");
+        Self(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The CUDA backend when a device is usable; prints the skip reason once
+/// per test otherwise.
+pub fn cuda(test: &str) -> Option<&'static CudaBackend> {
+    static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
+    match BACKEND.get_or_init(|| CudaBackend::new().map_err(|e| e.to_string())) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            println!("{test}: skipped: no CUDA device ({why})");
+            None
+        }
+    }
+}

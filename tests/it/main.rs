@@ -1,0 +1,6 @@
+//! Integration tests: one binary, one module per concern.
+
+mod cli;
+mod common;
+mod corrupt_inputs;
+mod rle_v1_differential;
