@@ -25,7 +25,8 @@ struct width_traits {
 // True when the unsigned varint payload v fits in BITS bits.
 template <int BITS>
 __device__ __forceinline__ bool fits_bits(u64 v) {
-    return BITS == 64 || (v >> (BITS % 64)) == 0;
+    if constexpr (BITS == 64) return true;
+    else return (v >> BITS) == 0;
 }
 
 template <bool SIGNED>
@@ -36,12 +37,14 @@ __device__ __forceinline__ u64 unzigzag(u64 v) {
 // Whether an element value (two's complement in 64 bits) is representable.
 template <int BITS, bool SIGNED>
 __device__ __forceinline__ bool in_range(i64 x) {
-    if (BITS == 64) return true;
-    if (SIGNED) {
+    if constexpr (BITS == 64) {
+        return true;
+    } else if constexpr (SIGNED) {
         const i64 lo = -(1ll << (BITS - 1)), hi = (1ll << (BITS - 1)) - 1;
         return x >= lo && x <= hi;
+    } else {
+        return x >= 0 && x <= (i64)((1ull << BITS) - 1);
     }
-    return x >= 0 && x <= (i64)((1ull << (BITS % 64)) - 1);
 }
 
 template <typename T, int BITS, bool SIGNED>
@@ -168,7 +171,7 @@ struct RleV1 {
         }
         if (lane == 0) {
             st->code = code;
-            st->detail = (u32)min(run_at, (u64)0xffffffffu);
+            st->detail = code == OK ? 0u : (u32)min(run_at, (u64)0xffffffffu);
             st->produced = produced;
         }
     }

@@ -50,12 +50,13 @@ fi
 cat > "$out/run-gpu.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs warpread's GPU tests and benchmarks from this folder.
-#   run-gpu.sh tests | bench | all   (default all)
+#   run-gpu.sh tests | bench | sanitize | all   (default all)
 set -uo pipefail
 cd "$(dirname "$0")"
 for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done
 chmod +x warpread unit-tests it-tests
 export WARPREAD_REALDATA="$PWD/realdata"
+export WARPREAD_BIN="$PWD/warpread"
 export WARPREAD_KERNEL_CACHE="${WARPREAD_KERNEL_CACHE:-$PWD/.kernel-cache}"
 what=${1:-all}
 rc=0
@@ -64,6 +65,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || 
 if [ "$what" = tests ] || [ "$what" = all ]; then
   ./unit-tests --test-threads=2 || rc=1
   ./it-tests --test-threads=1 || rc=1
+fi
+if [ "$what" = sanitize ]; then
+  # memcheck over the corrupt-input and differential tests: any out-of-bounds
+  # access in a kernel fails the run.
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 corrupt_inputs rle_v1 || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ./warpread --backend cuda bench codecs --codec orc-rle-v1 --suite codag || rc=1

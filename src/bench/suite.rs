@@ -13,7 +13,6 @@
 //! Every column is tiled (repeated) to the requested byte size, so the numbers
 //! measured on it are on real values but not on that many distinct rows.
 
-
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,12 @@
 
 use std::process::Command;
 
+/// The binary cargo built, or `$WARPREAD_BIN` when the tests run from a
+/// bundle on another machine (scripts/gpu-bundle.sh).
 fn warpread() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_warpread"))
+    let bin =
+        std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
+    Command::new(bin)
 }
 
 #[test]

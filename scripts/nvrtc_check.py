@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Compiles every kernels/*.cu with NVRTC exactly as warpread does (same
+defines, same options), without a GPU: catches compile errors and prints the
+register / spill report before a device run is spent on them.
+
+    LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
+
+libnvrtc comes with any CUDA toolkit, or from the PyPI wheel
+`nvidia-cuda-nvrtc` (unzip it; no GPU needed).
+"""
+import ctypes, os, pathlib, re, sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+arch = sys.argv[1] if len(sys.argv) > 1 else "sm_90"
+lib = ctypes.CDLL(os.environ.get("LIBNVRTC", "libnvrtc.so.13"))
+launch = (root / "src/gpu/launch.rs").read_text()
+consts = dict(re.findall(r"pub const (\w+): u32 = ([^;]+);", launch))
+wpb = int(consts["WARPS_PER_BLOCK"])
+ring = int(consts["RING_BYTES"])
+opts = [f"--gpu-architecture={arch}", "--std=c++17", "--device-as-default-execution-space",
+        "-lineinfo", f"-DCODAG_WARPS_PER_BLOCK={wpb}", f"-DCODAG_RING_BYTES={ring}",
+        "-Xptxas=-v"]
+header = (root / "kernels/codag.cuh").read_bytes()
+failed = False
+for cu in sorted((root / "kernels").glob("*.cu")):
+    prog = ctypes.c_void_p()
+    hdrs = (ctypes.c_char_p * 1)(header)
+    names = (ctypes.c_char_p * 1)(b"codag.cuh")
+    r = lib.nvrtcCreateProgram(ctypes.byref(prog), cu.read_bytes(), cu.name.encode(), 1, hdrs, names)
+    assert r == 0, r
+    o = (ctypes.c_char_p * len(opts))(*[x.encode() for x in opts])
+    r = lib.nvrtcCompileProgram(prog, len(opts), o)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    print(f"== {cu.name}: {'ok' if r == 0 else 'FAILED'}")
+    print(log.value.decode(errors="replace"))
+    failed |= r != 0
+sys.exit(1 if failed else 0)
