@@ -199,6 +199,30 @@ struct input_stream {
 };
 
 // ---------------------------------------------------------------------------
+// byte_window: the next 32 input bytes spread over the warp, lane i holding
+// byte pos + i, with a ballot of varint terminators (high bit clear). Header
+// bytes are read from it with one shuffle and varint lengths with bit tricks
+// on `ends`, so parsing a short run costs a few register operations instead
+// of a chain of shared-memory loads. Bytes past the input read as 0x80
+// (continuation), so they never look like a terminator.
+// ---------------------------------------------------------------------------
+struct byte_window {
+    u32 byte;   // this lane's byte
+    u32 ends;   // bit i: byte i ends a varint
+    u32 avail;  // real input bytes in the window (< 32 only at the end)
+
+    __device__ __forceinline__ void load(input_stream& in) {
+        in.ensure(WARP);
+        const u64 rem = in.remaining();
+        avail = rem < WARP ? (u32)rem : WARP;
+        byte = lane_id() < avail ? in.byte(lane_id()) : 0x80u;
+        ends = __ballot_sync(FULL_MASK, byte < 0x80);
+    }
+
+    __device__ __forceinline__ u32 at(u32 i) const { return __shfl_sync(FULL_MASK, byte, i); }
+};
+
+// ---------------------------------------------------------------------------
 // Typed output: a run is written by all lanes, each computing its elements
 // from (init, delta) directly, so a run of any length costs len/32 stores.
 // ---------------------------------------------------------------------------

@@ -6,10 +6,13 @@
 //   h <  0: -h literal varints.
 // Varints are little-endian base-128; signed streams zigzag-encode them.
 //
-// Literal varints are decoded a 32-byte window at a time: every lane tests one
-// byte for the terminator (high bit clear), a ballot gives all varint ends in
-// the window, and each lane that holds an end assembles its varint and writes
-// it at its rank among the ends. A run is written by all lanes with write_run.
+// The warp parses from a byte_window (32 bytes, one per lane, with a ballot of
+// varint terminators): a header is one shuffle, a run's base varint is a
+// find-first-set on the terminator mask and an OR-reduction of the lanes'
+// 7-bit groups, so short runs cost a few register operations. Literal varints
+// are decoded a window at a time: each lane that holds a terminator assembles
+// its varint and writes it at its rank among the terminators. A run is written
+// by all lanes with write_run.
 //
 // The semantics (what is an error, at which offset, what `produced` says)
 // match the CPU reference in src/codecs/orc_rle_v1/decode.rs exactly.
@@ -51,57 +54,68 @@ template <typename T, int BITS, bool SIGNED>
 struct RleV1 {
     static constexpr u32 MAXB = width_traits<BITS>::max_varint_bytes;
 
-    // Decodes one varint whose first byte is at in.pos + at; all lanes get
-    // the same result. Returns a Status; `nbytes` is its length.
-    __device__ static u32 scalar_varint(input_stream& in, u64 at, u64& v, u32& nbytes) {
-        in.ensure((u32)(at + MAXB));
-        v = 0;
-        for (u32 i = 0;; ++i) {
-            if (i == MAXB) return VARINT_OVERLONG;
-            if (in.pos + at + i >= in.len) return INPUT_TRUNCATED;
-            u32 b = in.byte(at + i);
-            v |= (u64)(b & 0x7f) << (7 * i);
-            if (b < 0x80) {
-                nbytes = i + 1;
-                // the last byte may carry bits above BITS
-                if (i == MAXB - 1 && BITS % 7 != 0 && (b >> (BITS - 7 * i)) != 0)
-                    return VALUE_OUT_OF_RANGE;
-                return fits_bits<BITS>(v) ? OK : VALUE_OUT_OF_RANGE;
-            }
-        }
-    }
-
     __device__ static void decode(const u8* chunk, const ChunkJob& job, T* out, ChunkStatus* st,
                                   u8* ring) {
         input_stream in;
         in.init(chunk, job.in_len, ring);
         const u32 lane = lane_id();
+        const u64 count = job.out_count;
         u64 produced = 0;
         u32 code = OK;
         u64 run_at = 0;
-        while (produced < job.out_count) {
-            run_at = in.pos;
-            if (in.pos >= in.len) {
+        // Parse position is in.pos + p; the window holds bytes in.pos .. in.pos + 31.
+        byte_window w;
+        w.load(in);
+        u32 p = 0;
+        while (produced < count) {
+            if (p + 2 + MAXB > WARP) {  // keep a whole run header inside the window
+                in.advance(p);
+                p = 0;
+                w.load(in);
+            }
+            run_at = in.pos + p;
+            if (p >= w.avail) {
                 code = OUTPUT_SHORT;
                 break;
             }
-            in.ensure(2 + MAXB);
-            const int h = (int)(i8)in.byte(0);
+            const int h = (int)(i8)w.at(p);
             if (h >= 0) {
                 const u64 n = (u64)h + 3;
-                if (in.remaining() < 2) {
+                if (w.avail - p < 2) {
                     code = INPUT_TRUNCATED;
                     break;
                 }
-                if (n > job.out_count - produced) {
+                if (n > count - produced) {
                     code = OUTPUT_OVERFLOW;
                     break;
                 }
-                const i64 delta = (i64)(i8)in.byte(1);
-                u64 v;
-                u32 nb;
-                code = scalar_varint(in, 2, v, nb);
-                if (code != OK) break;
+                const i64 delta = (i64)(i8)w.at(p + 1);
+                // The base varint lies wholly inside the window (p + 2 + MAXB <= 32).
+                const u32 vstart = p + 2;
+                const u32 m = w.ends >> vstart;
+                if (m == 0) {
+                    const u32 left_in = w.avail > vstart ? w.avail - vstart : 0;
+                    code = left_in >= MAXB ? VARINT_OVERLONG : INPUT_TRUNCATED;
+                    break;
+                }
+                const u32 nb = __ffs(m);
+                if (nb > MAXB) {
+                    code = VARINT_OVERLONG;
+                    break;
+                }
+                const int k = (int)lane - (int)vstart;
+                u64 c = 0;
+                bool top = false;
+                if (k >= 0 && k < (int)nb) {
+                    c = (u64)(w.byte & 0x7f) << (7 * k);
+                    top = BITS == 64 && k == 9 && w.byte > 1;  // bits past 63
+                }
+                const u64 v = (u64)__reduce_or_sync(FULL_MASK, (u32)c) |
+                              ((u64)__reduce_or_sync(FULL_MASK, (u32)(c >> 32)) << 32);
+                if (__any_sync(FULL_MASK, top) || !fits_bits<BITS>(v)) {
+                    code = VALUE_OUT_OF_RANGE;
+                    break;
+                }
                 const i64 base = (i64)unzigzag<SIGNED>(v);
                 if (!in_range<BITS, SIGNED>(base) ||
                     !in_range<BITS, SIGNED>(base + (i64)(n - 1) * delta)) {
@@ -110,30 +124,32 @@ struct RleV1 {
                 }
                 write_run<T>(out + produced, n, (u64)base, (u64)delta);
                 produced += n;
-                in.advance(2 + nb);
+                p = vstart + nb;
             } else {
                 u64 left = (u64)(-h);
-                if (left > job.out_count - produced) {
+                if (left > count - produced) {
                     code = OUTPUT_OVERFLOW;
                     break;
                 }
-                in.advance(1);
+                p += 1;
                 u64 lit_produced = produced;
                 while (left > 0) {
-                    in.ensure(WARP);
-                    const bool have = in.pos + lane < in.len;
-                    const u32 b = have ? in.byte(lane) : 0x80u;
-                    const u32 ends = __ballot_sync(FULL_MASK, b < 0x80);
-                    const u32 avail = (u32)min((u64)WARP, in.remaining());
-                    if (ends == 0) {
-                        code = avail >= MAXB ? VARINT_OVERLONG : INPUT_TRUNCATED;
+                    u32 m = p < WARP ? w.ends & (FULL_MASK << p) : 0;
+                    if (m == 0 && p > 0) {  // the next varint starts in a later window
+                        in.advance(p);
+                        p = 0;
+                        w.load(in);
+                        m = w.ends;
+                    }
+                    if (m == 0) {
+                        code = w.avail >= MAXB ? VARINT_OVERLONG : INPUT_TRUNCATED;
                         break;
                     }
-                    const u32 k = (u32)min((u64)__popc(ends), left);
-                    const u32 before = ends & lanemask_lt();
+                    const u32 k = (u32)min((u64)__popc(m), left);
+                    const u32 before = m & lanemask_lt();
                     const u32 rank = __popc(before);
-                    const bool mine = (ends >> lane & 1) && rank < k;
-                    const u32 start = before ? 32 - __clz(before) : 0;
+                    const bool mine = (m >> lane & 1) && rank < k;
+                    const u32 start = before ? 32 - __clz(before) : p;
                     u32 err = OK;
                     u64 v = 0;
                     if (mine) {
@@ -141,14 +157,13 @@ struct RleV1 {
                         if (nbytes > MAXB) {
                             err = VARINT_OVERLONG;
                         } else {
-                            for (u32 i = start; i <= lane; ++i)
+                            // Earlier bytes of a long varint sit in other lanes;
+                            // the ring still holds them.
+                            for (u32 i = start; i < lane; ++i)
                                 v |= (u64)(in.byte(i) & 0x7f) << (7 * (i - start));
-                            const u32 last = b;
-                            if (nbytes == MAXB && BITS % 7 != 0 &&
-                                (last >> (BITS - 7 * (MAXB - 1))) != 0)
-                                err = VALUE_OUT_OF_RANGE;
-                            else if (!fits_bits<BITS>(v))
-                                err = VALUE_OUT_OF_RANGE;
+                            v |= (u64)w.byte << (7 * (nbytes - 1));
+                            const bool top = BITS == 64 && nbytes == 10 && w.byte > 1;
+                            if (top || !fits_bits<BITS>(v)) err = VALUE_OUT_OF_RANGE;
                         }
                     }
                     // The lowest-ranked failing varint decides, as on the CPU.
@@ -158,10 +173,9 @@ struct RleV1 {
                         break;
                     }
                     if (mine) out[lit_produced + rank] = (T)unzigzag<SIGNED>(v);
-                    // Position after the k-th end in the window.
                     const u32 kth_end =
-                        __ballot_sync(FULL_MASK, (ends >> lane & 1) && rank == k - 1);
-                    in.advance(__ffs(kth_end));
+                        __ballot_sync(FULL_MASK, (m >> lane & 1) && rank == k - 1);
+                    p = __ffs(kth_end);  // one past the k-th end
                     lit_produced += k;
                     left -= k;
                 }
