@@ -161,17 +161,26 @@ struct input_stream {
     __device__ __forceinline__ void advance(u64 n) { pos += n; }
 
     // --- LSB-first bit reader (deflate order) over the same ring ---------
-    // Bits are pulled a byte at a time from the ring into a 64-bit buffer
-    // that every lane holds identically.
+    // Up to 64 bits live in a register buffer that every lane holds
+    // identically; it is topped up four bytes at a time from the ring.
+    __device__ __forceinline__ void refill_bits() {
+        if (bit_cnt > 32) return;
+        ensure(4);
+        const u64 rem = remaining();
+        const u32 n = rem < 4 ? (u32)rem : 4u;
+        u32 w = 0;
+#pragma unroll
+        for (u32 i = 0; i < 4; ++i)
+            if (i < n) w |= (u32)byte(i) << (8 * i);
+        bit_buf |= (u64)w << bit_cnt;
+        bit_cnt += 8 * n;
+        pos += n;
+    }
+    // True when at least n (<= 32) bits are buffered; false means the input
+    // ended first.
     __device__ __forceinline__ bool need_bits(u32 n) {
-        while (bit_cnt < n) {
-            if (pos >= len) return false;
-            ensure(8);
-            bit_buf |= (u64)byte(0) << bit_cnt;
-            bit_cnt += 8;
-            pos += 1;
-        }
-        return true;
+        if (bit_cnt < n) refill_bits();
+        return bit_cnt >= n;
     }
     __device__ __forceinline__ u32 peek_bits(u32 n) const {
         return (u32)(bit_buf & ((1ull << n) - 1));
@@ -249,6 +258,23 @@ struct output_stream {
         overflow = false;
     }
 
+    // Copies n bytes of the input stream (after align_to_byte) to the output.
+    // Returns false when the input ends first (output capacity is checked by
+    // the caller).
+    __device__ __forceinline__ bool copy_from(input_stream& in, u64 n) {
+        while (n > 0) {
+            in.ensure(LINE);
+            u64 step = n < LINE ? n : LINE;
+            if (in.remaining() < step) return false;
+            for (u32 i = lane_id(); i < step; i += WARP) out[pos + i] = in.byte(i);
+            in.advance(step);
+            pos += step;
+            n -= step;
+        }
+        __syncwarp();
+        return true;
+    }
+
     __device__ __forceinline__ bool write_byte(u8 b) {
         if (pos >= cap) {
             overflow = true;
@@ -276,8 +302,9 @@ struct output_stream {
     // words assembled from two aligned source words with a funnel shift; the
     // overlapping case (offset < len) repeats the last `offset` bytes, so
     // byte i comes from src[i % offset].
-    __device__ __forceinline__ bool memcpy(u64 offset, u64 len) {
+    __device__ __forceinline__ bool memcpy(u32 offset, u32 len) {
         if (offset == 0 || offset > pos) return false;
+        __syncwarp();  // earlier single-lane writes must be visible to all lanes
         if (len > cap - pos) {
             overflow = true;
             return false;
@@ -287,7 +314,7 @@ struct output_stream {
         if (offset >= len) {
             copy_disjoint(src0, dst0, len);
         } else {
-            for (u64 i = lane_id(); i < len; i += WARP) out[dst0 + i] = out[src0 + (i % offset)];
+            for (u32 i = lane_id(); i < len; i += WARP) out[dst0 + i] = out[src0 + (i % offset)];
         }
         pos += len;
         __syncwarp();

@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bundle}
-limit_mib=60
+# Over this, the binaries are xz-compressed (the device call carries 64 MiB
+# in all, nvCOMP's ~27 MiB included).
+limit_mib=30
 
 cargo build --release --bin warpread
 mapfile -t tests < <(cargo test --release --no-run --message-format=json 2>/dev/null |
@@ -50,7 +52,9 @@ fi
 cat > "$out/run-gpu.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs warpread's GPU tests and benchmarks from this folder.
-#   run-gpu.sh tests | bench | sanitize | all   (default all)
+#   run-gpu.sh tests | bench | deflate | sanitize | all   (default all)
+# `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
+# folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
 cd "$(dirname "$0")"
 for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done
@@ -69,10 +73,21 @@ fi
 if [ "$what" = sanitize ]; then
   # memcheck over the corrupt-input and differential tests: any out-of-bounds
   # access in a kernel fails the run.
-  compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 corrupt_inputs rle_v1 || rc=1
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 corrupt rle_v1 deflate || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ./warpread --backend cuda bench codecs --codec orc-rle-v1 --suite codag || rc=1
+fi
+if [ "$what" = deflate ]; then
+  dump=$(mktemp -d)
+  ./warpread --backend cuda bench codecs --codec deflate --suite codag --dump "$dump" || rc=1
+  if [ -d ../.nvcomp ]; then
+    PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
+    LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      python3 ../scripts/nvcomp_bench.py "$dump" || rc=1
+  else
+    echo "nvCOMP not bundled (run scripts/fetch-nvcomp.sh): skipped the nvCOMP comparison"
+  fi
 fi
 exit $rc
 RUN

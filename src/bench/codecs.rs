@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::suite::{self, ColumnData, SuiteColumn};
-use crate::codecs::{CodecName, orc_rle_v1};
+use crate::codecs::{CodecName, deflate, orc_rle_v1};
 use crate::error::{Error, Location, Result};
 use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, StageOutput};
 use crate::plan::{ChunkJob, Stage, StageOp};
@@ -50,6 +50,10 @@ pub struct CodecBenchConfig {
     pub runs: usize,
     /// The real-data folder (default: [`suite::default_realdata_dir`]).
     pub realdata: Option<PathBuf>,
+    /// Also write each column's encoded chunks here (`NAME.<codec>` and
+    /// `NAME.jobs`, u64 triples in_off, in_len, out_len), so another decoder
+    /// (nvCOMP, `scripts/nvcomp_bench.py`) can run on the same bytes.
+    pub dump: Option<PathBuf>,
 }
 
 impl Default for CodecBenchConfig {
@@ -64,6 +68,7 @@ impl Default for CodecBenchConfig {
             warmup: 3,
             runs: 11,
             realdata: None,
+            dump: None,
         }
     }
 }
@@ -119,7 +124,8 @@ pub struct CodecBenchReport {
 fn default_columns(codec: CodecName, tpch: bool) -> Vec<&'static str> {
     match (codec, tpch) {
         (CodecName::OrcRleV1, false) => vec!["MC0", "MC3", "TPC", "TPT", "CD2", "TC2", "HRG"],
-        (CodecName::OrcRleV1, true) => vec![
+        (CodecName::Deflate, false) => vec!["MC0", "MC3", "TPC", "TPT", "CD2", "TC2", "HRG", "TXT"],
+        (_, true) => vec![
             "L_ORDERKEY",
             "L_PARTKEY",
             "L_QUANTITY",
@@ -156,11 +162,26 @@ pub fn load_columns(cfg: &CodecBenchConfig) -> Result<Vec<SuiteColumn>> {
     }
 }
 
+/// zlib level of the deflate benchmark chunks (the CODAG setting).
+pub const DEFLATE_LEVEL: u32 = 9;
+
 /// The encoded form of a column: input bytes and one stage.
 pub fn encode_column(codec: CodecName, col: &SuiteColumn, chunk_bytes: usize) -> (Vec<u8>, Stage) {
+    if codec == CodecName::Deflate {
+        let raw = col.data.to_le_bytes();
+        let (bytes, jobs) = deflate::deflate_chunks(&raw, chunk_bytes, DEFLATE_LEVEL);
+        let stage = Stage {
+            op: StageOp::Inflate,
+            jobs,
+            output_values: raw.len() as u64,
+            location: Location::default().with_column(col.name.clone()),
+        };
+        return (bytes, stage);
+    }
     let ty = col.data.int_type();
     let chunk_values = (chunk_bytes / ty.byte_width()).max(1);
     let (bytes, jobs): (Vec<u8>, Vec<ChunkJob>) = match codec {
+        CodecName::Deflate => unreachable!("handled above"),
         CodecName::OrcRleV1 => match &col.data {
             ColumnData::I8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
             ColumnData::U8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
@@ -240,6 +261,26 @@ pub fn verify(
     Ok(())
 }
 
+fn dump_chunks(
+    dir: &std::path::Path,
+    codec: CodecName,
+    name: &str,
+    input: &[u8],
+    stage: &Stage,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let data = dir.join(format!("{name}.{}", codec.as_str()));
+    std::fs::write(&data, input).map_err(|e| Error::io(&data, e))?;
+    let mut idx = Vec::with_capacity(stage.jobs.len() * 24);
+    for j in &stage.jobs {
+        for v in [j.input.start, j.input.end - j.input.start, j.values] {
+            idx.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let jobs = dir.join(format!("{name}.jobs"));
+    std::fs::write(&jobs, idx).map_err(|e| Error::io(&jobs, e))
+}
+
 /// Runs the benchmark; `progress` is told each column's name as it starts.
 pub fn run(cfg: &CodecBenchConfig, mut progress: impl FnMut(&str)) -> Result<CodecBenchReport> {
     let cpu = CpuBackend::new();
@@ -257,6 +298,9 @@ pub fn run(cfg: &CodecBenchConfig, mut progress: impl FnMut(&str)) -> Result<Cod
     for col in &columns {
         progress(&col.name);
         let (input, stage) = encode_column(cfg.codec, col, cfg.chunk_bytes);
+        if let Some(dir) = &cfg.dump {
+            dump_chunks(dir, cfg.codec, &col.name, &input, &stage)?;
+        }
         let original = col.data.to_le_bytes();
         let reference = cpu.run_stage(&stage, &input)?;
         let (output, times) = match &cuda {

@@ -25,7 +25,7 @@ pub enum BenchCommand {
     /// Decode throughput of one codec over the benchmark columns, verified
     /// against the CPU reference.
     Codecs {
-        /// Codec: orc-rle-v1.
+        /// Codec: orc-rle-v1 or deflate.
         #[arg(long, default_value = "orc-rle-v1")]
         codec: String,
         /// Column set.
@@ -49,6 +49,10 @@ pub enum BenchCommand {
         /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
         #[arg(long)]
         realdata: Option<PathBuf>,
+        /// Also write each column's encoded chunks to this folder (for
+        /// scripts/nvcomp_bench.py).
+        #[arg(long)]
+        dump: Option<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -65,6 +69,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         runs,
         warmup,
         realdata,
+        dump,
         json,
     } = cmd;
     let codec = CodecName::parse(&codec).ok_or_else(|| {
@@ -92,6 +97,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         warmup,
         runs,
         realdata,
+        dump,
     };
     let bar = ProgressBar::new_spinner();
     bar.set_style(

@@ -2,6 +2,7 @@
 //! an encoder for tests and benchmarks, and (in `src/gpu/kernels.rs`) the name
 //! of its GPU entry points.
 
+pub mod deflate;
 pub mod int;
 pub mod orc_rle_v1;
 pub mod varint;
@@ -13,16 +14,19 @@ use crate::plan::StageOp;
 pub enum CodecName {
     /// ORC integer RLE version 1.
     OrcRleV1,
+    /// Raw deflate (ORC ZLIB, inside Parquet GZIP).
+    Deflate,
 }
 
 impl CodecName {
     /// Every named codec.
-    pub const ALL: [CodecName; 1] = [CodecName::OrcRleV1];
+    pub const ALL: [CodecName; 2] = [CodecName::OrcRleV1, CodecName::Deflate];
 
     /// The CLI name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::OrcRleV1 => "orc-rle-v1",
+            Self::Deflate => "deflate",
         }
     }
 
@@ -33,6 +37,9 @@ impl CodecName {
 
     /// Whether a stage op belongs to this codec.
     pub fn covers(self, op: &StageOp) -> bool {
-        matches!((self, op), (Self::OrcRleV1, StageOp::OrcRleV1(_)))
+        matches!(
+            (self, op),
+            (Self::OrcRleV1, StageOp::OrcRleV1(_)) | (Self::Deflate, StageOp::Inflate)
+        )
     }
 }

@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::codecs::int::IntElem;
-use crate::codecs::orc_rle_v1;
+use crate::codecs::{deflate, orc_rle_v1};
 use crate::error::Result;
 use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
 
@@ -72,6 +72,7 @@ impl Backend for CpuBackend {
             StageOp::OrcRleV1(ty) => crate::with_int_type!(ty, T => {
                 run_typed::<T>(stage, input, &mut data, orc_rle_v1::decode::<T>)
             }),
+            StageOp::Inflate => run_typed::<u8>(stage, input, &mut data, deflate::inflate),
         };
         Ok(StageOutput { data, statuses })
     }

@@ -24,13 +24,20 @@ pub const ORC_RLE_V1: KernelSource = KernelSource {
     text: include_str!("../../kernels/orc_rle_v1.cu"),
 };
 
+/// Raw deflate.
+pub const INFLATE: KernelSource = KernelSource {
+    file: "inflate.cu",
+    text: include_str!("../../kernels/inflate.cu"),
+};
+
 /// Every kernel source.
-pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1];
+pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1, INFLATE];
 
 /// The source file and `extern "C"` entry point for a stage operation.
 pub fn entry_for(op: &StageOp) -> (&'static KernelSource, String) {
     match op {
         StageOp::OrcRleV1(t) => (&ORC_RLE_V1, format!("orc_rle_v1_{}", t.name())),
+        StageOp::Inflate => (&INFLATE, "inflate_raw".to_string()),
     }
 }
 

@@ -78,6 +78,9 @@ impl IntType {
 pub enum StageOp {
     /// ORC integer RLE version 1 into elements of the given type.
     OrcRleV1(IntType),
+    /// Raw deflate into bytes. A job's `values` is its output capacity; the
+    /// decompressed size is its status's `produced`.
+    Inflate,
 }
 
 impl StageOp {
@@ -85,6 +88,7 @@ impl StageOp {
     pub fn output_width(&self) -> usize {
         match self {
             Self::OrcRleV1(t) => t.byte_width(),
+            Self::Inflate => 1,
         }
     }
 
@@ -92,6 +96,7 @@ impl StageOp {
     pub fn name(&self) -> String {
         match self {
             Self::OrcRleV1(t) => format!("orc-rle-v1/{}", t.name()),
+            Self::Inflate => "inflate".to_string(),
         }
     }
 }

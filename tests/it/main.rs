@@ -3,4 +3,5 @@
 mod cli;
 mod common;
 mod corrupt_inputs;
+mod deflate_differential;
 mod rle_v1_differential;

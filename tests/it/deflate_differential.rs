@@ -1,0 +1,159 @@
+//! Raw deflate: the CUDA inflate kernel against the CPU reference (zlib-rs)
+//! on fresh streams of every block kind, and on corrupt streams.
+
+use warpread::codecs::deflate;
+use warpread::exec::{Backend, CpuBackend, StageOutput};
+use warpread::plan::{ChunkJob, Stage, StageOp};
+
+use crate::common::{Rng, cuda};
+
+/// Data of one shape; each stresses a different part of inflate.
+fn data(rng: &mut Rng, n: usize, shape: u64) -> Vec<u8> {
+    match shape {
+        // incompressible: stored blocks
+        0 => (0..n).map(|_| rng.next() as u8).collect(),
+        // period-3 text: overlapping copies (distance 3, length 258)
+        1 => b"abc".iter().cycle().take(n).copied().collect(),
+        // one byte repeated: distance-1 copies
+        2 => vec![rng.next() as u8; n],
+        // a random kilobyte repeated ~32 KiB later: the longest distances
+        3 => {
+            let block: Vec<u8> = (0..1024).map(|_| rng.next() as u8).collect();
+            let mut v = Vec::with_capacity(n);
+            while v.len() < n {
+                v.extend_from_slice(&block);
+                v.extend((0..31_000).map(|_| (rng.below(16) + b'a' as u64) as u8));
+            }
+            v.truncate(n);
+            v
+        }
+        // word soup: dynamic Huffman with a skewed alphabet and short matches
+        _ => {
+            let words = [
+                "the ", "of ", "warp ", "lane ", "decode ", "GPU ", "chunk ", "\n", "ORC ", "zlib ",
+            ];
+            let mut v = Vec::with_capacity(n + 8);
+            while v.len() < n {
+                v.extend_from_slice(words[rng.below(words.len() as u64) as usize].as_bytes());
+                if rng.below(7) == 0 {
+                    v.push(rng.next() as u8);
+                }
+            }
+            v.truncate(n);
+            v
+        }
+    }
+}
+
+/// Independent chunks of random sizes and levels, at every input alignment,
+/// some with spare output capacity (as ORC's block size gives).
+fn random_stage(rng: &mut Rng, raw: &[u8]) -> (Vec<u8>, Stage) {
+    let mut bytes = Vec::new();
+    let mut jobs = Vec::new();
+    let mut at = 0usize;
+    let mut out_at = 0u64;
+    while at < raw.len() {
+        let len = match rng.below(5) {
+            0 => 0,
+            1 => 1 + rng.below(3) as usize,
+            _ => rng.below(200_000) as usize,
+        }
+        .min(raw.len() - at);
+        bytes.extend(std::iter::repeat_n(0xEEu8, rng.below(4) as usize));
+        let start = bytes.len() as u64;
+        bytes.extend(deflate::deflate(&raw[at..at + len], rng.below(10) as u32));
+        let spare = if rng.below(3) == 0 { rng.below(100) } else { 0 };
+        jobs.push(ChunkJob {
+            input: start..bytes.len() as u64,
+            output_offset: out_at,
+            values: len as u64 + spare,
+        });
+        out_at += len as u64 + spare;
+        at += len;
+    }
+    let stage = Stage {
+        op: StageOp::Inflate,
+        jobs,
+        output_values: out_at,
+        location: Default::default(),
+    };
+    (bytes, stage)
+}
+
+fn assert_same(stage: &Stage, got: &StageOutput, want: &StageOutput, what: &str) {
+    for (i, (g, w)) in got.statuses.iter().zip(&want.statuses).enumerate() {
+        assert_eq!(g.is_ok(), w.is_ok(), "{what}: chunk {i}: gpu {g}, cpu {w}");
+        if w.is_ok() {
+            assert_eq!(g.produced, w.produced, "{what}: chunk {i} size");
+            let j = &stage.jobs[i];
+            let r = j.output_offset as usize..(j.output_offset + w.produced) as usize;
+            assert!(
+                got.data.as_bytes()[r.clone()] == want.data.as_bytes()[r],
+                "{what}: chunk {i} bytes differ"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_block_kind_matches_the_cpu() {
+    let mut rng = Rng::fresh("every_block_kind_matches_the_cpu");
+    let cpu = CpuBackend::new();
+    let gpu = cuda("every_block_kind_matches_the_cpu");
+    for shape in 0..5 {
+        let n = rng.below(600_000) as usize;
+        let raw = data(&mut rng, n, shape);
+        let (bytes, stage) = random_stage(&mut rng, &raw);
+        let want = cpu.run_stage(&stage, &bytes).unwrap();
+        want.check(&stage).unwrap();
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &bytes).unwrap();
+            assert_eq!(got.statuses, want.statuses, "shape {shape}");
+            assert!(got.data == want.data, "shape {shape}: output differs");
+        }
+    }
+}
+
+#[test]
+fn corrupt_deflate_streams_are_rejected_alike() {
+    let mut rng = Rng::fresh("corrupt_deflate_streams_are_rejected_alike");
+    let cpu = CpuBackend::new();
+    let gpu = cuda("corrupt_deflate_streams_are_rejected_alike");
+    let mut failures = 0;
+    for round in 0..40 {
+        let n = rng.below(100_000) as usize;
+        let raw = data(&mut rng, n, round % 5);
+        let (mut bytes, mut stage) = random_stage(&mut rng, &raw);
+        match rng.below(3) {
+            0 => {
+                for _ in 0..1 + rng.below(6) {
+                    if !bytes.is_empty() {
+                        let i = rng.below(bytes.len() as u64) as usize;
+                        bytes[i] ^= 1 << rng.below(8);
+                    }
+                }
+            }
+            1 => {
+                for j in &mut stage.jobs {
+                    if j.input.end > j.input.start && rng.below(2) == 0 {
+                        j.input.end -= 1 + rng.below(j.input.end - j.input.start);
+                    }
+                }
+            }
+            _ => {
+                for j in &mut stage.jobs {
+                    if j.values > 0 && rng.below(2) == 0 {
+                        j.values -= 1 + rng.below(j.values);
+                    }
+                }
+            }
+        }
+        let want = cpu.run_stage(&stage, &bytes).unwrap();
+        failures += want.statuses.iter().filter(|s| !s.is_ok()).count();
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &bytes).unwrap();
+            assert_same(&stage, &got, &want, &format!("round {round}"));
+        }
+    }
+    assert!(failures > 20, "mutations produced only {failures} failures");
+}
