@@ -11,8 +11,9 @@
 // Writing a new codec:
 //   1. a `__device__` function `decode_chunk(input_stream&, <output>, status&)`
 //      that loops: `in.ensure(n)` → read header bytes with `in.byte(i)` or bits
-//      with `in.peek_bits/fetch_bits` → emit with `write_run`, `write_byte`,
-//      `output_stream::memcpy` → `in.advance(k)`;
+//      with `in.peek_bits/fetch_bits` → emit typed runs with `write_run`, or
+//      bytes through `output_window` (`write_byte`, `write_run`, `memcpy`)
+//      → `in.advance(k)`;
 //   2. an `extern "C" __global__` entry named `<codec>_<variant>` that calls
 //      `codag::for_each_chunk` with that function;
 //   3. the entry's name in the Rust launcher table (src/gpu/kernels.rs).
@@ -241,113 +242,141 @@ __device__ __forceinline__ void write_run(T* out, u64 len, u64 init, u64 delta) 
 }
 
 // ---------------------------------------------------------------------------
-// output_stream: a byte-oriented output window in global memory, for LZ-style
-// codecs. `pos` and `cap` are warp-uniform; every write is bounds-checked and
-// a write past `cap` sets `overflow` instead of touching memory.
+// output_window<W>: byte output for LZ codecs. Output goes first into a
+// per-warp shared-memory ring holding the most recent W bytes and is flushed
+// to global memory a 128-byte line at a time (line boundaries aligned to
+// global addresses, one 4-byte store per lane, so global memory sees full
+// coalesced lines instead of single-byte stores). Back-references of up to
+// NEAR bytes are served from the ring (shared-memory latency); older ones
+// read global memory, which the flush has already written.
+//
+// Ring coordinate of output byte q is q + skew (skew = destination address
+// mod 128); global address of ring coordinate r is dst - skew + r. `pos`,
+// `flushed` and `cap` are warp-uniform. Every write is checked against `cap`
+// before it happens; the line flush never writes outside [dst, dst + pos).
 // ---------------------------------------------------------------------------
-struct output_stream {
-    u8* out;
-    u64 pos;
-    u64 cap;
-    bool overflow;
+template <u32 W>
+struct output_window {
+    static_assert((W & (W - 1)) == 0 && W >= 2048, "window must be a power of two >= 2048");
+    // Longest back-reference served from the ring. A copy of up to MAX_COPY
+    // bytes rewrites ring slots older than W - MAX_COPY, and at most a line
+    // is unflushed, so NEAR + MAX_COPY + LINE <= W keeps both safe.
+    static constexpr u32 MAX_COPY = 258;
+    static constexpr u32 NEAR = W - 512;
 
-    __device__ __forceinline__ void init(u8* o, u64 c) {
-        out = o;
+    u8* ring;
+    u8* dst;
+    u64 cap;
+    u64 pos;
+    u64 flushed;  // ring coordinate below which global memory is written
+    u32 skew;
+
+    __device__ __forceinline__ void init(u8* d, u64 capacity, u8* r) {
+        ring = r;
+        dst = d;
+        cap = capacity;
         pos = 0;
-        cap = c;
-        overflow = false;
+        skew = (u32)((size_t)d & (LINE - 1));
+        flushed = 0;
+    }
+
+    __device__ __forceinline__ u8& slot(u64 q) const { return ring[(q + skew) & (W - 1)]; }
+
+    // Stores ring coordinates [r, r + 4) to global memory, byte-wise where
+    // the word leaves [0, limit) of the output.
+    __device__ __forceinline__ void store_word(u64 r, u64 limit) const {
+        const i64 q = (i64)r - (i64)skew;
+        u8* g = dst - skew + r;
+        if (q >= 0 && (u64)q + 4 <= limit) {
+            *reinterpret_cast<u32*>(g) = *reinterpret_cast<const u32*>(ring + (r & (W - 1)));
+        } else {
+            for (int b = 0; b < 4; ++b)
+                if (q + b >= 0 && (u64)(q + b) < limit) g[b] = ring[(r + b) & (W - 1)];
+        }
+    }
+
+    // Writes every complete line to global memory.
+    __device__ __forceinline__ void flush_lines() {
+        if (flushed + LINE > pos + skew) return;
+        __syncwarp();
+        while (flushed + LINE <= pos + skew) {
+            store_word(flushed + 4 * lane_id(), pos);
+            flushed += LINE;
+        }
+    }
+
+    // Writes the last, partial line. Call once at the end of the chunk.
+    __device__ __forceinline__ void finish() {
+        flush_lines();
+        __syncwarp();
+        if (flushed < pos + skew) store_word(flushed + 4 * lane_id(), pos);
+        __syncwarp();
+    }
+
+    __device__ __forceinline__ bool room(u64 n) const { return n <= cap - pos; }
+
+    __device__ __forceinline__ bool write_byte(u8 b) {
+        if (!room(1)) return false;
+        if (lane_id() == 0) slot(pos) = b;
+        pos += 1;
+        flush_lines();
+        return true;
+    }
+
+    // Byte run: len bytes init + i * delta (mod 256), all lanes; len <= MAX_COPY.
+    __device__ __forceinline__ bool write_run(u32 len, u8 init, u8 delta) {
+        if (!room(len)) return false;
+        for (u32 i = lane_id(); i < len; i += WARP) slot(pos + i) = (u8)(init + i * delta);
+        pos += len;
+        flush_lines();
+        return true;
+    }
+
+    // LZ77 back-reference: len (<= MAX_COPY) bytes starting `offset` back.
+    // Overlapping copies (offset < len) repeat the last `offset` bytes: byte
+    // i comes from src + i % offset, always a byte before `pos`, so the
+    // lanes need no ordering among themselves. Far copies read global memory
+    // with 4-byte aligned loads joined by a funnel shift.
+    __device__ __forceinline__ bool memcpy(u32 offset, u32 len) {
+        if (offset == 0 || offset > pos || len > MAX_COPY || !room(len)) return false;
+        __syncwarp();  // single-lane literal writes must be visible
+        const u64 src = pos - offset;
+        if (offset <= NEAR) {
+            for (u32 i = lane_id(); i < len; i += WARP)
+                slot(pos + i) = slot(src + (offset < len ? i % offset : i));
+        } else {
+            // offset > NEAR >= len: the source lies wholly in global memory.
+            const u8* s = dst + src;
+            const u32 sh = (u32)((size_t)s & 3);
+            const u32* sw = reinterpret_cast<const u32*>(s - sh);
+            for (u32 w = lane_id(); 4 * w < len; w += WARP) {
+                const u32 lo = sw[w];
+                const u32 v = sh ? __funnelshift_r(lo, sw[w + 1], 8 * sh) : lo;
+#pragma unroll
+                for (u32 b = 0; b < 4; ++b)
+                    if (4 * w + b < len) slot(pos + 4 * w + b) = (u8)(v >> (8 * b));
+            }
+        }
+        pos += len;
+        flush_lines();
+        return true;
     }
 
     // Copies n bytes of the input stream (after align_to_byte) to the output.
-    // Returns false when the input ends first (output capacity is checked by
-    // the caller).
+    // Returns false when the input ends first; capacity is checked by the
+    // caller.
     __device__ __forceinline__ bool copy_from(input_stream& in, u64 n) {
         while (n > 0) {
             in.ensure(LINE);
-            u64 step = n < LINE ? n : LINE;
+            const u32 step = (u32)(n < LINE ? n : LINE);
             if (in.remaining() < step) return false;
-            for (u32 i = lane_id(); i < step; i += WARP) out[pos + i] = in.byte(i);
+            for (u32 i = lane_id(); i < step; i += WARP) slot(pos + i) = in.byte(i);
             in.advance(step);
             pos += step;
             n -= step;
+            flush_lines();
         }
-        __syncwarp();
         return true;
-    }
-
-    __device__ __forceinline__ bool write_byte(u8 b) {
-        if (pos >= cap) {
-            overflow = true;
-            return false;
-        }
-        if (lane_id() == (u32)(pos & (WARP - 1))) out[pos] = b;
-        pos += 1;
-        return true;
-    }
-
-    // Byte run: len copies of init + i * delta (mod 256).
-    __device__ __forceinline__ bool write_run(u64 len, u8 init, u8 delta) {
-        if (len > cap - pos) {
-            overflow = true;
-            return false;
-        }
-        codag::write_run<u8>(out + pos, len, init, delta);
-        pos += len;
-        __syncwarp();
-        return true;
-    }
-
-    // LZ77 back-reference: copies len bytes starting `offset` bytes back.
-    // Non-overlapping copies (offset >= len) write 4-byte aligned destination
-    // words assembled from two aligned source words with a funnel shift; the
-    // overlapping case (offset < len) repeats the last `offset` bytes, so
-    // byte i comes from src[i % offset].
-    __device__ __forceinline__ bool memcpy(u32 offset, u32 len) {
-        if (offset == 0 || offset > pos) return false;
-        __syncwarp();  // earlier single-lane writes must be visible to all lanes
-        if (len > cap - pos) {
-            overflow = true;
-            return false;
-        }
-        const u64 dst0 = pos;
-        const u64 src0 = pos - offset;
-        if (offset >= len) {
-            copy_disjoint(src0, dst0, len);
-        } else {
-            for (u32 i = lane_id(); i < len; i += WARP) out[dst0 + i] = out[src0 + (i % offset)];
-        }
-        pos += len;
-        __syncwarp();
-        return true;
-    }
-
-   private:
-    __device__ __forceinline__ void copy_disjoint(u64 src0, u64 dst0, u64 len) {
-        const u32 lane = lane_id();
-        // Head bytes until the destination is word aligned.
-        u64 head = (4 - ((size_t)(out + dst0) & 3)) & 3;
-        if (head > len) head = len;
-        if (lane < head) out[dst0 + lane] = out[src0 + lane];
-        u64 words = (len - head) >> 2;
-        u32* dw = reinterpret_cast<u32*>(out + dst0 + head);
-        const u8* s = out + src0 + head;
-        const u32 sh = (u32)((size_t)s & 3);
-        const u32* sw = reinterpret_cast<const u32*>(s - sh);
-        // sw[w + 1] is read only when its bytes overlap the source range.
-        for (u64 w = lane; w < words; w += WARP) {
-            u32 lo = sw[w];
-            u32 v;
-            if (sh == 0) {
-                v = lo;
-            } else {
-                u32 hi = sw[w + 1];
-                v = __funnelshift_r(lo, hi, 8 * sh);
-            }
-            dw[w] = v;
-        }
-        u64 tail_start = head + (words << 2);
-        u64 tail = len - tail_start;
-        if (lane < tail) out[dst0 + tail_start + lane] = out[src0 + tail_start + lane];
     }
 };
 

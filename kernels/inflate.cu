@@ -8,9 +8,10 @@
 // fall back to canonical decoding over the sorted symbol list). Tables are
 // built by all lanes: lengths counted with shared atomics, canonical order by
 // `__match_any_sync` ranks, table entries filled symbol-parallel. Literals are
-// written by one lane, back-references copied by all lanes through
-// output_stream::memcpy (aligned funnel-shift copies, or modulo for
-// overlapping ones).
+// written by one lane, back-references copied by all lanes; output goes
+// through the framework's output_window, a per-warp shared-memory ring of the
+// last OUT_WINDOW bytes that serves near back-references from shared memory
+// and writes global memory a full 128-byte line at a time.
 //
 // Validity rules follow zlib's inflate: over-subscribed codes are errors,
 // incomplete codes are errors unless the code has a single symbol of length
@@ -27,6 +28,8 @@ constexpr u32 DIST_BITS = 8;
 constexpr u32 MAX_BITS = 15;
 constexpr u32 N_LIT = 288;
 constexpr u32 N_DIST = 32;
+constexpr u32 OUT_WINDOW = 4096;
+typedef output_window<OUT_WINDOW> out_t;
 
 __constant__ u16 LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                  31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
@@ -156,7 +159,7 @@ __device__ __forceinline__ int decode_sym(input_stream& in, const Huffman& h, co
     return -1;
 }
 
-__device__ u32 inflate_chunk(input_stream& in, output_stream& out, WarpTables& t) {
+__device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
     const u32 lane = lane_id();
     for (;;) {
         u32 hdr;
@@ -169,7 +172,7 @@ __device__ u32 inflate_chunk(input_stream& in, output_stream& out, WarpTables& t
             if (!in.fetch_bits(16, len) || !in.fetch_bits(16, nlen)) return INPUT_TRUNCATED;
             if (len != (~nlen & 0xffffu)) return INPUT_CORRUPT;
             in.align_to_byte();  // return buffered whole bytes to the stream
-            if (len > out.cap - out.pos) return OUTPUT_OVERFLOW;
+            if (!out.room(len)) return OUTPUT_OVERFLOW;
             if (!out.copy_from(in, len)) return INPUT_TRUNCATED;
         } else if (type == 1 || type == 2) {
             // Fixed codes: all 32 distance codes exist (a complete code);
@@ -279,7 +282,7 @@ __device__ u32 inflate_chunk(input_stream& in, output_stream& out, WarpTables& t
                     dist += extra;
                 }
                 if (dist > out.pos) return INPUT_CORRUPT;
-                if (len > out.cap - out.pos) return OUTPUT_OVERFLOW;
+                if (!out.room(len)) return OUTPUT_OVERFLOW;
                 out.memcpy(dist, len);
             }
         } else {
@@ -293,15 +296,18 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     inflate_raw(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
                 u8* __restrict__ output, ChunkStatus* __restrict__ status) {
     __shared__ WarpTables tables[WARPS_PER_BLOCK];
+    __shared__ __align__(16) u8 windows[WARPS_PER_BLOCK][OUT_WINDOW];
     WarpTables& t = tables[threadIdx.x / WARP];
     for_each_chunk(njobs, [&](u64 j, u8* ring) {
         const ChunkJob job = jobs[j];
         input_stream in;
         in.init(input + job.in_off, job.in_len, ring);
-        output_stream out;
-        out.init(output + job.out_off, job.out_count);
+        out_t out;
+        out.init(output + job.out_off, job.out_count, windows[threadIdx.x / WARP]);
         const u32 code = inflate_chunk(in, out, t);
-        __syncwarp();
+        // Bytes produced before a failure are written too (unspecified
+        // content, but never outside the job's range).
+        out.finish();
         if (lane_id() == 0) {
             // The failing position is where the bit reader stood.
             const u64 at = in.pos > in.bit_cnt / 8 ? in.pos - in.bit_cnt / 8 : 0;
