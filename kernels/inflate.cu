@@ -215,11 +215,12 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
                     const int sym = decode_sym(in, t.lit, t.lit_lut, 7);
                     if (sym == -2) return INPUT_TRUNCATED;
                     if (sym < 0) return INPUT_CORRUPT;
+                    // A 16 repeats the last length written, which is 0 after
+                    // a 17 or 18 (zlib's rule).
                     u32 rep, val;
                     if (sym < 16) {
                         rep = 1;
                         val = sym;
-                        prev = sym;
                     } else {
                         u32 extra;
                         if (sym == 16) {
@@ -238,6 +239,7 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
                         }
                         if (i + rep > total) return INPUT_CORRUPT;
                     }
+                    prev = val;
                     // Distance lengths overwrite the code-length code's
                     // lengths at the end of `lens`; its table is built.
                     for (u32 k = lane; k < rep; k += WARP) {

@@ -13,9 +13,18 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, 
 use crate::plan::{ChunkJob, ChunkStatus, StatusCode};
 
 /// Inflates one raw deflate stream into `out` (its capacity). On success the
-/// status's `produced` is the decompressed size; bytes after the final block
-/// are ignored.
+/// status's `produced` is the decompressed size and `out[produced..]` is
+/// zero, as the GPU leaves it; bytes after the final block are ignored.
 pub fn inflate(input: &[u8], out: &mut [u8]) -> ChunkStatus {
+    let st = inflate_dirty(input, out);
+    // zlib-rs uses the spare output as scratch: clear it so that both
+    // backends return the same bytes.
+    let produced = (st.produced as usize).min(out.len());
+    out[produced..].fill(0);
+    st
+}
+
+fn inflate_dirty(input: &[u8], out: &mut [u8]) -> ChunkStatus {
     let mut d = Decompress::new(false);
     let fail = |code, d: &Decompress| ChunkStatus::failed(code, d.total_in(), d.total_out());
     match d.decompress(input, out, FlushDecompress::Finish) {
@@ -105,11 +114,15 @@ mod tests {
     #[test]
     fn capacity_larger_than_needed_is_fine_smaller_overflows() {
         let data = sample();
+        for level in 0..=9 {
+            let z = deflate(&data, level);
+            let mut big = vec![0u8; data.len() + 5000];
+            let st = inflate(&z, &mut big);
+            assert!(st.is_ok());
+            assert_eq!(st.produced as usize, data.len());
+            assert!(big[data.len()..].iter().all(|&b| b == 0), "level {level}: spare bytes written");
+        }
         let z = deflate(&data, 6);
-        let mut big = vec![0u8; data.len() + 100];
-        let st = inflate(&z, &mut big);
-        assert!(st.is_ok());
-        assert_eq!(st.produced as usize, data.len());
         let mut small = vec![0u8; data.len() - 1];
         assert_eq!(inflate(&z, &mut small).status(), StatusCode::OutputOverflow);
     }
