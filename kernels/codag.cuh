@@ -95,33 +95,35 @@ __device__ __forceinline__ u32 lanemask_lt() {
 // global-load latency overlaps with decoding of the current lines.
 // ---------------------------------------------------------------------------
 struct input_stream {
+    // Positions are 32-bit: Stage::validate keeps every chunk's input below
+    // 4 GiB - 4 KiB, so ring coordinates cannot wrap.
     const u8* chunk;
-    u64 len;
-    u8* ring;     // RING bytes of shared memory owned by this warp
-    u64 pos;      // chunk-relative position of the next unconsumed byte
-    u64 loaded;   // ring coordinate (chunk position + skew) up to which the ring is filled
+    u32 len;
+    u32 pos;      // chunk-relative position of the next unconsumed byte
+    u32 loaded;   // ring coordinate (chunk position + skew) up to which the ring is filled
     u32 skew;     // chunk address modulo 4
     u32 pending;  // this lane's word of the line at `loaded`, already in flight
-    u64 bit_buf;  // bit reader state (LSB-first), see fetch_bits
     u32 bit_cnt;
+    u64 bit_buf;  // bit reader state (LSB-first), see fetch_bits
+    u8* ring;     // RING bytes of shared memory owned by this warp
 
-    __device__ __forceinline__ u32 load_word(u64 r) const {
+    __device__ __forceinline__ u32 load_word(u32 r) const {
         // r is a ring coordinate, a multiple of 4; the word covers chunk bytes
         // r - skew .. r - skew + 3.
         const u8* base = chunk - skew;
-        i64 first = (i64)r - (i64)skew;
-        if (first >= 0 && (u64)first + 4 <= len) {
+        const int first = (int)r - (int)skew;
+        if (r >= skew && r - skew + 4 <= len) {
             return *reinterpret_cast<const u32*>(base + r);
         }
         u32 w = 0;
         for (int b = 0; b < 4; ++b) {
-            i64 p = first + b;
-            if (p >= 0 && (u64)p < len) w |= (u32)__ldg(chunk + p) << (8 * b);
+            const int p = first + b;
+            if (p >= 0 && (u32)p < len) w |= (u32)__ldg(chunk + p) << (8 * b);
         }
         return w;
     }
 
-    __device__ __forceinline__ void init(const u8* c, u64 n, u8* r) {
+    __device__ __forceinline__ void init(const u8* c, u32 n, u8* r) {
         chunk = c;
         len = n;
         ring = r;
@@ -137,42 +139,41 @@ struct input_stream {
     __device__ __forceinline__ void refill_line() {
         reinterpret_cast<u32*>(ring)[((loaded & (RING - 1)) >> 2) + lane_id()] = pending;
         loaded += LINE;
-        u64 next = loaded + 4 * lane_id();
-        pending = (next < (u64)skew + len) ? load_word(next) : 0u;
+        const u32 next = loaded + 4 * lane_id();
+        pending = (next < skew + len) ? load_word(next) : 0u;
         __syncwarp();
     }
 
     // Bytes of input left after `pos`.
-    __device__ __forceinline__ u64 remaining() const { return len - pos; }
+    __device__ __forceinline__ u32 remaining() const { return len - pos; }
 
     // Makes bytes [pos, pos + n) (clipped to the chunk) readable with byte().
     // n must be at most RING - 2 * LINE. Warp-uniform.
     __device__ __forceinline__ void ensure(u32 n) {
-        u64 want = pos + n;
-        if (want > len) want = len;
-        want += skew;
+        const u32 want = (n < len - pos ? pos + n : len) + skew;
         while (loaded < want) refill_line();
     }
 
     // Byte at pos + i; caller has ensured it and checked pos + i < len.
-    __device__ __forceinline__ u8 byte(u64 i) const {
-        return ring[(pos + i + skew) & (RING - 1)];
-    }
+    __device__ __forceinline__ u8 byte(u32 i) const { return ring[(pos + i + skew) & (RING - 1)]; }
 
-    __device__ __forceinline__ void advance(u64 n) { pos += n; }
+    __device__ __forceinline__ void advance(u32 n) { pos += n; }
 
     // --- LSB-first bit reader (deflate order) over the same ring ---------
     // Up to 64 bits live in a register buffer that every lane holds
-    // identically; it is topped up four bytes at a time from the ring.
+    // identically; it is topped up four bytes at a time from the ring with
+    // two aligned shared-memory loads and a funnel shift.
     __device__ __forceinline__ void refill_bits() {
         if (bit_cnt > 32) return;
         ensure(4);
-        const u64 rem = remaining();
-        const u32 n = rem < 4 ? (u32)rem : 4u;
-        u32 w = 0;
-#pragma unroll
-        for (u32 i = 0; i < 4; ++i)
-            if (i < n) w |= (u32)byte(i) << (8 * i);
+        const u32 rem = remaining();
+        const u32 n = rem < 4 ? rem : 4u;
+        const u32 r = pos + skew;
+        const u32* words = reinterpret_cast<const u32*>(ring);
+        const u32 lo = words[(r >> 2) & (RING / 4 - 1)];
+        const u32 hi = words[((r >> 2) + 1) & (RING / 4 - 1)];
+        u32 w = __funnelshift_r(lo, hi, 8 * (r & 3));
+        if (n < 4) w &= (1u << (8 * n)) - 1;  // bytes past the chunk read as zero
         bit_buf |= (u64)w << bit_cnt;
         bit_cnt += 8 * n;
         pos += n;
@@ -184,7 +185,7 @@ struct input_stream {
         return bit_cnt >= n;
     }
     __device__ __forceinline__ u32 peek_bits(u32 n) const {
-        return (u32)(bit_buf & ((1ull << n) - 1));
+        return (u32)bit_buf & (u32)((1ull << n) - 1);
     }
     __device__ __forceinline__ void skip_bits(u32 n) {
         bit_buf >>= n;
@@ -200,8 +201,7 @@ struct input_stream {
     // Drops buffered bits up to the next byte boundary and returns the
     // unconsumed whole bytes to the byte stream.
     __device__ __forceinline__ void align_to_byte() {
-        u32 drop = bit_cnt & 7;
-        skip_bits(drop);
+        skip_bits(bit_cnt & 7);
         pos -= bit_cnt >> 3;
         bit_buf = 0;
         bit_cnt = 0;
@@ -223,8 +223,8 @@ struct byte_window {
 
     __device__ __forceinline__ void load(input_stream& in) {
         in.ensure(WARP);
-        const u64 rem = in.remaining();
-        avail = rem < WARP ? (u32)rem : WARP;
+        const u32 rem = in.remaining();
+        avail = rem < WARP ? rem : WARP;
         byte = lane_id() < avail ? in.byte(lane_id()) : 0x80u;
         ends = __ballot_sync(FULL_MASK, byte < 0x80);
     }
@@ -237,8 +237,12 @@ struct byte_window {
 // from (init, delta) directly, so a run of any length costs len/32 stores.
 // ---------------------------------------------------------------------------
 template <typename T>
-__device__ __forceinline__ void write_run(T* out, u64 len, u64 init, u64 delta) {
-    for (u64 k = lane_id(); k < len; k += WARP) out[k] = (T)(init + k * delta);
+__device__ __forceinline__ void write_run(T* out, u32 len, u64 init, u64 delta) {
+    if constexpr (sizeof(T) <= 4) {  // the low 32 bits suffice: cheaper arithmetic
+        for (u32 k = lane_id(); k < len; k += WARP) out[k] = (T)((u32)init + k * (u32)delta);
+    } else {
+        for (u32 k = lane_id(); k < len; k += WARP) out[k] = (T)(init + (u64)k * delta);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -259,19 +263,19 @@ template <u32 W>
 struct output_window {
     static_assert((W & (W - 1)) == 0 && W >= 2048, "window must be a power of two >= 2048");
     // Longest back-reference served from the ring. A copy of up to MAX_COPY
-    // bytes rewrites ring slots older than W - MAX_COPY, and at most a line
-    // is unflushed, so NEAR + MAX_COPY + LINE <= W keeps both safe.
+    // bytes rewrites ring slots older than W - MAX_COPY, and fewer than two
+    // lines are unflushed, so NEAR + MAX_COPY + 2 * LINE <= W keeps both safe.
     static constexpr u32 MAX_COPY = 258;
     static constexpr u32 NEAR = W - 512;
 
     u8* ring;
     u8* dst;
-    u64 cap;
-    u64 pos;
-    u64 flushed;  // ring coordinate below which global memory is written
+    u32 cap;      // Stage::validate keeps capacities below 4 GiB
+    u32 pos;
+    u32 flushed;  // ring coordinate below which global memory is written
     u32 skew;
 
-    __device__ __forceinline__ void init(u8* d, u64 capacity, u8* r) {
+    __device__ __forceinline__ void init(u8* d, u32 capacity, u8* r) {
         ring = r;
         dst = d;
         cap = capacity;
@@ -280,18 +284,17 @@ struct output_window {
         flushed = 0;
     }
 
-    __device__ __forceinline__ u8& slot(u64 q) const { return ring[(q + skew) & (W - 1)]; }
+    __device__ __forceinline__ u8& slot(u32 q) const { return ring[(q + skew) & (W - 1)]; }
 
     // Stores ring coordinates [r, r + 4) to global memory, byte-wise where
     // the word leaves [0, limit) of the output.
-    __device__ __forceinline__ void store_word(u64 r, u64 limit) const {
-        const i64 q = (i64)r - (i64)skew;
+    __device__ __forceinline__ void store_word(u32 r, u32 limit) const {
         u8* g = dst - skew + r;
-        if (q >= 0 && (u64)q + 4 <= limit) {
+        if (r >= skew && r - skew + 4 <= limit) {
             *reinterpret_cast<u32*>(g) = *reinterpret_cast<const u32*>(ring + (r & (W - 1)));
         } else {
-            for (int b = 0; b < 4; ++b)
-                if (q + b >= 0 && (u64)(q + b) < limit) g[b] = ring[(r + b) & (W - 1)];
+            for (u32 b = 0; b < 4; ++b)
+                if (r + b >= skew && r + b - skew < limit) g[b] = ring[(r + b) & (W - 1)];
         }
     }
 
@@ -299,10 +302,10 @@ struct output_window {
     __device__ __forceinline__ void flush_lines() {
         if (flushed + LINE > pos + skew) return;
         __syncwarp();
-        while (flushed + LINE <= pos + skew) {
+        do {
             store_word(flushed + 4 * lane_id(), pos);
             flushed += LINE;
-        }
+        } while (flushed + LINE <= pos + skew);
     }
 
     // Writes the last, partial line. Call once at the end of the chunk.
@@ -313,13 +316,14 @@ struct output_window {
         __syncwarp();
     }
 
-    __device__ __forceinline__ bool room(u64 n) const { return n <= cap - pos; }
+    __device__ __forceinline__ bool room(u32 n) const { return n <= cap - pos; }
 
+    // One byte from every lane's identical value; flushes when a line fills.
     __device__ __forceinline__ bool write_byte(u8 b) {
-        if (!room(1)) return false;
+        if (pos == cap) return false;
         if (lane_id() == 0) slot(pos) = b;
         pos += 1;
-        flush_lines();
+        if (((pos + skew) & (LINE - 1)) == 0) flush_lines();
         return true;
     }
 
@@ -333,23 +337,42 @@ struct output_window {
     }
 
     // LZ77 back-reference: len (<= MAX_COPY) bytes starting `offset` back.
-    // Overlapping copies (offset < len) repeat the last `offset` bytes: byte
-    // i comes from src + i % offset, always a byte before `pos`, so the
-    // lanes need no ordering among themselves. Far copies read global memory
-    // with 4-byte aligned loads joined by a funnel shift.
+    // Byte i comes from src + i % offset (so overlapping copies, offset <
+    // len, repeat the last `offset` bytes), always a byte before `pos`, so
+    // lanes need no ordering among themselves. Near copies: each lane builds
+    // aligned 4-byte ring words (a 258-byte copy is three warp steps); the
+    // source index advances by a precomputed step instead of a modulo per
+    // byte. Far copies read global memory with 4-byte aligned loads joined by
+    // a funnel shift.
     __device__ __forceinline__ bool memcpy(u32 offset, u32 len) {
         if (offset == 0 || offset > pos || len > MAX_COPY || !room(len)) return false;
         __syncwarp();  // single-lane literal writes must be visible
-        const u64 src = pos - offset;
+        const u32 src = pos - offset;
+        const u32 lane = lane_id();
         if (offset <= NEAR) {
-            for (u32 i = lane_id(); i < len; i += WARP)
-                slot(pos + i) = slot(src + (offset < len ? i % offset : i));
+            // Each lane rewrites aligned 4-byte ring words of the destination
+            // [d0, d1) (ring coordinates), merging bytes outside the copy.
+            const u32 d0 = pos + skew, d1 = d0 + len;
+            u32* ring32 = reinterpret_cast<u32*>(ring);
+            for (u32 t = (d0 & ~3u) + 4 * lane; t < d1; t += 4 * WARP) {
+                u32 j = (t > d0 ? t - d0 : 0) % offset;  // source index of the first byte
+                u32 word = ring32[(t & (W - 1)) >> 2];
+#pragma unroll
+                for (u32 b = 0; b < 4; ++b) {
+                    if (t + b >= d0 && t + b < d1) {
+                        const u32 v = ring[(src + skew + j) & (W - 1)];
+                        word = (word & ~(0xffu << (8 * b))) | (v << (8 * b));
+                        j = j + 1 == offset ? 0 : j + 1;
+                    }
+                }
+                ring32[(t & (W - 1)) >> 2] = word;
+            }
         } else {
             // offset > NEAR >= len: the source lies wholly in global memory.
             const u8* s = dst + src;
             const u32 sh = (u32)((size_t)s & 3);
             const u32* sw = reinterpret_cast<const u32*>(s - sh);
-            for (u32 w = lane_id(); 4 * w < len; w += WARP) {
+            for (u32 w = lane; 4 * w < len; w += WARP) {
                 const u32 lo = sw[w];
                 const u32 v = sh ? __funnelshift_r(lo, sw[w + 1], 8 * sh) : lo;
 #pragma unroll
@@ -365,10 +388,10 @@ struct output_window {
     // Copies n bytes of the input stream (after align_to_byte) to the output.
     // Returns false when the input ends first; capacity is checked by the
     // caller.
-    __device__ __forceinline__ bool copy_from(input_stream& in, u64 n) {
+    __device__ __forceinline__ bool copy_from(input_stream& in, u32 n) {
         while (n > 0) {
             in.ensure(LINE);
-            const u32 step = (u32)(n < LINE ? n : LINE);
+            const u32 step = n < LINE ? n : LINE;
             if (in.remaining() < step) return false;
             for (u32 i = lane_id(); i < step; i += WARP) slot(pos + i) = in.byte(i);
             in.advance(step);

@@ -303,18 +303,18 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     for_each_chunk(njobs, [&](u64 j, u8* ring) {
         const ChunkJob job = jobs[j];
         input_stream in;
-        in.init(input + job.in_off, job.in_len, ring);
+        in.init(input + job.in_off, (u32)job.in_len, ring);
         out_t out;
-        out.init(output + job.out_off, job.out_count, windows[threadIdx.x / WARP]);
+        out.init(output + job.out_off, (u32)job.out_count, windows[threadIdx.x / WARP]);
         const u32 code = inflate_chunk(in, out, t);
         // Bytes produced before a failure are written too (unspecified
         // content, but never outside the job's range).
         out.finish();
         if (lane_id() == 0) {
             // The failing position is where the bit reader stood.
-            const u64 at = in.pos > in.bit_cnt / 8 ? in.pos - in.bit_cnt / 8 : 0;
+            const u32 at = in.pos > in.bit_cnt / 8 ? in.pos - in.bit_cnt / 8 : 0;
             status[j].code = code;
-            status[j].detail = code == OK ? 0u : (u32)min(at, (u64)0xffffffffu);
+            status[j].detail = code == OK ? 0u : at;
             status[j].produced = out.pos;
         }
     });

@@ -57,12 +57,13 @@ struct RleV1 {
     __device__ static void decode(const u8* chunk, const ChunkJob& job, T* out, ChunkStatus* st,
                                   u8* ring) {
         input_stream in;
-        in.init(chunk, job.in_len, ring);
+        in.init(chunk, (u32)job.in_len, ring);
         const u32 lane = lane_id();
-        const u64 count = job.out_count;
-        u64 produced = 0;
+        // 32-bit counters: Stage::validate bounds chunks below 4 Gi values.
+        const u32 count = (u32)job.out_count;
+        u32 produced = 0;
         u32 code = OK;
-        u64 run_at = 0;
+        u32 run_at = 0;
         // Parse position is in.pos + p; the window holds bytes in.pos .. in.pos + 31.
         byte_window w;
         w.load(in);
@@ -80,7 +81,7 @@ struct RleV1 {
             }
             const int h = (int)(i8)w.at(p);
             if (h >= 0) {
-                const u64 n = (u64)h + 3;
+                const u32 n = (u32)h + 3;
                 if (w.avail - p < 2) {
                     code = INPUT_TRUNCATED;
                     break;
@@ -126,13 +127,13 @@ struct RleV1 {
                 produced += n;
                 p = vstart + nb;
             } else {
-                u64 left = (u64)(-h);
+                u32 left = (u32)(-h);
                 if (left > count - produced) {
                     code = OUTPUT_OVERFLOW;
                     break;
                 }
                 p += 1;
-                u64 lit_produced = produced;
+                u32 lit_produced = produced;
                 while (left > 0) {
                     u32 m = p < WARP ? w.ends & (FULL_MASK << p) : 0;
                     if (m == 0 && p > 0) {  // the next varint starts in a later window
@@ -145,7 +146,7 @@ struct RleV1 {
                         code = w.avail >= MAXB ? VARINT_OVERLONG : INPUT_TRUNCATED;
                         break;
                     }
-                    const u32 k = (u32)min((u64)__popc(m), left);
+                    const u32 k = min((u32)__popc(m), left);
                     const u32 before = m & lanemask_lt();
                     const u32 rank = __popc(before);
                     const bool mine = (m >> lane & 1) && rank < k;
@@ -185,7 +186,7 @@ struct RleV1 {
         }
         if (lane == 0) {
             st->code = code;
-            st->detail = code == OK ? 0u : (u32)min(run_at, (u64)0xffffffffu);
+            st->detail = code == OK ? 0u : run_at;
             st->produced = produced;
         }
     }

@@ -101,6 +101,12 @@ impl StageOp {
     }
 }
 
+/// Most input bytes one chunk job may have: kernels keep chunk positions in
+/// 32 bits (4 GiB less a margin for the input ring's look-ahead).
+pub const MAX_CHUNK_INPUT: u64 = u32::MAX as u64 - 4096;
+/// Most elements one chunk job may produce (32-bit kernel counters).
+pub const MAX_CHUNK_VALUES: u64 = u32::MAX as u64;
+
 /// One independent unit of decoding work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkJob {
@@ -179,6 +185,13 @@ impl Stage {
                 return Err(bad(format!(
                     "input {:?} outside {input_len} input bytes",
                     job.input
+                )));
+            }
+            if job.input.end - job.input.start > MAX_CHUNK_INPUT || job.values > MAX_CHUNK_VALUES {
+                return Err(bad(format!(
+                    "chunk of {} input bytes and {} values exceeds the per-chunk limits",
+                    job.input.end - job.input.start,
+                    job.values
                 )));
             }
             let end = job
@@ -269,6 +282,8 @@ mod tests {
                 .is_err()
         );
         assert!(stage(vec![job(0..1, u64::MAX, 2)], 3).validate(9).is_err());
+        let huge = MAX_CHUNK_VALUES + 1;
+        assert!(stage(vec![job(0..1, 0, huge)], huge).validate(9).is_err());
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = 5..1;
         assert!(stage(vec![job(reversed, 0, 1)], 3).validate(9).is_err());

@@ -120,7 +120,10 @@ mod tests {
             let st = inflate(&z, &mut big);
             assert!(st.is_ok());
             assert_eq!(st.produced as usize, data.len());
-            assert!(big[data.len()..].iter().all(|&b| b == 0), "level {level}: spare bytes written");
+            assert!(
+                big[data.len()..].iter().all(|&b| b == 0),
+                "level {level}: spare bytes written"
+            );
         }
         let z = deflate(&data, 6);
         let mut small = vec![0u8; data.len() - 1];
