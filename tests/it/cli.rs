@@ -70,3 +70,41 @@ fn info_reports_the_backend() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("backend (auto):"), "{s}");
 }
+
+#[test]
+fn bench_deflate_on_the_cpu_verifies() {
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "bench",
+            "codecs",
+            "--codec",
+            "deflate",
+            "--suite",
+            "tpch",
+            "--columns",
+            "L_ORDERKEY,L_RETURNFLAG",
+            "--size-mib",
+            "1",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r["verified"] == true && r["ratio"].as_f64().unwrap() > 1.0)
+    );
+}
