@@ -159,6 +159,15 @@ __device__ __forceinline__ int decode_sym(input_stream& in, const Huffman& h, co
     return -1;
 }
 
+// Adds the next `n` stream bits to `value`; false at the end of input.
+__device__ __forceinline__ bool add_extra_bits(input_stream& in, u32 n, u32& value) {
+    if (n == 0) return true;
+    u32 extra;
+    if (!in.fetch_bits(n, extra)) return false;
+    value += extra;
+    return true;
+}
+
 __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
     const u32 lane = lane_id();
     for (;;) {
@@ -269,20 +278,12 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
                 const u32 li = sym - 257;
                 if (li >= 29) return INPUT_CORRUPT;
                 u32 len = LEN_BASE[li];
-                if (LEN_EXTRA[li]) {
-                    u32 extra;
-                    if (!in.fetch_bits(LEN_EXTRA[li], extra)) return INPUT_TRUNCATED;
-                    len += extra;
-                }
+                if (!add_extra_bits(in, LEN_EXTRA[li], len)) return INPUT_TRUNCATED;
                 const int ds = decode_sym(in, t.dist, t.dist_lut, DIST_BITS);
                 if (ds < 0) return ds == -2 ? INPUT_TRUNCATED : INPUT_CORRUPT;
                 if (ds >= 30) return INPUT_CORRUPT;
                 u32 dist = DIST_BASE[ds];
-                if (DIST_EXTRA[ds]) {
-                    u32 extra;
-                    if (!in.fetch_bits(DIST_EXTRA[ds], extra)) return INPUT_TRUNCATED;
-                    dist += extra;
-                }
+                if (!add_extra_bits(in, DIST_EXTRA[ds], dist)) return INPUT_TRUNCATED;
                 if (dist > out.pos) return INPUT_CORRUPT;
                 if (!out.room(len)) return OUTPUT_OVERFLOW;
                 out.memcpy(dist, len);

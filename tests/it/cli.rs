@@ -10,26 +10,13 @@ fn warpread() -> Command {
     Command::new(bin)
 }
 
-#[test]
-fn bench_codecs_on_generated_tpch_verifies_and_reports() {
+/// Runs `warpread --backend cpu bench codecs ARGS --size-mib 1 --runs 1
+/// --warmup 0 --json` and returns the parsed report.
+fn bench_json(args: &[&str]) -> serde_json::Value {
     let out = warpread()
-        .args([
-            "--backend",
-            "cpu",
-            "bench",
-            "codecs",
-            "--codec",
-            "orc-rle-v1",
-            "--suite",
-            "tpch",
-            "--size-mib",
-            "1",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-        ])
+        .args(["--backend", "cpu", "bench", "codecs"])
+        .args(args)
+        .args(["--size-mib", "1", "--runs", "1", "--warmup", "0", "--json"])
         .output()
         .unwrap();
     assert!(
@@ -37,7 +24,12 @@ fn bench_codecs_on_generated_tpch_verifies_and_reports() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn bench_codecs_on_generated_tpch_verifies_and_reports() {
+    let v = bench_json(&["--codec", "orc-rle-v1", "--suite", "tpch"]);
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 7);
     for r in rows {
@@ -73,34 +65,14 @@ fn info_reports_the_backend() {
 
 #[test]
 fn bench_deflate_on_the_cpu_verifies() {
-    let out = warpread()
-        .args([
-            "--backend",
-            "cpu",
-            "bench",
-            "codecs",
-            "--codec",
-            "deflate",
-            "--suite",
-            "tpch",
-            "--columns",
-            "L_ORDERKEY,L_RETURNFLAG",
-            "--size-mib",
-            "1",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = bench_json(&[
+        "--codec",
+        "deflate",
+        "--suite",
+        "tpch",
+        "--columns",
+        "L_ORDERKEY,L_RETURNFLAG",
+    ]);
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert!(

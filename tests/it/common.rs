@@ -3,6 +3,7 @@
 use std::sync::OnceLock;
 
 use warpread::exec::CudaBackend;
+use warpread::plan::Stage;
 
 /// splitmix64: small, fast, and good enough to generate test streams.
 pub struct Rng(u64);
@@ -47,6 +48,50 @@ pub fn cuda(test: &str) -> Option<&'static CudaBackend> {
         Err(why) => {
             println!("{test}: skipped: no CUDA device ({why})");
             None
+        }
+    }
+}
+
+/// Damages a stage's input or plan one of five ways: bit flips, truncated
+/// chunks, scattered garbage bytes, too-small expected counts, or all garbage.
+pub fn mutate(rng: &mut Rng, bytes: &mut [u8], stage: &mut Stage) {
+    match rng.below(5) {
+        0 => {
+            for _ in 0..1 + rng.below(8) {
+                if !bytes.is_empty() {
+                    let i = rng.below(bytes.len() as u64) as usize;
+                    bytes[i] ^= 1 << rng.below(8);
+                }
+            }
+        }
+        1 => {
+            // truncate some chunks' inputs
+            for job in &mut stage.jobs {
+                if rng.below(3) == 0 && job.input.end > job.input.start {
+                    job.input.end -= 1 + rng.below(job.input.end - job.input.start);
+                }
+            }
+        }
+        2 => {
+            for b in bytes.iter_mut() {
+                if rng.below(50) == 0 {
+                    *b = rng.next() as u8;
+                }
+            }
+        }
+        3 => {
+            // wrong expected counts: shrink some (overflow) jobs
+            for job in &mut stage.jobs {
+                if rng.below(3) == 0 && job.values > 0 {
+                    job.values -= 1 + rng.below(job.values);
+                }
+            }
+        }
+        _ => {
+            // pure garbage
+            for b in bytes.iter_mut() {
+                *b = rng.next() as u8;
+            }
         }
     }
 }

@@ -4,50 +4,8 @@
 use warpread::exec::{Backend, CpuBackend, StageOutput};
 use warpread::plan::{IntType, Stage, StageOp, StatusCode};
 
-use crate::common::{Rng, cuda};
+use crate::common::{Rng, cuda, mutate};
 use crate::rle_v1_differential::random_stage;
-
-fn mutate(rng: &mut Rng, bytes: &mut [u8], stage: &mut Stage) {
-    match rng.below(5) {
-        0 => {
-            for _ in 0..1 + rng.below(8) {
-                if !bytes.is_empty() {
-                    let i = rng.below(bytes.len() as u64) as usize;
-                    bytes[i] ^= 1 << rng.below(8);
-                }
-            }
-        }
-        1 => {
-            // truncate some chunks' inputs
-            for job in &mut stage.jobs {
-                if rng.below(3) == 0 && job.input.end > job.input.start {
-                    job.input.end -= 1 + rng.below(job.input.end - job.input.start);
-                }
-            }
-        }
-        2 => {
-            for b in bytes.iter_mut() {
-                if rng.below(50) == 0 {
-                    *b = rng.next() as u8;
-                }
-            }
-        }
-        3 => {
-            // wrong expected counts: shrink some (overflow) jobs
-            for job in &mut stage.jobs {
-                if rng.below(3) == 0 && job.values > 0 {
-                    job.values -= 1 + rng.below(job.values);
-                }
-            }
-        }
-        _ => {
-            // pure garbage
-            for b in bytes.iter_mut() {
-                *b = rng.next() as u8;
-            }
-        }
-    }
-}
 
 fn same_on_ok_chunks(stage: &Stage, a: &StageOutput, b: &StageOutput, w: usize) {
     assert_eq!(a.statuses, b.statuses);

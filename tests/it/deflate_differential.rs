@@ -5,7 +5,7 @@ use warpread::codecs::deflate;
 use warpread::exec::{Backend, CpuBackend, StageOutput};
 use warpread::plan::{ChunkJob, Stage, StageOp};
 
-use crate::common::{Rng, cuda};
+use crate::common::{Rng, cuda, mutate};
 
 /// Data of one shape; each stresses a different part of inflate.
 fn data(rng: &mut Rng, n: usize, shape: u64) -> Vec<u8> {
@@ -124,30 +124,7 @@ fn corrupt_deflate_streams_are_rejected_alike() {
         let n = rng.below(100_000) as usize;
         let raw = data(&mut rng, n, round % 5);
         let (mut bytes, mut stage) = random_stage(&mut rng, &raw);
-        match rng.below(3) {
-            0 => {
-                for _ in 0..1 + rng.below(6) {
-                    if !bytes.is_empty() {
-                        let i = rng.below(bytes.len() as u64) as usize;
-                        bytes[i] ^= 1 << rng.below(8);
-                    }
-                }
-            }
-            1 => {
-                for j in &mut stage.jobs {
-                    if j.input.end > j.input.start && rng.below(2) == 0 {
-                        j.input.end -= 1 + rng.below(j.input.end - j.input.start);
-                    }
-                }
-            }
-            _ => {
-                for j in &mut stage.jobs {
-                    if j.values > 0 && rng.below(2) == 0 {
-                        j.values -= 1 + rng.below(j.values);
-                    }
-                }
-            }
-        }
+        mutate(&mut rng, &mut bytes, &mut stage);
         let want = cpu.run_stage(&stage, &bytes).unwrap();
         failures += want.statuses.iter().filter(|s| !s.is_ok()).count();
         if let Some(gpu) = gpu {
