@@ -355,7 +355,8 @@ struct output_window {
             const u32 d0 = pos + skew, d1 = d0 + len;
             u32* ring32 = reinterpret_cast<u32*>(ring);
             for (u32 t = (d0 & ~3u) + 4 * lane; t < d1; t += 4 * WARP) {
-                u32 j = (t > d0 ? t - d0 : 0) % offset;  // source index of the first byte
+                u32 j = t > d0 ? t - d0 : 0;  // source index of the word's first copied byte
+                if (offset < len) j %= offset;  // only overlapping copies wrap
                 u32 word = ring32[(t & (W - 1)) >> 2];
 #pragma unroll
                 for (u32 b = 0; b < 4; ++b) {
