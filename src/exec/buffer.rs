@@ -1,6 +1,7 @@
 //! Host buffers aligned for any element type the decoders produce.
 
 use crate::codecs::int::IntElem;
+use crate::error::{Error, Result};
 
 /// A zero-initialised byte buffer whose storage is 8-byte aligned, so that it
 /// can be viewed as a slice of any integer element type.
@@ -23,6 +24,18 @@ impl HostBuffer {
             words: vec![0; len.div_ceil(8)],
             len,
         }
+    }
+
+    /// A buffer of `len` zero bytes, or an error when the memory cannot be
+    /// had: sizes come from file metadata, which may lie, and an allocation
+    /// failure must be an error rather than an abort.
+    pub fn try_zeroed(len: usize) -> Result<Self> {
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(len.div_ceil(8))
+            .map_err(|_| Error::InvalidPlan(format!("cannot allocate {len} bytes of output")))?;
+        words.resize(len.div_ceil(8), 0);
+        Ok(Self { words, len })
     }
 
     /// Length in bytes.
@@ -76,5 +89,7 @@ mod tests {
         assert_eq!(b.typed::<u32>().len(), 2);
         assert_eq!(b.len(), 10);
         assert!(HostBuffer::zeroed(0).is_empty());
+        assert!(HostBuffer::try_zeroed(usize::MAX / 2).is_err());
+        assert_eq!(HostBuffer::try_zeroed(3).unwrap().as_bytes(), &[0, 0, 0]);
     }
 }

@@ -67,7 +67,7 @@ impl Backend for CpuBackend {
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
         stage.validate(input.len() as u64)?;
-        let mut data = HostBuffer::zeroed(stage.output_bytes());
+        let mut data = HostBuffer::try_zeroed(stage.output_bytes())?;
         let statuses = match stage.op {
             StageOp::OrcRleV1(ty) => crate::with_int_type!(ty, T => {
                 run_typed::<T>(stage, input, &mut data, orc_rle_v1::decode::<T>)

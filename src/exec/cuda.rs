@@ -186,7 +186,7 @@ impl CudaBackend {
         stream
             .synchronize()
             .map_err(|e| Error::cuda("running a kernel", e))?;
-        let mut data = HostBuffer::zeroed(out_bytes);
+        let mut data = HostBuffer::try_zeroed(out_bytes)?;
         data.as_bytes_mut()
             .copy_from_slice(&pinned.as_slice().map_err(err)?[..out_bytes]);
         Ok(StageOutput { data, statuses })
@@ -241,7 +241,7 @@ impl Backend for CudaBackend {
         if stage.jobs.is_empty() {
             stage.validate(input.len() as u64)?;
             return Ok(StageOutput {
-                data: HostBuffer::zeroed(stage.output_bytes()),
+                data: HostBuffer::try_zeroed(stage.output_bytes())?,
                 statuses: Vec::new(),
             });
         }

@@ -212,9 +212,12 @@ impl Stage {
         Ok(())
     }
 
-    /// Output size in bytes.
+    /// Output size in bytes (saturating: an absurd size then fails to
+    /// allocate with an error).
     pub fn output_bytes(&self) -> usize {
-        self.output_values as usize * self.op.output_width()
+        usize::try_from(self.output_values)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(self.op.output_width())
     }
 
     /// Input bytes that the jobs read (ranges summed).

@@ -68,3 +68,19 @@ fn hostile_plans_are_rejected_before_decoding() {
         assert!(gpu.run_stage(&stage, &[0u8; 10]).is_err());
     }
 }
+
+#[test]
+fn absurd_output_sizes_are_errors_not_aborts() {
+    // Metadata claiming ~2^60 output values with no jobs: the backend must
+    // refuse the allocation with an error.
+    let stage = Stage {
+        op: StageOp::OrcRleV1(IntType::U64),
+        jobs: Vec::new(),
+        output_values: 1 << 60,
+        location: warpread::Location::file("huge.orc"),
+    };
+    assert!(CpuBackend::new().run_stage(&stage, &[]).is_err());
+    if let Some(gpu) = cuda("absurd_output_sizes_are_errors_not_aborts") {
+        assert!(gpu.run_stage(&stage, &[]).is_err());
+    }
+}
