@@ -327,16 +327,6 @@ struct output_window {
         return true;
     }
 
-    // Two bytes; the caller has checked room(2).
-    __device__ __forceinline__ void write_pair(u8 a, u8 b) {
-        if (lane_id() == 0) {
-            slot(pos) = a;
-            slot(pos + 1) = b;
-        }
-        pos += 2;
-        if (((pos + skew) & (LINE - 1)) < 2) flush_lines();
-    }
-
     // Byte run: len bytes init + i * delta (mod 256), all lanes; len <= MAX_COPY.
     __device__ __forceinline__ bool write_run(u32 len, u8 init, u8 delta) {
         if (!room(len)) return false;

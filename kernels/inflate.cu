@@ -45,20 +45,15 @@ __constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 
 // One canonical Huffman code: a primary lookup table indexed by the next
 // `bits` stream bits (entry = symbol | length << 9; length 0 means "longer
 // than `bits`" or "no such code"), plus counts and sorted symbols for the
-// slow path. Literal/length entries whose bits also hold a whole second
-// literal code carry it too (pair_literals), so common text decodes two
-// literals per lookup.
-constexpr u32 PAIR = 1u << 26;  // entry holds two literals
-__device__ __forceinline__ u32 pair_second(u32 e) { return (e >> 13) & 255; }
-__device__ __forceinline__ u32 pair_bits(u32 e) { return (e >> 21) & 31; }
+// slow path.
 struct Huffman {
     u16 count[MAX_BITS + 1];
     u16 sorted[N_LIT];
 };
 
 struct WarpTables {
-    u32 lit_lut[1 << LIT_BITS];
-    u32 dist_lut[1 << DIST_BITS];
+    u16 lit_lut[1 << LIT_BITS];
+    u16 dist_lut[1 << DIST_BITS];
     Huffman lit;
     Huffman dist;
     u32 scratch[MAX_BITS + 2];  // per-length counters while building
@@ -69,7 +64,7 @@ __device__ __forceinline__ u32 reverse_bits(u32 code, u32 len) { return __brev(c
 
 // Builds `h` and its primary table from code lengths lens[0..n). Returns
 // false when the lengths do not form a valid code (zlib's rules).
-__device__ bool build(const u8* lens, u32 n, Huffman& h, u32* lut, u32 lut_bits, u32* scratch,
+__device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits, u32* scratch,
                       bool allow_empty) {
     const u32 lane = lane_id();
     if (lane <= MAX_BITS) scratch[lane] = 0;
@@ -126,7 +121,7 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u32* lut, u32 lut_bits,
         for (u32 k = lane; k < cnt; k += WARP) {
             const u32 sym = h.sorted[pos + k];
             const u32 rev = reverse_bits(code + k, l);
-            for (u32 e = rev; e < (1u << lut_bits); e += 1u << l) lut[e] = sym | (l << 9);
+            for (u32 e = rev; e < (1u << lut_bits); e += 1u << l) lut[e] = (u16)(sym | (l << 9));
         }
         code = (code + cnt) << 1;
         pos += cnt;
@@ -135,28 +130,12 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u32* lut, u32 lut_bits,
     return true;
 }
 
-// Marks literal/length entries whose LIT_BITS bits hold two whole literal
-// codes. Entries are upgraded in place: the first symbol's fields stay, so a
-// lane reading a neighbour mid-upgrade still sees a valid single entry.
-__device__ void pair_literals(u32* lut) {
-    for (u32 x = lane_id(); x < (1u << LIT_BITS); x += WARP) {
-        const u32 e = lut[x];
-        const u32 l1 = (e >> 9) & 15;
-        if (l1 == 0 || l1 >= LIT_BITS || (e & 511) >= 256) continue;
-        const u32 e2 = lut[x >> l1];
-        const u32 l2 = (e2 >> 9) & 15;
-        if (l2 == 0 || l1 + l2 > LIT_BITS || (e2 & 511) >= 256) continue;
-        lut[x] = e | ((e2 & 255) << 13) | ((l1 + l2) << 21) | PAIR;
-    }
-    __syncwarp();
-}
-
 // Decodes one symbol. Returns the symbol, or -1 (corrupt) / -2 (truncated).
-__device__ __forceinline__ int decode_sym(input_stream& in, const Huffman& h, const u32* lut,
+__device__ __forceinline__ int decode_sym(input_stream& in, const Huffman& h, const u16* lut,
                                           u32 lut_bits) {
     in.need_bits(MAX_BITS);  // may come up short at the end of input
     const u32 e = lut[in.peek_bits(lut_bits)];
-    const u32 len = (e >> 9) & 15;
+    const u32 len = e >> 9;
     if (len) {
         if (len > in.bit_cnt) return -2;
         in.skip_bits(len);
@@ -285,18 +264,10 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
             }
             if (!build(t.lens, nlen, t.lit, t.lit_lut, LIT_BITS, t.scratch, false))
                 return INPUT_CORRUPT;
-            pair_literals(t.lit_lut);
             if (!build(t.lens + N_LIT, ndist, t.dist, t.dist_lut, DIST_BITS, t.scratch, true))
                 return INPUT_CORRUPT;
             // Symbols.
             for (;;) {
-                in.need_bits(MAX_BITS);
-                const u32 pe = t.lit_lut[in.peek_bits(LIT_BITS)];
-                if ((pe & PAIR) && pair_bits(pe) <= in.bit_cnt && out.room(2)) {
-                    in.skip_bits(pair_bits(pe));
-                    out.write_pair((u8)pe, (u8)pair_second(pe));
-                    continue;
-                }
                 const int sym = decode_sym(in, t.lit, t.lit_lut, LIT_BITS);
                 if (sym < 0) return sym == -2 ? INPUT_TRUNCATED : INPUT_CORRUPT;
                 if (sym < 256) {
