@@ -7,8 +7,6 @@ pub mod int;
 pub mod orc_rle_v1;
 pub mod varint;
 
-use crate::plan::StageOp;
-
 /// A codec the `bench codecs` command and the backends know by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CodecName {
@@ -33,13 +31,5 @@ impl CodecName {
     /// Parses a CLI name.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-
-    /// Whether a stage op belongs to this codec.
-    pub fn covers(self, op: &StageOp) -> bool {
-        matches!(
-            (self, op),
-            (Self::OrcRleV1, StageOp::OrcRleV1(_)) | (Self::Deflate, StageOp::Inflate)
-        )
     }
 }

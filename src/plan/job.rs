@@ -219,11 +219,6 @@ impl Stage {
             .unwrap_or(usize::MAX)
             .saturating_mul(self.op.output_width())
     }
-
-    /// Input bytes that the jobs read (ranges summed).
-    pub fn input_bytes(&self) -> u64 {
-        self.jobs.iter().map(|j| j.input.end - j.input.start).sum()
-    }
 }
 
 /// A whole plan: stages a backend runs in order. Today each stage reads a
@@ -267,7 +262,6 @@ mod tests {
         );
         s.validate(9).unwrap();
         assert_eq!(s.output_bytes(), 20);
-        assert_eq!(s.input_bytes(), 9);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::codecs::int::{IntElem, in_range};
 use crate::codecs::varint;
-use crate::plan::{ChunkStatus, IntType, StatusCode};
+use crate::plan::{ChunkStatus, StatusCode};
 
 /// Decodes one chunk into `out`, which must be filled exactly: decoding stops
 /// once `out.len()` values are produced and trailing input is not examined.
@@ -77,20 +77,6 @@ pub fn decode<T: IntElem>(input: &[u8], out: &mut [T]) -> ChunkStatus {
     ChunkStatus::ok(produced as u64)
 }
 
-/// Decodes one chunk of `ty` values into little-endian bytes (`out.len()` a
-/// multiple of the width), for callers that hold untyped buffers.
-pub fn decode_into_bytes(input: &[u8], ty: IntType, out: &mut [u8]) -> ChunkStatus {
-    crate::with_int_type!(ty, T => {
-        let w = std::mem::size_of::<T>();
-        let mut vals = vec![T::default(); out.len() / w];
-        let st = decode::<T>(input, &mut vals);
-        for (dst, v) in out.chunks_exact_mut(w).zip(&vals) {
-            dst.copy_from_slice(&v.to_bits().to_le_bytes()[..w]);
-        }
-        st
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,18 +147,5 @@ mod tests {
         check::<u32>(&[u32::MAX, 0, u32::MAX]);
         check::<i64>(&[i64::MIN, i64::MAX, i64::MIN + 1, 0, i64::MAX - 3]);
         check::<u64>(&[u64::MAX, u64::MAX - 1, u64::MAX - 2, u64::MAX - 3, 0]);
-    }
-
-    #[test]
-    fn bytes_entry_point_matches_typed() {
-        let vals: Vec<i16> = (0..500).map(|i| (i * 37 % 101) as i16 - 50).collect();
-        let enc = encode(&vals);
-        let mut bytes = vec![0u8; vals.len() * 2];
-        assert!(decode_into_bytes(&enc, IntType::I16, &mut bytes).is_ok());
-        let back: Vec<i16> = bytes
-            .chunks_exact(2)
-            .map(|c| i16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        assert_eq!(back, vals);
     }
 }

@@ -14,7 +14,7 @@
 mod decode;
 mod encode;
 
-pub use decode::{decode, decode_into_bytes};
+pub use decode::decode;
 pub use encode::{encode, encode_chunks};
 
 /// Longest run a header can describe.
