@@ -20,11 +20,6 @@
 
 using namespace codag;
 
-template <int BITS>
-struct width_traits {
-    static constexpr u32 max_varint_bytes = (BITS + 6) / 7;
-};
-
 // True when the unsigned varint payload v fits in BITS bits.
 template <int BITS>
 __device__ __forceinline__ bool fits_bits(u64 v) {
@@ -52,7 +47,7 @@ __device__ __forceinline__ bool in_range(i64 x) {
 
 template <typename T, int BITS, bool SIGNED>
 struct RleV1 {
-    static constexpr u32 MAXB = width_traits<BITS>::max_varint_bytes;
+    static constexpr u32 MAXB = (BITS + 6) / 7;  // longest varint of BITS bits
 
     __device__ static void decode(const u8* chunk, const ChunkJob& job, T* out, ChunkStatus* st,
                                   u8* ring) {

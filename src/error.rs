@@ -131,9 +131,6 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// An error from arrow-rs.
-    #[error("arrow: {0}")]
-    Arrow(#[from] arrow::error::ArrowError),
     /// An error from the parquet crate, with the file it came from.
     #[error("parquet error on {path}: {source}")]
     Parquet {

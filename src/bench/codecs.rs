@@ -165,38 +165,40 @@ pub fn load_columns(cfg: &CodecBenchConfig) -> Result<Vec<SuiteColumn>> {
 /// zlib level of the deflate benchmark chunks (the CODAG setting).
 pub const DEFLATE_LEVEL: u32 = 9;
 
-/// The encoded form of a column: input bytes and one stage.
-pub fn encode_column(codec: CodecName, col: &SuiteColumn, chunk_bytes: usize) -> (Vec<u8>, Stage) {
-    if codec == CodecName::Deflate {
-        let raw = col.data.to_le_bytes();
-        let (bytes, jobs) = deflate::deflate_chunks(&raw, chunk_bytes, DEFLATE_LEVEL);
-        let stage = Stage {
-            op: StageOp::Inflate,
-            jobs,
-            output_values: raw.len() as u64,
-            location: Location::default().with_column(col.name.clone()),
-        };
-        return (bytes, stage);
-    }
+/// The encoded form of a column: input bytes and one stage. `raw` is the
+/// column's little-endian bytes (`col.data.to_le_bytes()`), which the caller
+/// also needs for verification, so it is made once.
+pub fn encode_column(
+    codec: CodecName,
+    col: &SuiteColumn,
+    raw: &[u8],
+    chunk_bytes: usize,
+) -> (Vec<u8>, Stage) {
     let ty = col.data.int_type();
     let chunk_values = (chunk_bytes / ty.byte_width()).max(1);
-    let (bytes, jobs): (Vec<u8>, Vec<ChunkJob>) = match codec {
-        CodecName::Deflate => unreachable!("handled above"),
-        CodecName::OrcRleV1 => match &col.data {
-            ColumnData::I8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::U8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::I16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::U16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::I32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::U32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::I64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            ColumnData::U64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-        },
+    let (op, (bytes, jobs)): (StageOp, (Vec<u8>, Vec<ChunkJob>)) = match codec {
+        CodecName::Deflate => (
+            StageOp::Inflate,
+            deflate::deflate_chunks(raw, chunk_bytes, DEFLATE_LEVEL),
+        ),
+        CodecName::OrcRleV1 => (
+            StageOp::OrcRleV1(ty),
+            match &col.data {
+                ColumnData::I8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::U8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::I16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::U16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::I32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::U32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::I64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+                ColumnData::U64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
+            },
+        ),
     };
     let stage = Stage {
-        op: StageOp::OrcRleV1(ty),
+        op,
         jobs,
-        output_values: col.data.len() as u64,
+        output_values: (raw.len() / op.output_width()) as u64,
         location: Location::default().with_column(col.name.clone()),
     };
     (bytes, stage)
@@ -284,11 +286,7 @@ fn dump_chunks(
 /// Runs the benchmark; `progress` is told each column's name as it starts.
 pub fn run(cfg: &CodecBenchConfig, mut progress: impl FnMut(&str)) -> Result<CodecBenchReport> {
     let cpu = CpuBackend::new();
-    let cuda = match cfg.backend {
-        BackendChoice::Cpu => None,
-        BackendChoice::Cuda => Some(CudaBackend::new()?),
-        BackendChoice::Auto => CudaBackend::new().ok(),
-    };
+    let cuda = CudaBackend::for_choice(cfg.backend)?;
     let (backend_desc, timing) = match &cuda {
         Some(c) => (c.describe(), "kernel time, CUDA events, data on device"),
         None => (cpu.describe(), "wall time of the stage on the CPU"),
@@ -297,11 +295,11 @@ pub fn run(cfg: &CodecBenchConfig, mut progress: impl FnMut(&str)) -> Result<Cod
     let mut rows = Vec::new();
     for col in &columns {
         progress(&col.name);
-        let (input, stage) = encode_column(cfg.codec, col, cfg.chunk_bytes);
+        let original = col.data.to_le_bytes();
+        let (input, stage) = encode_column(cfg.codec, col, &original, cfg.chunk_bytes);
         if let Some(dir) = &cfg.dump {
             dump_chunks(dir, cfg.codec, &col.name, &input, &stage)?;
         }
-        let original = col.data.to_le_bytes();
         let reference = cpu.run_stage(&stage, &input)?;
         let (output, times) = match &cuda {
             Some(c) => {
@@ -371,10 +369,10 @@ mod tests {
             source: String::new(),
             data: ColumnData::U16((0..5000).map(|i| (i / 9) as u16).collect()),
         };
-        let (input, stage) = encode_column(CodecName::OrcRleV1, &col, 1024);
+        let original = col.data.to_le_bytes();
+        let (input, stage) = encode_column(CodecName::OrcRleV1, &col, &original, 1024);
         let cpu = CpuBackend::new();
         let reference = cpu.run_stage(&stage, &input).unwrap();
-        let original = col.data.to_le_bytes();
         verify(&stage, &reference, &reference, &original).unwrap();
         let mut bad = reference.clone();
         bad.data.as_bytes_mut()[777] ^= 1;

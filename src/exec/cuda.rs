@@ -55,6 +55,18 @@ impl CudaBackend {
         Self::with_device(0)
     }
 
+    /// The CUDA backend a choice asks for: `None` for `Cpu`, and for `Auto`
+    /// when no device is usable (logged); an error for `Cuda` without one.
+    pub fn for_choice(choice: super::BackendChoice) -> Result<Option<Self>> {
+        match choice {
+            super::BackendChoice::Cpu => Ok(None),
+            super::BackendChoice::Cuda => Self::new().map(Some),
+            super::BackendChoice::Auto => Ok(Self::new()
+                .inspect_err(|e| tracing::info!("auto backend: using cpu ({e})"))
+                .ok()),
+        }
+    }
+
     /// Opens the given device.
     pub fn with_device(ordinal: usize) -> Result<Self> {
         Ok(Self {

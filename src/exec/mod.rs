@@ -118,17 +118,10 @@ pub fn execute(
 /// Builds the backend for a choice. `Auto` probes for CUDA and falls back to
 /// the CPU, logging why.
 pub fn select(choice: BackendChoice) -> Result<Box<dyn Backend>> {
-    match choice {
-        BackendChoice::Cpu => Ok(Box::new(CpuBackend::new())),
-        BackendChoice::Cuda => Ok(Box::new(CudaBackend::new()?)),
-        BackendChoice::Auto => match CudaBackend::new() {
-            Ok(b) => Ok(Box::new(b)),
-            Err(e) => {
-                tracing::info!("auto backend: using cpu ({e})");
-                Ok(Box::new(CpuBackend::new()))
-            }
-        },
-    }
+    Ok(match CudaBackend::for_choice(choice)? {
+        Some(cuda) => Box::new(cuda),
+        None => Box::new(CpuBackend::new()),
+    })
 }
 
 #[cfg(test)]
