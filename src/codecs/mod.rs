@@ -2,9 +2,12 @@
 //! an encoder for tests and benchmarks, and (in `src/gpu/kernels.rs`) the name
 //! of its GPU entry points.
 
+pub mod block;
 pub mod deflate;
 pub mod int;
+pub mod orc_byte_rle;
 pub mod orc_rle_v1;
+pub mod orc_rle_v2;
 pub mod varint;
 
 /// A codec the `bench codecs` command and the backends know by name.

@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::codecs::int::IntElem;
-use crate::codecs::{deflate, orc_rle_v1};
+use crate::codecs::{block, deflate, orc_byte_rle, orc_rle_v1, orc_rle_v2};
 use crate::error::Result;
 use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
 
@@ -72,7 +72,24 @@ impl Backend for CpuBackend {
             StageOp::OrcRleV1(ty) => crate::with_int_type!(ty, T => {
                 run_typed::<T>(stage, input, &mut data, orc_rle_v1::decode::<T>)
             }),
+            StageOp::OrcRleV2(ty) => crate::with_int_type!(ty, T => {
+                run_typed::<T>(stage, input, &mut data, orc_rle_v2::decode::<T>)
+            }),
+            StageOp::OrcByteRle => run_typed::<u8>(stage, input, &mut data, orc_byte_rle::decode),
+            StageOp::OrcBoolRle => {
+                run_typed::<u8>(stage, input, &mut data, orc_byte_rle::decode_bools)
+            }
             StageOp::Inflate => run_typed::<u8>(stage, input, &mut data, deflate::inflate),
+            StageOp::Decompress(codec) => job_slices(&stage.jobs, data.as_bytes_mut())
+                .into_par_iter()
+                .map(|(job, out)| {
+                    block::decompress(
+                        codec,
+                        &input[job.input.start as usize..job.input.end as usize],
+                        out,
+                    )
+                })
+                .collect(),
         };
         Ok(StageOutput { data, statuses })
     }

@@ -94,7 +94,8 @@ impl CudaBackend {
                 u32::MAX
             )));
         }
-        let (src, entry) = kernels::entry_for(&stage.op);
+        let (src, entry) = kernels::entry_for(&stage.op)
+            .ok_or_else(|| Error::Unsupported(format!("no CUDA kernel for {}", stage.op.name())))?;
         let func = self.rt.function(src, &entry)?;
         let stream = self.rt.stream();
         let ctx = self.rt.context();
@@ -250,6 +251,13 @@ impl Backend for CudaBackend {
     }
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
+        if kernels::entry_for(&stage.op).is_none() {
+            tracing::debug!(
+                "{} has no CUDA kernel: running it on the CPU",
+                stage.op.name()
+            );
+            return super::CpuBackend::new().run_stage(stage, input);
+        }
         if stage.jobs.is_empty() {
             stage.validate(input.len() as u64)?;
             return Ok(StageOutput {

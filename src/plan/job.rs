@@ -78,17 +78,53 @@ impl IntType {
 pub enum StageOp {
     /// ORC integer RLE version 1 into elements of the given type.
     OrcRleV1(IntType),
+    /// ORC integer RLE version 2 into elements of the given type.
+    OrcRleV2(IntType),
+    /// ORC byte RLE into bytes.
+    OrcByteRle,
+    /// ORC boolean RLE (byte RLE of MSB-first bit groups) into one byte,
+    /// 0 or 1, per boolean. A job's `values` counts booleans.
+    OrcBoolRle,
     /// Raw deflate into bytes. A job's `values` is its output capacity; the
     /// decompressed size is its status's `produced`.
     Inflate,
+    /// A general-purpose block codec without a GPU kernel (yet), run on the
+    /// CPU by every backend. `values` is the output capacity, as for
+    /// [`StageOp::Inflate`].
+    Decompress(BlockCodec),
+}
+
+/// Block compression codecs decompressed on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockCodec {
+    /// Snappy raw blocks.
+    Snappy,
+    /// Zstandard frames.
+    Zstd,
+    /// LZ4 raw blocks (ORC LZ4, Parquet LZ4_RAW).
+    Lz4,
+    /// LZO1X blocks (ORC LZO).
+    Lzo,
+}
+
+impl BlockCodec {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Snappy => "snappy",
+            Self::Zstd => "zstd",
+            Self::Lz4 => "lz4",
+            Self::Lzo => "lzo",
+        }
+    }
 }
 
 impl StageOp {
     /// Bytes per output element.
     pub fn output_width(&self) -> usize {
         match self {
-            Self::OrcRleV1(t) => t.byte_width(),
-            Self::Inflate => 1,
+            Self::OrcRleV1(t) | Self::OrcRleV2(t) => t.byte_width(),
+            Self::OrcByteRle | Self::OrcBoolRle | Self::Inflate | Self::Decompress(_) => 1,
         }
     }
 
@@ -96,7 +132,11 @@ impl StageOp {
     pub fn name(&self) -> String {
         match self {
             Self::OrcRleV1(t) => format!("orc-rle-v1/{}", t.name()),
+            Self::OrcRleV2(t) => format!("orc-rle-v2/{}", t.name()),
+            Self::OrcByteRle => "orc-byte-rle".to_string(),
+            Self::OrcBoolRle => "orc-bool-rle".to_string(),
             Self::Inflate => "inflate".to_string(),
+            Self::Decompress(c) => format!("decompress/{}", c.name()),
         }
     }
 }

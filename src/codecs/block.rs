@@ -1,0 +1,86 @@
+//! General-purpose block codecs that have no GPU kernel yet: Snappy, Zstd,
+//! LZ4 and LZO, decompressed with well-kept crates. Each call fills at most
+//! `out.len()` bytes and reports the decompressed size as `produced`, like
+//! the inflate stage, so every backend can run them as plan stages.
+
+use crate::plan::{BlockCodec, ChunkStatus, StatusCode};
+
+/// Decompresses one block into `out`.
+pub fn decompress(codec: BlockCodec, input: &[u8], out: &mut [u8]) -> ChunkStatus {
+    let result = match codec {
+        BlockCodec::Snappy => snappy(input, out),
+        BlockCodec::Zstd => zstd(input, out),
+        BlockCodec::Lz4 => lz4_flex::block::decompress_into(input, out).map_err(|e| match e {
+            lz4_flex::block::DecompressError::OutputTooSmall { .. } => StatusCode::OutputOverflow,
+            _ => StatusCode::InputCorrupt,
+        }),
+        BlockCodec::Lzo => lzo(input, out),
+    };
+    match result {
+        Ok(n) => ChunkStatus::ok(n as u64),
+        Err(code) => ChunkStatus::failed(code, 0, 0),
+    }
+}
+
+fn snappy(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    let len = snap::raw::decompress_len(input).map_err(|_| StatusCode::InputCorrupt)?;
+    if len > out.len() {
+        return Err(StatusCode::OutputOverflow);
+    }
+    snap::raw::Decoder::new()
+        .decompress(input, out)
+        .map_err(|_| StatusCode::InputCorrupt)
+}
+
+fn zstd(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    // A frame may not record its size; decompressing into a bounded slice
+    // turns an oversized frame into an error rather than an allocation.
+    zstd::bulk::decompress_to_buffer(input, out).map_err(|e| {
+        if e.to_string().contains("Destination buffer is too small") {
+            StatusCode::OutputOverflow
+        } else {
+            StatusCode::InputCorrupt
+        }
+    })
+}
+
+fn lzo(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    let v = lzokay_native::decompress_all(input, Some(out.len()))
+        .map_err(|_| StatusCode::InputCorrupt)?;
+    if v.len() > out.len() {
+        return Err(StatusCode::OutputOverflow);
+    }
+    out[..v.len()].copy_from_slice(&v);
+    Ok(v.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_garbage() {
+        let data: Vec<u8> = (0..10_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 97) as u8)
+            .collect();
+        let snappy = snap::raw::Encoder::new().compress_vec(&data).unwrap();
+        let zstd = zstd::bulk::compress(&data, 3).unwrap();
+        let lz4 = lz4_flex::block::compress(&data);
+        for (codec, bytes) in [
+            (BlockCodec::Snappy, snappy),
+            (BlockCodec::Zstd, zstd),
+            (BlockCodec::Lz4, lz4),
+        ] {
+            let mut out = vec![0u8; data.len() + 10];
+            let st = decompress(codec, &bytes, &mut out);
+            assert!(st.is_ok(), "{codec:?}: {st}");
+            assert_eq!(&out[..st.produced as usize], &data[..]);
+            let mut small = vec![0u8; 100];
+            assert!(!decompress(codec, &bytes, &mut small).is_ok(), "{codec:?}");
+            let mut out = vec![0u8; data.len()];
+            assert!(!decompress(codec, &bytes[..bytes.len() / 2], &mut out).is_ok());
+        }
+        let mut out = vec![0u8; 100];
+        assert!(!decompress(BlockCodec::Lzo, &[0xff; 7], &mut out).is_ok());
+    }
+}
