@@ -42,6 +42,24 @@ impl Location {
         self
     }
 
+    /// The same location, narrowed to a stripe (or row group).
+    pub fn with_stripe(mut self, stripe: u64) -> Self {
+        self.stripe = Some(stripe);
+        self
+    }
+
+    /// The same location, narrowed to a stream (or page).
+    pub fn with_stream(mut self, stream: impl Into<String>) -> Self {
+        self.page = Some(stream.into());
+        self
+    }
+
+    /// The same location, at a byte offset.
+    pub fn at(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
     /// The same location, narrowed to a column.
     pub fn with_column(mut self, column: impl Into<String>) -> Self {
         self.column = Some(column.into());
@@ -88,6 +106,25 @@ pub enum Error {
         location: Box<Location>,
         /// What the decoder found.
         status: ChunkStatus,
+    },
+    /// File metadata (a footer, a stripe footer, a stream directory) does
+    /// not follow the format.
+    #[error("invalid {format} file at {location}: {message}")]
+    Format {
+        /// `ORC` or `Parquet`.
+        format: &'static str,
+        /// Where the bad metadata is.
+        location: Box<Location>,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Building Arrow arrays or writing Arrow output failed.
+    #[error("arrow error while {context}: {source}")]
+    Arrow {
+        /// What warpread was doing.
+        context: String,
+        /// The underlying error.
+        source: arrow::error::ArrowError,
     },
     /// A plan is inconsistent with the buffers it was given (a bug in the
     /// format layer or a hostile file whose metadata lies about sizes).
@@ -149,6 +186,23 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
+            source,
+        }
+    }
+
+    /// An ORC metadata error at `location`.
+    pub fn orc(location: &Location, message: impl Into<String>) -> Self {
+        Self::Format {
+            format: "ORC",
+            location: Box::new(location.clone()),
+            message: message.into(),
+        }
+    }
+
+    /// Wraps an Arrow error with what warpread was doing.
+    pub fn arrow(context: impl Into<String>, source: arrow::error::ArrowError) -> Self {
+        Self::Arrow {
+            context: context.into(),
             source,
         }
     }

@@ -42,6 +42,7 @@ pub mod codecs;
 pub mod error;
 pub mod exec;
 pub mod gpu;
+pub mod orc;
 pub mod plan;
 
 pub use error::{Error, Location, Result};

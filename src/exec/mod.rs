@@ -2,6 +2,7 @@
 //! reference and CUDA. Both take the same stages and must return identical
 //! buffers and statuses.
 
+pub mod batch;
 mod buffer;
 pub mod cpu;
 pub mod cuda;

@@ -1,0 +1,187 @@
+//! Simple predicates (`column op literal`, combined with AND) and stripe
+//! pruning by the column statistics in the file's metadata. A stripe is
+//! skipped only when its statistics prove no row can match; missing or
+//! unreadable statistics keep it.
+
+use std::cmp::Ordering;
+use std::str::FromStr;
+
+use super::proto::ColumnStatistics;
+use super::schema::{Column, Kind};
+use crate::error::{Error, Result};
+
+/// A comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// A literal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// Integers, dates (days since 1970) and booleans (0/1).
+    Int(i64),
+    /// Floating point.
+    Float(f64),
+    /// Strings.
+    Str(String),
+}
+
+/// `column op value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Predicate {
+    /// Top-level column name.
+    pub column: String,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The literal.
+    pub value: Scalar,
+}
+
+impl FromStr for Predicate {
+    type Err = Error;
+
+    /// Parses `name<=42`, `name = 'abc'`, `x>1.5`.
+    fn from_str(s: &str) -> Result<Self> {
+        let ops = [
+            ("<=", CmpOp::Le),
+            (">=", CmpOp::Ge),
+            ("=", CmpOp::Eq),
+            ("<", CmpOp::Lt),
+            (">", CmpOp::Gt),
+        ];
+        for (tok, op) in ops {
+            if let Some((l, r)) = s.split_once(tok) {
+                let column = l.trim().to_string();
+                let r = r.trim();
+                let value = if let Some(q) = r.strip_prefix('\'').and_then(|r| r.strip_suffix('\''))
+                {
+                    Scalar::Str(q.to_string())
+                } else if let Ok(i) = r.parse::<i64>() {
+                    Scalar::Int(i)
+                } else if let Ok(f) = r.parse::<f64>() {
+                    Scalar::Float(f)
+                } else {
+                    Scalar::Str(r.to_string())
+                };
+                if column.is_empty() {
+                    break;
+                }
+                return Ok(Self { column, op, value });
+            }
+        }
+        Err(Error::Unsupported(format!(
+            "predicate {s:?} (expected `column op literal` with op one of = < <= > >=)"
+        )))
+    }
+}
+
+/// Whether values in `[min, max]` may satisfy `op value`.
+fn may_match(min: Ordering, max: Ordering, op: CmpOp) -> bool {
+    // min/max: how the statistic compares with the literal.
+    match op {
+        CmpOp::Eq => min != Ordering::Greater && max != Ordering::Less,
+        CmpOp::Lt => min == Ordering::Less,
+        CmpOp::Le => min != Ordering::Greater,
+        CmpOp::Gt => max == Ordering::Greater,
+        CmpOp::Ge => max != Ordering::Less,
+    }
+}
+
+impl Predicate {
+    /// False when `stats` (of the predicate's column) prove no value can
+    /// match. Nulls never match a comparison.
+    pub fn may_match(&self, col: &Column, stats: &ColumnStatistics) -> bool {
+        if stats.number_of_values == Some(0) {
+            // Only nulls (or no rows): no comparison can be true.
+            return false;
+        }
+        let cmp = |a: Option<Ordering>, b: Option<Ordering>| match (a, b) {
+            (Some(a), Some(b)) => may_match(a, b, self.op),
+            _ => true,
+        };
+        match (&self.value, col.kind) {
+            (Scalar::Int(v), Kind::Byte | Kind::Short | Kind::Int | Kind::Long) => stats
+                .int_statistics
+                .as_ref()
+                .is_none_or(|s| cmp(s.minimum.map(|m| m.cmp(v)), s.maximum.map(|m| m.cmp(v)))),
+            (Scalar::Int(v), Kind::Date) => stats.date_statistics.as_ref().is_none_or(|s| {
+                cmp(
+                    s.minimum.map(|m| i64::from(m).cmp(v)),
+                    s.maximum.map(|m| i64::from(m).cmp(v)),
+                )
+            }),
+            (Scalar::Int(_) | Scalar::Float(_), Kind::Float | Kind::Double) => {
+                let v = match self.value {
+                    Scalar::Int(i) => i as f64,
+                    Scalar::Float(f) => f,
+                    _ => unreachable!(),
+                };
+                stats.double_statistics.as_ref().is_none_or(|s| {
+                    cmp(
+                        s.minimum.and_then(|m| m.partial_cmp(&v)),
+                        s.maximum.and_then(|m| m.partial_cmp(&v)),
+                    )
+                })
+            }
+            (Scalar::Str(v), Kind::String | Kind::Varchar | Kind::Char) => {
+                stats.string_statistics.as_ref().is_none_or(|s| {
+                    cmp(
+                        s.minimum.as_ref().map(|m| m.as_str().cmp(v.as_str())),
+                        s.maximum.as_ref().map(|m| m.as_str().cmp(v.as_str())),
+                    )
+                })
+            }
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::orc::proto::IntegerStatistics;
+
+    #[test]
+    fn parses_and_prunes() {
+        let p: Predicate = "x >= 10".parse().unwrap();
+        assert_eq!(p.op, CmpOp::Ge);
+        assert_eq!(p.value, Scalar::Int(10));
+        let p2: Predicate = "s='abc'".parse().unwrap();
+        assert_eq!(p2.value, Scalar::Str("abc".into()));
+        assert!("nonsense".parse::<Predicate>().is_err());
+        let col = Column {
+            id: 1,
+            name: "x".into(),
+            kind: Kind::Long,
+            children: vec![],
+            precision: 0,
+            scale: 0,
+            last_id: 1,
+        };
+        let stats = |min, max| ColumnStatistics {
+            number_of_values: Some(5),
+            int_statistics: Some(IntegerStatistics {
+                minimum: Some(min),
+                maximum: Some(max),
+                sum: None,
+            }),
+            ..Default::default()
+        };
+        assert!(!p.may_match(&col, &stats(0, 9)));
+        assert!(p.may_match(&col, &stats(0, 10)));
+        let eq: Predicate = "x = 5".parse().unwrap();
+        assert!(!eq.may_match(&col, &stats(6, 9)));
+        assert!(eq.may_match(&col, &stats(5, 9)));
+        assert!(eq.may_match(&col, &ColumnStatistics::default()));
+    }
+}

@@ -1,0 +1,157 @@
+//! Reads the streams a projection needs from a group of stripes and
+//! decompresses them: every compressed chunk of every stream becomes one job
+//! of a single decompression stage, and the results are laid end to end so
+//! each stream is one contiguous byte range for the decode stages.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::compression::{self, Compression};
+use super::stripe::{StreamKind, StripeLayout};
+use super::tail::Source;
+use crate::error::{Error, Location, Result};
+use crate::exec::Backend;
+use crate::exec::batch::StageBatch;
+
+/// Identifies a stream within a group of stripes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamKey {
+    /// Position of the stripe in the group.
+    pub stripe: usize,
+    /// Column id.
+    pub column: u32,
+    /// Stream kind.
+    pub kind: StreamKind,
+}
+
+/// Decompressed streams of a stripe group.
+#[derive(Debug, Default)]
+pub struct Streams {
+    /// Every stream's bytes, end to end.
+    pub buf: Vec<u8>,
+    ranges: HashMap<StreamKey, Range<usize>>,
+    /// Bytes read from the file.
+    pub file_bytes: u64,
+}
+
+impl Streams {
+    /// A stream's range in `buf`, if the stripe has that stream.
+    pub fn range(&self, key: StreamKey) -> Option<Range<usize>> {
+        self.ranges.get(&key).cloned()
+    }
+
+    /// A stream's bytes (empty when absent).
+    pub fn bytes(&self, key: StreamKey) -> &[u8] {
+        self.range(key).map_or(&[], |r| &self.buf[r])
+    }
+}
+
+/// Stream kinds the readers decode (indexes and Bloom filters are not read).
+const DATA_KINDS: [StreamKind; 5] = [
+    StreamKind::Present,
+    StreamKind::Data,
+    StreamKind::Length,
+    StreamKind::DictionaryData,
+    StreamKind::Secondary,
+];
+
+/// Reads and decompresses the data streams of `columns` in each stripe.
+pub fn load(
+    src: &Source,
+    layouts: &[StripeLayout],
+    columns: &[u32],
+    compression: &Compression,
+    backend: &dyn Backend,
+) -> Result<Streams> {
+    let file = Location::file(src.path());
+    let mut raw = Vec::new();
+    let mut raw_ranges: Vec<(StreamKey, Range<usize>, Location)> = Vec::new();
+    for (g, layout) in layouts.iter().enumerate() {
+        let mut wanted: Vec<_> = columns
+            .iter()
+            .flat_map(|&c| DATA_KINDS.iter().filter_map(move |&k| layout.stream(c, k)))
+            .collect();
+        wanted.sort_by_key(|s| s.range.start);
+        for s in wanted {
+            let at = file
+                .clone()
+                .with_stripe(layout.info.index as u64)
+                .with_column(s.column.to_string())
+                .with_stream(s.kind.name());
+            let start = raw.len();
+            src.read_into(s.range.start, s.range.end - s.range.start, &mut raw, &at)?;
+            let key = StreamKey {
+                stripe: g,
+                column: s.column,
+                kind: s.kind,
+            };
+            raw_ranges.push((key, start..raw.len(), at.at(s.range.start)));
+        }
+    }
+    let file_bytes = raw.len() as u64;
+    let Some(op) = compression.kind.stage_op() else {
+        return Ok(Streams {
+            ranges: raw_ranges.into_iter().map(|(k, r, _)| (k, r)).collect(),
+            buf: raw,
+            file_bytes,
+        });
+    };
+
+    // One job per compressed chunk, all streams in one stage.
+    enum Piece {
+        Original(Range<usize>),
+        Compressed(crate::exec::batch::RequestId),
+    }
+    let mut batch = StageBatch::new(&raw);
+    let mut pieces: Vec<(StreamKey, Vec<Piece>)> = Vec::with_capacity(raw_ranges.len());
+    for (key, range, at) in &raw_ranges {
+        let chunks = compression::chunks(&raw[range.clone()], compression, at)?;
+        let mut ps = Vec::with_capacity(chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            let abs = range.start + c.data.start as usize..range.start + c.data.end as usize;
+            if c.original {
+                ps.push(Piece::Original(abs));
+            } else {
+                let loc = at.clone().with_chunk(i as u64, c.data.start - 3);
+                ps.push(Piece::Compressed(batch.add(
+                    op,
+                    abs,
+                    compression.block_size,
+                    loc,
+                )));
+            }
+        }
+        pieces.push((*key, ps));
+    }
+    let out = batch.run(backend)?;
+    let total: usize = pieces
+        .iter()
+        .flat_map(|(_, ps)| ps.iter())
+        .map(|p| match p {
+            Piece::Original(r) => r.len(),
+            Piece::Compressed(id) => out.produced(*id)[0] as usize,
+        })
+        .sum();
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(total)
+        .map_err(|_| Error::orc(&file, format!("cannot allocate {total} bytes for streams")))?;
+    let mut ranges = HashMap::with_capacity(pieces.len());
+    for (key, ps) in pieces {
+        let start = buf.len();
+        for p in ps {
+            match p {
+                Piece::Original(r) => buf.extend_from_slice(&raw[r]),
+                Piece::Compressed(id) => {
+                    let n = out.produced(id)[0] as usize;
+                    buf.extend_from_slice(&out.bytes(id)[..n]);
+                }
+            }
+        }
+        ranges.insert(key, start..buf.len());
+    }
+    Ok(Streams {
+        buf,
+        ranges,
+        file_bytes,
+    })
+}
