@@ -32,6 +32,8 @@ pub struct Assembler<'a> {
     pub states: &'a States,
     /// Decoded streams.
     pub decoded: &'a Decoded,
+    /// See [`Rounds::decimal64`](super::decode::Rounds).
+    pub decimal64: bool,
 }
 
 fn nulls(present: Option<&[u8]>) -> Option<NullBuffer> {
@@ -146,6 +148,18 @@ impl Assembler<'_> {
                     .map_err(|m| Error::orc(&self.loc(g, col, StreamKind::Data), m))?;
                 let a = self.primitive::<arrow::datatypes::TimestampNanosecondType>(st, &v);
                 Arc::new(a.with_data_type(col.arrow_type()))
+            }
+            Kind::Decimal if st.data.is_some() || (self.decimal64 && col.precision <= 18) => {
+                let v: Vec<i128> = self
+                    .ints::<i64>(st)
+                    .iter()
+                    .map(|&x| i128::from(x))
+                    .collect();
+                let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
+                Arc::new(
+                    a.with_precision_and_scale(col.precision as u8, col.scale as i8)
+                        .map_err(|e| Error::arrow("typing a decimal column", e))?,
+                )
             }
             Kind::Decimal => {
                 let scales: &[i32] = st.secondary.map_or(&[], |r| self.decoded.typed::<i32>(r));

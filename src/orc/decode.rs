@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::schema::{Column, Kind};
 use super::streams::{StreamKey, Streams};
-use super::stripe::{StreamKind, StripeLayout};
+use super::stripe::{Encoding, StreamKind, StripeLayout};
 use crate::codecs::int::IntElem;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
@@ -72,6 +72,9 @@ pub struct Rounds<'a> {
     pub streams: &'a Streams,
     /// Where to decode.
     pub backend: &'a dyn Backend,
+    /// Decimals of precision <= 18 are RLE v2 integers (files of the
+    /// pre-2.0 "1.9999" version).
+    pub decimal64: bool,
 }
 
 fn int_op(layout: &StripeLayout, col: u32, t: IntType) -> StageOp {
@@ -182,6 +185,12 @@ impl Rounds<'_> {
                 let n = st.nonnull;
                 let layout = &self.layouts[g];
                 let (enc, dict_size) = layout.encoding(col.id);
+                if let (Encoding::Unknown(k), true) = (enc, n > 0 && col.kind != Kind::Struct) {
+                    return Err(Error::orc(
+                        &self.loc(g, col, StreamKind::Data),
+                        format!("unknown column encoding {k}"),
+                    ));
+                }
                 let mut req = |kind, op, values| self.request(&mut batch, g, col, kind, op, values);
                 use StreamKind::{Data, Length, Secondary};
                 let w = match col.kind {
@@ -218,6 +227,12 @@ impl Rounds<'_> {
                         req(Data, int_op(layout, col.id, IntType::I64), n)?,
                         None,
                         req(Secondary, int_op(layout, col.id, IntType::U64), n)?,
+                        0,
+                    ),
+                    Kind::Decimal if self.decimal64 && col.precision <= 18 => (
+                        req(Data, int_op(layout, col.id, IntType::I64), n)?,
+                        None,
+                        None,
                         0,
                     ),
                     Kind::Decimal => (

@@ -117,6 +117,17 @@ impl OrcFile {
         &self.stripes
     }
 
+    /// The file format version, e.g. `[0, 12]`.
+    pub fn version(&self) -> &[u32] {
+        &self.tail.postscript.version
+    }
+
+    /// Whether the file is of the unstable pre-2.0 version `1.9999`, whose
+    /// decimals of precision up to 18 are stored as RLE v2 integers.
+    fn is_pre_2_0(&self) -> bool {
+        self.version() == [1, 9999]
+    }
+
     /// Rows in the file.
     pub fn rows(&self) -> u64 {
         self.stripes.iter().map(|s| s.rows).sum()
@@ -264,6 +275,7 @@ impl OrcFile {
             layouts: &layouts,
             streams: &streams,
             backend,
+            decimal64: self.is_pre_2_0(),
         };
         let (states, decoded) = rounds.run(cols)?;
         let asm = Assembler {
@@ -272,6 +284,7 @@ impl OrcFile {
             streams: &streams,
             states: &states,
             decoded: &decoded,
+            decimal64: self.is_pre_2_0(),
         };
         (0..layouts.len())
             .into_par_iter()

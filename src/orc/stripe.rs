@@ -87,6 +87,9 @@ pub enum Encoding {
     DirectV2,
     /// DICTIONARY_V2 (integer RLE v2).
     DictionaryV2,
+    /// A kind this reader does not know; an error only if the column has
+    /// values to decode (some writers put junk on empty columns).
+    Unknown(i32),
 }
 
 impl Encoding {
@@ -107,6 +110,7 @@ impl Encoding {
             Self::Dictionary => "DICTIONARY",
             Self::DirectV2 => "DIRECT_V2",
             Self::DictionaryV2 => "DICTIONARY_V2",
+            Self::Unknown(_) => "UNKNOWN",
         }
     }
 }
@@ -244,23 +248,17 @@ pub fn read_layout(
     let encodings = footer
         .columns
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
+        .map(|e| {
             let enc = match e.kind.unwrap_or(0) {
                 0 => Encoding::Direct,
                 1 => Encoding::Dictionary,
                 2 => Encoding::DirectV2,
                 3 => Encoding::DictionaryV2,
-                k => {
-                    return Err(Error::orc(
-                        &at.clone().with_column(i.to_string()),
-                        format!("unknown column encoding {k}"),
-                    ));
-                }
+                k => Encoding::Unknown(k),
             };
-            Ok((enc, e.dictionary_size.unwrap_or(0)))
+            (enc, e.dictionary_size.unwrap_or(0))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect();
     Ok(StripeLayout {
         info: *info,
         streams,
