@@ -4,5 +4,6 @@ mod cli;
 mod common;
 mod corrupt_inputs;
 mod deflate_differential;
+mod orc_corrupt;
 mod orc_differential;
 mod rle_v1_differential;
