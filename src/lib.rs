@@ -39,6 +39,7 @@
 pub mod bench;
 pub mod cli;
 pub mod codecs;
+pub mod datagen;
 pub mod error;
 pub mod exec;
 pub mod gpu;

@@ -57,9 +57,38 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// End-to-end read of ORC files into host Arrow (I/O, decompression,
+    /// decoding, assembly), median wall-clock of several runs.
+    Read {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Only these top-level columns (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Timed runs; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
+    if let BenchCommand::Read {
+        files,
+        columns,
+        runs,
+        warmup,
+        json,
+    } = cmd
+    {
+        return run_read(&files, &columns, backend, warmup, runs, json);
+    }
     let BenchCommand::Codecs {
         codec,
         suite,
@@ -71,7 +100,10 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         realdata,
         dump,
         json,
-    } = cmd;
+    } = cmd
+    else {
+        unreachable!("Read returned above")
+    };
     let codec = CodecName::parse(&codec).ok_or_else(|| {
         let known: Vec<_> = CodecName::ALL.iter().map(|c| c.as_str()).collect();
         Error::Unsupported(format!("codec `{codec}` (known: {})", known.join(", ")))
@@ -142,4 +174,44 @@ fn print_table(r: &CodecBenchReport) {
         );
     }
     println!("geomean GB/s: {:.1}", r.geomean_gbps);
+}
+
+fn run_read(
+    files: &[PathBuf],
+    columns: &[String],
+    choice: BackendChoice,
+    warmup: usize,
+    runs: usize,
+    json: bool,
+) -> Result<()> {
+    let backend = crate::exec::select(choice)?;
+    let rows = crate::bench::read::run(files, columns, backend.as_ref(), warmup, runs)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "end-to-end read on {}, median of {runs} runs",
+        backend.describe()
+    );
+    println!(
+        "{:<40} {:>10} {:>9} {:>10} {:>9} {:>8}  verified",
+        "file", "rows", "file MiB", "Arrow MiB", "median s", "GB/s"
+    );
+    for r in rows {
+        println!(
+            "{:<40} {:>10} {:>9.1} {:>10.1} {:>9.3} {:>8.2}  {}",
+            r.file.display(),
+            r.rows,
+            r.file_bytes as f64 / (1 << 20) as f64,
+            r.arrow_bytes as f64 / (1 << 20) as f64,
+            r.median_s,
+            r.gbps,
+            if r.verified { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
 }

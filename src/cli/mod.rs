@@ -35,6 +35,12 @@ pub enum Command {
     },
     /// Shows whether CUDA is usable and which device and backend `auto` picks.
     Info,
+    /// Generates data sets.
+    Gen {
+        /// What to generate.
+        #[command(subcommand)]
+        what: GenCommand,
+    },
     /// Shows a file's schema, stripes, streams, encodings, compression and
     /// statistics.
     Inspect {
@@ -67,11 +73,60 @@ pub enum Command {
     },
 }
 
+/// `warpread gen` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GenCommand {
+    /// TPC-H tables generated in-process (tpchgen), one file per table.
+    Tpch {
+        /// Scale factor (1 = lineitem of 6 million rows).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// File format: parquet (orc needs an ORC writer warpread lacks:
+        /// convert with scripts/parquet_to_orc.py).
+        #[arg(long, default_value = "parquet")]
+        format: String,
+        /// Compression.
+        #[arg(long, value_enum, default_value = "snappy")]
+        compression: crate::datagen::tpch::GenCompression,
+        /// Only these tables (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tables: Vec<String>,
+        /// Output folder.
+        out_dir: PathBuf,
+    },
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Bench { what } => bench::run(what, cli.backend),
         Command::Info => info::run(cli.backend),
+        Command::Gen {
+            what:
+                GenCommand::Tpch {
+                    scale,
+                    format,
+                    compression,
+                    tables,
+                    out_dir,
+                },
+        } => {
+            if format != "parquet" {
+                return Err(crate::Error::Unsupported(format!(
+                    "gen --format {format}: warpread writes Parquet only; for ORC run \
+                     scripts/parquet_to_orc.py on the Parquet output"
+                )));
+            }
+            if !(scale > 0.0) {
+                return Err(crate::Error::Unsupported(format!("scale factor {scale}")));
+            }
+            for (path, rows) in
+                crate::datagen::tpch::generate(scale, compression, &out_dir, &tables)?
+            {
+                println!("{}: {rows} rows", path.display());
+            }
+            Ok(())
+        }
         Command::Inspect { file, all_stripes } => inspect::run(&file, all_stripes),
         Command::Cat {
             file,

@@ -30,8 +30,6 @@ pub struct Streams {
     /// Every stream's bytes, end to end.
     pub buf: Vec<u8>,
     ranges: HashMap<StreamKey, Range<usize>>,
-    /// Bytes read from the file.
-    pub file_bytes: u64,
 }
 
 impl Streams {
@@ -88,12 +86,10 @@ pub fn load(
             raw_ranges.push((key, start..raw.len(), at.at(s.range.start)));
         }
     }
-    let file_bytes = raw.len() as u64;
     let Some(op) = compression.kind.stage_op() else {
         return Ok(Streams {
             ranges: raw_ranges.into_iter().map(|(k, r, _)| (k, r)).collect(),
             buf: raw,
-            file_bytes,
         });
     };
 
@@ -149,9 +145,5 @@ pub fn load(
         }
         ranges.insert(key, start..buf.len());
     }
-    Ok(Streams {
-        buf,
-        ranges,
-        file_bytes,
-    })
+    Ok(Streams { buf, ranges })
 }

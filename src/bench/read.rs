@@ -1,0 +1,123 @@
+//! End-to-end read benchmark: file on disk to Arrow record batches in host
+//! memory, wall-clock, median of several runs. With the CUDA backend the
+//! result is also compared with the CPU backend's, array by array.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use arrow::array::{Array, ArrayData, RecordBatch};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::exec::{Backend, CpuBackend};
+use crate::orc::{OrcFile, ReadOptions};
+
+/// One file's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadBenchRow {
+    /// The file.
+    pub file: PathBuf,
+    /// Backend description.
+    pub backend: String,
+    /// Rows read.
+    pub rows: u64,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+    /// Bytes of Arrow buffers produced (values, offsets, validity).
+    pub arrow_bytes: u64,
+    /// Median wall-clock seconds.
+    pub median_s: f64,
+    /// Arrow output GB/s (10^9 bytes per second).
+    pub gbps: f64,
+    /// Whether the output was checked against the CPU backend (always
+    /// true for the CPU itself).
+    pub verified: bool,
+}
+
+/// Bytes of the buffers an array references.
+pub fn arrow_bytes(d: &ArrayData) -> u64 {
+    let own: usize = d.buffers().iter().map(|b| b.len()).sum::<usize>()
+        + d.nulls().map_or(0, |n| n.buffer().len());
+    own as u64 + d.child_data().iter().map(arrow_bytes).sum::<u64>()
+}
+
+fn batches_bytes(b: &[RecordBatch]) -> u64 {
+    b.iter()
+        .flat_map(|b| b.columns().iter())
+        .map(|c| arrow_bytes(&c.to_data()))
+        .sum()
+}
+
+/// Reads each file `warmup + runs` times on `backend`.
+pub fn run(
+    files: &[PathBuf],
+    columns: &[String],
+    backend: &dyn Backend,
+    warmup: usize,
+    runs: usize,
+) -> Result<Vec<ReadBenchRow>> {
+    let mut options = ReadOptions::default().with_batch_size(usize::MAX);
+    if !columns.is_empty() {
+        options = options.with_columns(columns.to_vec());
+    }
+    let mut rows = Vec::new();
+    for path in files {
+        let file_bytes = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len();
+        let mut times = Vec::with_capacity(runs);
+        let mut last = Vec::new();
+        for r in 0..warmup + runs.max(1) {
+            let t = Instant::now();
+            let f = OrcFile::open(path)?;
+            last = f.read(&options, backend)?;
+            let s = t.elapsed().as_secs_f64();
+            if r >= warmup {
+                times.push(s);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let median_s = times[times.len() / 2];
+        let verified = if backend.name() == "cpu" {
+            true
+        } else {
+            let cpu = OrcFile::open(path)?.read(&options, &CpuBackend::new())?;
+            if cpu != last {
+                return Err(Error::Mismatch {
+                    what: format!("{} read on {}", path.display(), backend.name()),
+                    detail: "Arrow output differs from the CPU backend's".into(),
+                });
+            }
+            true
+        };
+        let arrow_bytes = batches_bytes(&last);
+        rows.push(ReadBenchRow {
+            file: path.clone(),
+            backend: backend.describe(),
+            rows: last.iter().map(|b| b.num_rows() as u64).sum(),
+            file_bytes,
+            arrow_bytes,
+            median_s,
+            gbps: arrow_bytes as f64 / median_s / 1e9,
+            verified,
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int32Array, StringArray};
+
+    #[test]
+    fn counts_referenced_buffers() {
+        let a = Int32Array::from(vec![Some(1), None, Some(3)]);
+        // 12 value bytes + 1 validity byte (rounded up to 64 by arrow? no:
+        // the buffer length is what was allocated for 3 bits, 1 byte).
+        assert_eq!(arrow_bytes(&a.to_data()), 12 + 1);
+        let s = StringArray::from(vec!["ab", "c"]);
+        assert_eq!(arrow_bytes(&s.to_data()), 12 + 3);
+        assert!(s.len() == 2);
+    }
+}
