@@ -63,7 +63,10 @@ fn damaged_fixtures_never_panic() {
             continue;
         }
         for (i, damaged) in damaged_copies(&mut rng, &bytes, 12).into_iter().enumerate() {
-            let path = tmp.join(format!("{}-{i}.orc", orc.file_stem().unwrap().to_string_lossy()));
+            let path = tmp.join(format!(
+                "{}-{i}.orc",
+                orc.file_stem().unwrap().to_string_lossy()
+            ));
             std::fs::write(&path, &damaged).unwrap();
             let cpu = std::panic::catch_unwind(|| read(&path, &CpuBackend::new()));
             let cpu = cpu.unwrap_or_else(|_| panic!("panic reading {}", path.display()));
@@ -71,18 +74,29 @@ fn damaged_fixtures_never_panic() {
                 Ok(_) => reads += 1,
                 Err(e) => {
                     errors += 1;
-                    assert!(e.contains(&*path.to_string_lossy()) || e.contains("unsupported"), "error without the file name: {e}");
+                    assert!(
+                        e.contains(&*path.to_string_lossy()) || e.contains("unsupported"),
+                        "error without the file name: {e}"
+                    );
                 }
             }
             if let Some(cuda) = cuda {
                 let gpu = read(&path, cuda);
                 // Same verdict; values may only differ where both fail.
-                assert_eq!(cpu.is_ok(), gpu.is_ok(), "{}: cpu {cpu:?} gpu {gpu:?}", path.display());
+                assert_eq!(
+                    cpu.is_ok(),
+                    gpu.is_ok(),
+                    "{}: cpu {cpu:?} gpu {gpu:?}",
+                    path.display()
+                );
             }
             std::fs::remove_file(&path).ok();
         }
     }
     println!("damaged copies: {errors} errors, {reads} read");
-    assert!(errors > 0, "no damaged copy was rejected: the test is not testing");
+    assert!(
+        errors > 0,
+        "no damaged copy was rejected: the test is not testing"
+    );
     std::fs::remove_dir_all(&tmp).ok();
 }
