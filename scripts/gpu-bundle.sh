@@ -44,6 +44,18 @@ if [ -d "$realdata" ]; then
   done
 fi
 
+# The ORC part of the third-party corpus (4.5 MiB), for the GPU-vs-CPU
+# differential test; never committed, only carried in the bundle.
+corpus=${WARPREAD_CORPUS:-../shared/corpora}
+if [ -f "$corpus/INDEX.tsv" ]; then
+  mkdir -p "$out/corpus"
+  head -1 "$corpus/INDEX.tsv" > "$out/corpus/INDEX.tsv"
+  grep -P '\tfmt:orc|,fmt:orc' "$corpus/INDEX.tsv" >> "$out/corpus/INDEX.tsv" || true
+  tail -n +2 "$out/corpus/INDEX.tsv" | cut -f1 | while read -r f; do
+    mkdir -p "$out/corpus/$(dirname "$f")" && cp "$corpus/$f" "$out/corpus/$f"
+  done
+fi
+
 size_mib=$(( $(du -sb "$out" | cut -f1) / 1048576 ))
 if [ "$size_mib" -gt "$limit_mib" ]; then
   xz -9 -T0 "$out"/warpread "$out"/unit-tests "$out"/it-tests
@@ -52,7 +64,7 @@ fi
 cat > "$out/run-gpu.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs warpread's GPU tests and benchmarks from this folder.
-#   run-gpu.sh tests | bench | deflate | sanitize | all   (default all)
+#   run-gpu.sh tests | bench | deflate | sanitize | orc | all   (default all)
 # `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
 # folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
@@ -62,6 +74,10 @@ chmod +x warpread unit-tests it-tests
 export WARPREAD_REALDATA="$PWD/realdata"
 export WARPREAD_BIN="$PWD/warpread"
 export WARPREAD_KERNEL_CACHE="${WARPREAD_KERNEL_CACHE:-$PWD/.kernel-cache}"
+# Fixtures and scripts live in the repository copy around this folder.
+export WARPREAD_ROOT="$(cd .. && pwd)"
+[ -d corpus ] && export WARPREAD_CORPUS="$PWD/corpus"
+export WARPREAD_EXPECTED_CACHE="$PWD/.corpus-expected"
 what=${1:-all}
 rc=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
@@ -73,7 +89,8 @@ fi
 if [ "$what" = sanitize ]; then
   # memcheck over the corrupt-input and differential tests: any out-of-bounds
   # access in a kernel fails the run.
-  compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 corrupt rle_v1 deflate || rc=1
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 \
+    corrupt rle_v1 rle_v2 byte_rle deflate gsst orc || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ./warpread --backend cuda bench codecs --codec orc-rle-v1 --suite codag || rc=1
@@ -88,6 +105,23 @@ if [ "$what" = deflate ]; then
   else
     echo "nvCOMP not bundled (run scripts/fetch-nvcomp.sh): skipped the nvCOMP comparison"
   fi
+fi
+if [ "$what" = orc ]; then
+  # End to end, ORC ZLIB file to host Arrow: TPC-H lineitem (SF 1) and the
+  # NYC taxi sample tiled 16 times, ORC 0.11 (RLE v1) and 0.12 (RLE v2);
+  # warpread on both backends and pyarrow, same files, same run.
+  d=$(mktemp -d)
+  ./warpread gen tpch --scale "${TPCH_SCALE:-1}" --tables lineitem --compression snappy "$d" || rc=1
+  files=()
+  for v in 0.11 0.12; do
+    python3 ../scripts/parquet_to_orc.py "$d/lineitem.parquet" "$d/lineitem_v$v.orc" --version $v || rc=1
+    python3 ../scripts/parquet_to_orc.py realdata/nyc_yellow_taxi_2018_2020_sample_360k.parquet \
+      "$d/taxi_v$v.orc" --version $v --tile 16 || rc=1
+    files+=("$d/lineitem_v$v.orc" "$d/taxi_v$v.orc")
+  done
+  ./warpread --backend cpu bench read "${files[@]}" || rc=1
+  ./warpread --backend cuda bench read "${files[@]}" || rc=1
+  python3 ../scripts/orc_read_bench.py "${files[@]}" || rc=1
 fi
 exit $rc
 RUN

@@ -5,5 +5,5 @@ mod common;
 mod corrupt_inputs;
 mod deflate_differential;
 mod orc_corrupt;
-mod orc_differential;
+pub mod orc_differential;
 mod rle_v1_differential;

@@ -1,8 +1,6 @@
 //! Damaged ORC files: truncated and bit-flipped copies of the fixtures must
 //! give an error or some table, never a panic or a hang, on every backend.
 
-use std::path::PathBuf;
-
 use warpread::exec::{Backend, CpuBackend};
 use warpread::orc::{OrcFile, ReadOptions};
 
@@ -46,7 +44,7 @@ fn damaged_copies(rng: &mut Rng, bytes: &[u8], n: usize) -> Vec<Vec<u8>> {
 #[test]
 fn damaged_fixtures_never_panic() {
     let mut rng = Rng::fresh("damaged_fixtures_never_panic");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/orc");
+    let dir = crate::orc_differential::root().join("testdata/orc");
     let tmp = std::env::temp_dir().join(format!("warpread-orc-corrupt-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let cuda = common::cuda("damaged_fixtures_never_panic");
