@@ -149,7 +149,7 @@ impl Assembler<'_> {
                 let a = self.primitive::<arrow::datatypes::TimestampNanosecondType>(st, &v);
                 Arc::new(a.with_data_type(col.arrow_type()))
             }
-            Kind::Decimal if st.data.is_some() || (self.decimal64 && col.precision <= 18) => {
+            Kind::Decimal if self.decimal64 && (1..=18).contains(&col.precision) => {
                 let v: Vec<i128> = self
                     .ints::<i64>(st)
                     .iter()
@@ -157,8 +157,7 @@ impl Assembler<'_> {
                     .collect();
                 let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
                 Arc::new(
-                    a.with_precision_and_scale(col.precision as u8, col.scale as i8)
-                        .map_err(|e| Error::arrow("typing a decimal column", e))?,
+                    a.with_data_type(col.arrow_type()),
                 )
             }
             Kind::Decimal => {
@@ -172,8 +171,7 @@ impl Assembler<'_> {
                 .map_err(|(at, m)| Error::orc(&self.loc(g, col, StreamKind::Data).at(at), m))?;
                 let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
                 Arc::new(
-                    a.with_precision_and_scale(col.precision as u8, col.scale as i8)
-                        .map_err(|e| Error::arrow("typing a decimal column", e))?,
+                    a.with_data_type(col.arrow_type()),
                 )
             }
             Kind::Struct => self.structure(g, col, st)?,

@@ -229,7 +229,7 @@ impl Rounds<'_> {
                         req(Secondary, int_op(layout, col.id, IntType::U64), n)?,
                         0,
                     ),
-                    Kind::Decimal if self.decimal64 && col.precision <= 18 => (
+                    Kind::Decimal if self.decimal64 && (1..=18).contains(&col.precision) => (
                         req(Data, int_op(layout, col.id, IntType::I64), n)?,
                         None,
                         None,

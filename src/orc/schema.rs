@@ -123,7 +123,7 @@ pub struct Column {
     pub kind: Kind,
     /// Children in declaration order.
     pub children: Vec<Column>,
-    /// Decimal precision (ORC files from Hive 0.11 have none: 38).
+    /// Decimal precision (0 for Hive 0.11's decimals without one).
     pub precision: u32,
     /// Decimal scale.
     pub scale: u32,
@@ -172,6 +172,8 @@ impl Column {
             Kind::Timestamp => DataType::Timestamp(TimeUnit::Nanosecond, None),
             Kind::TimestampInstant => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
             Kind::Date => DataType::Date32,
+            // pyarrow's choice for Hive 0.11 decimals without a precision.
+            Kind::Decimal if self.precision == 0 => DataType::Decimal128(38, 6),
             Kind::Decimal => DataType::Decimal128(self.precision as u8, self.scale as i8),
             Kind::Struct => DataType::Struct(self.arrow_fields()),
             Kind::List => DataType::List(Arc::new(self.children[0].arrow_field())),
@@ -299,19 +301,13 @@ fn build_node(
             t.field_names.len()
         )));
     }
-    let (mut precision, mut scale) = (0, 0);
+    let (mut precision, mut scale) = (0u32, 0u32);
     if kind == Kind::Decimal {
         precision = t.precision.unwrap_or(0);
         scale = t.scale.unwrap_or(0);
-        if precision == 0 {
-            // Hive 0.11 wrote unbounded decimals; readers use (38, 10)... but
-            // keep the declared scale when there is one.
-            precision = 38;
-            if t.scale.is_none() {
-                scale = 10;
-            }
-        }
-        if precision > 38 || scale > precision {
+        // Precision 0 (Hive 0.11's unbounded decimals) stays 0 here: values
+        // are rescaled to the declared scale, and Arrow sees (38, 6).
+        if precision > 38 || (precision > 0 && scale > precision) || scale > 38 {
             return Err(bad(format!("decimal({precision},{scale}) is out of range")));
         }
     }
