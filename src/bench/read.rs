@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exec::{Backend, CpuBackend};
-use crate::orc::{OrcFile, ReadOptions};
+use crate::orc::{OrcFile, ReadOptions, ReadStats};
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
@@ -29,6 +29,8 @@ pub struct ReadBenchRow {
     pub median_s: f64,
     /// Arrow output GB/s (10^9 bytes per second).
     pub gbps: f64,
+    /// Where the median run spent its time.
+    pub stages: ReadStats,
     /// Whether the output was checked against the CPU backend (always
     /// true for the CPU itself).
     pub verified: bool,
@@ -70,14 +72,15 @@ pub fn run(
         for r in 0..warmup + runs.max(1) {
             let t = Instant::now();
             let f = OrcFile::open(path)?;
-            last = f.read(&options, backend)?;
+            let (batches, stats) = f.read_with_stats(&options, backend)?;
+            last = batches;
             let s = t.elapsed().as_secs_f64();
             if r >= warmup {
-                times.push(s);
+                times.push((s, stats));
             }
         }
-        times.sort_by(f64::total_cmp);
-        let median_s = times[times.len() / 2];
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (median_s, stages) = times[times.len() / 2];
         let verified = if backend.name() == "cpu" {
             true
         } else {
@@ -98,6 +101,7 @@ pub fn run(
             file_bytes,
             arrow_bytes,
             median_s,
+            stages,
             gbps: arrow_bytes as f64 / median_s / 1e9,
             verified,
         });

@@ -198,19 +198,23 @@ fn run_read(
         backend.describe()
     );
     println!(
-        "{:<40} {:>10} {:>9} {:>10} {:>9} {:>8}  verified",
+        "{:<40} {:>10} {:>9} {:>10} {:>9} {:>8}  verified  (io / decompress / decode / assemble s)",
         "file", "rows", "file MiB", "Arrow MiB", "median s", "GB/s"
     );
     for r in rows {
         println!(
-            "{:<40} {:>10} {:>9.1} {:>10.1} {:>9.3} {:>8.2}  {}",
+            "{:<40} {:>10} {:>9.1} {:>10.1} {:>9.3} {:>8.2}  {:<8}  ({:.3} / {:.3} / {:.3} / {:.3})",
             r.file.display(),
             r.rows,
             r.file_bytes as f64 / (1 << 20) as f64,
             r.arrow_bytes as f64 / (1 << 20) as f64,
             r.median_s,
             r.gbps,
-            if r.verified { "yes" } else { "NO" }
+            if r.verified { "yes" } else { "NO" },
+            r.stages.io_s,
+            r.stages.decompress_s,
+            r.stages.decode_s,
+            r.stages.assemble_s
         );
     }
     Ok(())

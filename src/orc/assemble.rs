@@ -156,9 +156,7 @@ impl Assembler<'_> {
                     .map(|&x| i128::from(x))
                     .collect();
                 let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
-                Arc::new(
-                    a.with_data_type(col.arrow_type()),
-                )
+                Arc::new(a.with_data_type(col.arrow_type()))
             }
             Kind::Decimal => {
                 let scales: &[i32] = st.secondary.map_or(&[], |r| self.decoded.typed::<i32>(r));
@@ -170,9 +168,7 @@ impl Assembler<'_> {
                 )
                 .map_err(|(at, m)| Error::orc(&self.loc(g, col, StreamKind::Data).at(at), m))?;
                 let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
-                Arc::new(
-                    a.with_data_type(col.arrow_type()),
-                )
+                Arc::new(a.with_data_type(col.arrow_type()))
             }
             Kind::Struct => self.structure(g, col, st)?,
             Kind::List => {

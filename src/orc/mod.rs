@@ -30,4 +30,4 @@ pub mod tail;
 mod timestamp;
 
 pub use predicate::{CmpOp, Predicate, Scalar};
-pub use reader::{OrcFile, ReadOptions};
+pub use reader::{OrcFile, ReadOptions, ReadStats};

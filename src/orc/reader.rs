@@ -67,6 +67,23 @@ impl ReadOptions {
     }
 }
 
+/// Where a read spent its time (wall clock, summed over stripe groups).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct ReadStats {
+    /// Bytes read from the file (streams only).
+    pub file_bytes: u64,
+    /// Decompressed stream bytes.
+    pub stream_bytes: u64,
+    /// Reading the tail, stripe footers and streams.
+    pub io_s: f64,
+    /// Decompression stage.
+    pub decompress_s: f64,
+    /// Decode stages (RLE, byte and boolean RLE).
+    pub decode_s: f64,
+    /// Building Arrow arrays.
+    pub assemble_s: f64,
+}
+
 /// An ORC file with its tail parsed.
 #[derive(Debug)]
 pub struct OrcFile {
@@ -221,6 +238,16 @@ impl OrcFile {
     /// Reads the selected stripes into record batches of at most
     /// `options.batch_size` rows, decoding on `backend`.
     pub fn read(&self, options: &ReadOptions, backend: &dyn Backend) -> Result<Vec<RecordBatch>> {
+        self.read_with_stats(options, backend).map(|(b, _)| b)
+    }
+
+    /// [`read`](Self::read), also reporting where the time went.
+    pub fn read_with_stats(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, ReadStats)> {
+        let mut stats = ReadStats::default();
         let cols = self.projection(options)?;
         let schema = self.projected_schema(options)?;
         let ids: Vec<u32> = cols
@@ -244,7 +271,7 @@ impl OrcFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            for batch in self.read_group(&group, &cols, &ids, &schema, backend)? {
+            for batch in self.read_group(&group, &cols, &ids, &schema, backend, &mut stats)? {
                 let mut start = 0;
                 while start < batch.num_rows() {
                     let n = options.batch_size.min(batch.num_rows() - start);
@@ -253,7 +280,7 @@ impl OrcFile {
                 }
             }
         }
-        Ok(out)
+        Ok((out, stats))
     }
 
     fn read_group(
@@ -263,13 +290,21 @@ impl OrcFile {
         ids: &[u32],
         schema: &SchemaRef,
         backend: &dyn Backend,
+        stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let file = Location::file(self.path());
+        let t = std::time::Instant::now();
         let layouts = group
             .par_iter()
             .map(|&i| self.stripe_layout(i))
             .collect::<Result<Vec<_>>>()?;
+        stats.io_s += t.elapsed().as_secs_f64();
         let streams = streams::load(&self.src, &layouts, ids, &self.tail.compression, backend)?;
+        stats.io_s += streams.io_s;
+        stats.decompress_s += streams.decompress_s;
+        stats.file_bytes += streams.file_bytes;
+        stats.stream_bytes += streams.buf.len() as u64;
+        let t = std::time::Instant::now();
         let rounds = Rounds {
             file: &file,
             layouts: &layouts,
@@ -278,6 +313,8 @@ impl OrcFile {
             decimal64: self.is_pre_2_0(),
         };
         let (states, decoded) = rounds.run(cols)?;
+        stats.decode_s += t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
         let asm = Assembler {
             file: &file,
             layouts: &layouts,
@@ -286,7 +323,7 @@ impl OrcFile {
             decoded: &decoded,
             decimal64: self.is_pre_2_0(),
         };
-        (0..layouts.len())
+        let batches = (0..layouts.len())
             .into_par_iter()
             .map(|g| {
                 let arrays = cols
@@ -310,6 +347,8 @@ impl OrcFile {
                     )
                 })
             })
-            .collect()
+            .collect();
+        stats.assemble_s += t.elapsed().as_secs_f64();
+        batches
     }
 }

@@ -30,6 +30,12 @@ pub struct Streams {
     /// Every stream's bytes, end to end.
     pub buf: Vec<u8>,
     ranges: HashMap<StreamKey, Range<usize>>,
+    /// Bytes read from the file.
+    pub file_bytes: u64,
+    /// Seconds spent reading the file.
+    pub io_s: f64,
+    /// Seconds spent decompressing (stage and compaction).
+    pub decompress_s: f64,
 }
 
 impl Streams {
@@ -62,6 +68,7 @@ pub fn load(
     backend: &dyn Backend,
 ) -> Result<Streams> {
     let file = Location::file(src.path());
+    let started = std::time::Instant::now();
     let mut raw = Vec::new();
     let mut raw_ranges: Vec<(StreamKey, Range<usize>, Location)> = Vec::new();
     for (g, layout) in layouts.iter().enumerate() {
@@ -86,12 +93,18 @@ pub fn load(
             raw_ranges.push((key, start..raw.len(), at.at(s.range.start)));
         }
     }
+    let file_bytes = raw.len() as u64;
+    let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {
         return Ok(Streams {
             ranges: raw_ranges.into_iter().map(|(k, r, _)| (k, r)).collect(),
             buf: raw,
+            file_bytes,
+            io_s,
+            decompress_s: 0.0,
         });
     };
+    let started = std::time::Instant::now();
 
     // One job per compressed chunk, all streams in one stage.
     enum Piece {
@@ -145,5 +158,11 @@ pub fn load(
         }
         ranges.insert(key, start..buf.len());
     }
-    Ok(Streams { buf, ranges })
+    Ok(Streams {
+        buf,
+        ranges,
+        file_bytes,
+        io_s,
+        decompress_s: started.elapsed().as_secs_f64(),
+    })
 }
