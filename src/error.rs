@@ -89,6 +89,18 @@ pub enum Error {
         /// What the decoder found.
         status: ChunkStatus,
     },
+    /// A container's metadata (a GSST frame header, a column container)
+    /// does not follow its format; block contents report through
+    /// [`Error::Corrupt`] instead.
+    #[error("malformed {format} data at {location}: {detail}")]
+    Malformed {
+        /// The format (`GSST`, ...).
+        format: &'static str,
+        /// Where the bad bytes are.
+        location: Box<Location>,
+        /// What is wrong.
+        detail: String,
+    },
     /// A plan is inconsistent with the buffers it was given (a bug in the
     /// format layer or a hostile file whose metadata lies about sizes).
     #[error("invalid decode plan: {0}")]

@@ -1,0 +1,218 @@
+//! GSST: round trips on random and edge inputs in both layouts, CPU and GPU
+//! byte-identical (outputs and statuses), damaged frames and blocks giving
+//! errors or statuses, never panics or out-of-bounds accesses.
+
+use warpread::Error;
+use warpread::exec::{Backend, CpuBackend};
+use warpread::gsst::{self, Frame, GsstLayout, GsstParams, TargetDevice};
+use warpread::plan::StatusCode;
+
+use crate::common::{Rng, cuda};
+
+fn params(layout: GsstLayout, block_bytes: usize, splits: usize) -> GsstParams {
+    GsstParams {
+        layout,
+        block_bytes,
+        splits,
+    }
+}
+
+/// Text-like strings from a small vocabulary, newline-separated.
+fn words(rng: &mut Rng, n: usize) -> Vec<u8> {
+    const W: [&str; 12] = [
+        "furiously ",
+        "pending ",
+        "requests ",
+        "boost ",
+        "slyly ",
+        "express ",
+        "accounts ",
+        "haggle ",
+        "blithely ",
+        "regular ",
+        "ideas\n",
+        "; ",
+    ];
+    let mut s = Vec::with_capacity(n + 16);
+    while s.len() < n {
+        s.extend_from_slice(W[rng.below(W.len() as u64) as usize].as_bytes());
+    }
+    s.truncate(n);
+    s
+}
+
+fn binary(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| rng.next() as u8).collect()
+}
+
+/// Inputs that stress the edges: empty, one byte, all-escape binary data,
+/// zero bytes (symbols with trailing zeros), long runs, mixed.
+fn edge_inputs(rng: &mut Rng) -> Vec<(&'static str, Vec<u8>)> {
+    let mut mixed = words(rng, 30_000);
+    mixed.extend(binary(rng, 3000));
+    mixed.extend(words(rng, 20_000));
+    vec![
+        ("empty", Vec::new()),
+        ("one byte", vec![b'x']),
+        ("one escape byte", vec![0xff]),
+        ("binary", binary(rng, 70_001)),
+        ("all 0xff", vec![0xff; 5000]),
+        ("zeros", vec![0; 40_000]),
+        ("text", words(rng, 200_003)),
+        ("mixed", mixed),
+    ]
+}
+
+fn roundtrip_on(backend: &dyn Backend, data: &[u8], p: &GsstParams) -> Vec<u8> {
+    let frame = gsst::compress(data, p);
+    gsst::decompress_with(backend, &frame, &Default::default())
+        .unwrap()
+        .as_bytes()
+        .to_vec()
+}
+
+#[test]
+fn gsst_roundtrips_edge_inputs_on_the_cpu() {
+    let mut rng = Rng::fresh("gsst_roundtrips_edge_inputs_on_the_cpu");
+    for (name, data) in edge_inputs(&mut rng) {
+        for layout in GsstLayout::ALL {
+            for (block, splits) in [(1 << 20, 192), (4096, 7), (1000, 1), (65_536, 1024)] {
+                let got = roundtrip_on(&CpuBackend::new(), &data, &params(layout, block, splits));
+                assert!(
+                    got == data,
+                    "{name}, {layout:?}, block {block}, {splits} splits"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gsst_roundtrips_huge_values() {
+    // One 3 MiB "value" without separators, over several blocks.
+    let mut rng = Rng::fresh("gsst_roundtrips_huge_values");
+    let data = words(&mut rng, 3 << 20)
+        .into_iter()
+        .filter(|&b| b != b'\n')
+        .collect::<Vec<_>>();
+    for layout in GsstLayout::ALL {
+        let p = GsstParams::for_device(&TargetDevice::H100, data.len(), layout);
+        let frame = gsst::compress(&data, &p);
+        assert!(frame.len() * 2 < data.len(), "ratio below 2 on words");
+        assert_eq!(gsst::decompress(&frame).unwrap(), data);
+    }
+}
+
+#[test]
+fn gsst_cpu_and_gpu_agree() {
+    let Some(gpu) = cuda("gsst_cpu_and_gpu_agree") else {
+        return;
+    };
+    let mut rng = Rng::fresh("gsst_cpu_and_gpu_agree");
+    for (name, data) in edge_inputs(&mut rng) {
+        for layout in GsstLayout::ALL {
+            for (block, splits) in [(1 << 20, 192), (4096, 7), (1000, 1), (65_536, 1024)] {
+                let p = params(layout, block, splits);
+                let frame = gsst::compress(&data, &p);
+                let stage = Frame::parse(&frame, &Default::default())
+                    .unwrap()
+                    .stage(Default::default());
+                let want = CpuBackend::new().run_stage(&stage, &frame).unwrap();
+                let got = gpu.run_stage(&stage, &frame).unwrap();
+                assert_eq!(
+                    got.statuses, want.statuses,
+                    "{name} {layout:?} {block}/{splits}"
+                );
+                assert!(
+                    got.data.as_bytes() == data.as_slice(),
+                    "{name} {layout:?} {block}/{splits}: GPU output differs"
+                );
+            }
+        }
+    }
+}
+
+/// Damages blocks (not the frame header, which the CPU checks before any
+/// backend runs) and checks that both backends classify every block the
+/// same way, and that a damaged frame never panics.
+#[test]
+fn gsst_damaged_blocks_give_identical_statuses() {
+    let mut rng = Rng::fresh("gsst_damaged_blocks_give_identical_statuses");
+    let gpu = cuda("gsst_damaged_blocks_give_identical_statuses");
+    let data = words(&mut rng, 120_000);
+    for layout in GsstLayout::ALL {
+        let frame = gsst::compress(&data, &params(layout, 16_384, 9));
+        let parsed = Frame::parse(&frame, &Default::default()).unwrap();
+        let first = parsed.blocks[0].offset as usize;
+        let mut failures = 0;
+        for round in 0..200 {
+            let mut bad = frame.clone();
+            let mut stage = parsed.stage(Default::default());
+            match round % 4 {
+                0 => {
+                    for _ in 0..1 + rng.below(4) {
+                        let i = first + rng.below((bad.len() - first) as u64) as usize;
+                        bad[i] ^= 1 << rng.below(8);
+                    }
+                }
+                1 => {
+                    // damage a header or table byte of one block
+                    let b = &parsed.blocks[rng.below(parsed.blocks.len() as u64) as usize];
+                    let i =
+                        b.offset as usize + rng.below(200.min(u64::from(b.compressed))) as usize;
+                    bad[i] = rng.next() as u8;
+                }
+                2 => {
+                    // truncate or misalign some jobs
+                    for job in &mut stage.jobs {
+                        if rng.below(3) == 0 {
+                            job.input.end -= 1 + rng.below(job.input.end - job.input.start);
+                        } else if rng.below(5) == 0 && job.input.end < bad.len() as u64 {
+                            job.input.start += 1;
+                            job.input.end += 1;
+                        }
+                    }
+                }
+                _ => {
+                    for b in bad[first..].iter_mut() {
+                        if rng.below(300) == 0 {
+                            *b = rng.next() as u8;
+                        }
+                    }
+                }
+            }
+            let want = CpuBackend::new().run_stage(&stage, &bad).unwrap();
+            failures += want.statuses.iter().filter(|s| !s.is_ok()).count();
+            for s in &want.statuses {
+                assert_ne!(s.status(), StatusCode::Pending);
+            }
+            if let Some(gpu) = gpu {
+                let got = gpu.run_stage(&stage, &bad).unwrap();
+                assert_eq!(got.statuses, want.statuses, "round {round} {layout:?}");
+            }
+        }
+        assert!(failures > 100, "damage went unnoticed: {failures} failures");
+    }
+}
+
+#[test]
+fn gsst_damaged_frames_are_errors_not_panics() {
+    let mut rng = Rng::fresh("gsst_damaged_frames_are_errors_not_panics");
+    let data = words(&mut rng, 50_000);
+    let frame = gsst::compress(&data, &params(GsstLayout::Splits, 8192, 16));
+    for cut in (0..frame.len()).step_by(97) {
+        assert!(gsst::decompress(&frame[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut errors = 0;
+    for _ in 0..300 {
+        let mut bad = frame.clone();
+        let i = rng.below(bad.len() as u64) as usize;
+        bad[i] ^= 1 << rng.below(8);
+        match gsst::decompress(&bad) {
+            Ok(out) => assert_eq!(out.len(), data.len()),
+            Err(Error::Malformed { .. } | Error::Corrupt { .. }) => errors += 1,
+            Err(e) => panic!("unexpected error kind: {e}"),
+        }
+    }
+    assert!(errors > 0);
+}
