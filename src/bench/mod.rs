@@ -2,4 +2,5 @@
 //! codec runner that times a backend and verifies it against the CPU.
 
 pub mod codecs;
+pub mod gsst;
 pub mod suite;

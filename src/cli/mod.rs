@@ -1,6 +1,7 @@
 //! The `warpread` command line.
 
 mod bench;
+mod gsst;
 mod info;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,12 @@ pub enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
+    /// GSST string compression (docs/gsst-format.md).
+    Gsst {
+        /// compress or decompress.
+        #[command(subcommand)]
+        what: gsst::GsstCommand,
+    },
     /// Shows whether CUDA is usable and which device and backend `auto` picks.
     Info,
 }
@@ -37,6 +44,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Bench { what } => bench::run(what, cli.backend),
+        Command::Gsst { what } => gsst::run(what, cli.backend),
         Command::Info => info::run(cli.backend),
     }
 }
