@@ -19,6 +19,7 @@
 //! # Ok::<(), warpread::Error>(())
 //! ```
 
+pub mod arrow;
 mod compress;
 mod decode;
 pub mod format;
