@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
@@ -22,43 +22,47 @@ pub enum SuiteArg {
     Tpch,
 }
 
+/// The options of `bench codecs`.
+#[derive(Debug, Args)]
+pub struct CodecsArgs {
+    /// Codec: orc-rle-v1 or deflate.
+    #[arg(long, default_value = "orc-rle-v1")]
+    pub codec: String,
+    /// Column set.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub suite: SuiteArg,
+    /// Only these columns (comma-separated names, e.g. MC0,TPC).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Uncompressed MiB per column (default 256 on CUDA, 64 on the CPU).
+    #[arg(long)]
+    pub size_mib: Option<usize>,
+    /// Uncompressed KiB per chunk job.
+    #[arg(long, default_value_t = 128)]
+    pub chunk_kib: usize,
+    /// Timed runs; the median is reported.
+    #[arg(long, default_value_t = 11)]
+    pub runs: usize,
+    /// Untimed warm-up runs.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+    #[arg(long)]
+    pub realdata: Option<PathBuf>,
+    /// Also write each column's encoded chunks to this folder (for
+    /// scripts/nvcomp_bench.py).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Decode throughput of one codec over the benchmark columns, verified
     /// against the CPU reference.
-    Codecs {
-        /// Codec: orc-rle-v1 or deflate.
-        #[arg(long, default_value = "orc-rle-v1")]
-        codec: String,
-        /// Column set.
-        #[arg(long, value_enum, default_value = "auto")]
-        suite: SuiteArg,
-        /// Only these columns (comma-separated names, e.g. MC0,TPC).
-        #[arg(long, value_delimiter = ',')]
-        columns: Vec<String>,
-        /// Uncompressed MiB per column (default 256 on CUDA, 64 on the CPU).
-        #[arg(long)]
-        size_mib: Option<usize>,
-        /// Uncompressed KiB per chunk job.
-        #[arg(long, default_value_t = 128)]
-        chunk_kib: usize,
-        /// Timed runs; the median is reported.
-        #[arg(long, default_value_t = 11)]
-        runs: usize,
-        /// Untimed warm-up runs.
-        #[arg(long, default_value_t = 3)]
-        warmup: usize,
-        /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
-        #[arg(long)]
-        realdata: Option<PathBuf>,
-        /// Also write each column's encoded chunks to this folder (for
-        /// scripts/nvcomp_bench.py).
-        #[arg(long)]
-        dump: Option<PathBuf>,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    Codecs(CodecsArgs),
     /// GSST compression ratio and decode throughput per layout, CPU and
     /// GPU, verified byte-exact against the input.
     Gsst {
@@ -128,7 +132,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             };
             run_gsst(&cfg, json)
         }
-        codecs @ BenchCommand::Codecs { .. } => run_codecs(codecs, backend),
+        BenchCommand::Codecs(args) => run_codecs(args, backend),
     }
 }
 
@@ -180,8 +184,8 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_codecs(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
-    let BenchCommand::Codecs {
+fn run_codecs(args: CodecsArgs, backend: BackendChoice) -> Result<()> {
+    let CodecsArgs {
         codec,
         suite,
         columns,
@@ -192,10 +196,7 @@ fn run_codecs(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         realdata,
         dump,
         json,
-    } = cmd
-    else {
-        unreachable!("run passes only the codecs command")
-    };
+    } = args;
     let codec = CodecName::parse(&codec).ok_or_else(|| {
         let known: Vec<_> = CodecName::ALL.iter().map(|c| c.as_str()).collect();
         Error::Unsupported(format!("codec `{codec}` (known: {})", known.join(", ")))

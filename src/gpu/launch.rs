@@ -33,6 +33,10 @@ pub const fn gsst_shared_bytes() -> u32 {
     256 * 8 + 256 + GSST_THREADS_PER_BLOCK * GSST_RING_GRANULES * 16 + 64
 }
 
+// Whole warps, at most 1024 threads, within the 48 KiB of static shared memory.
+const _: () = assert!(GSST_THREADS_PER_BLOCK % 32 == 0 && GSST_THREADS_PER_BLOCK <= 1024);
+const _: () = assert!(gsst_shared_bytes() < 48 << 10);
+
 /// The `-D` options that pass the constants to NVRTC.
 pub fn defines() -> Vec<String> {
     vec![
@@ -118,8 +122,6 @@ mod tests {
     fn gsst_blocks_are_one_per_job() {
         let s = shape_for(&StageOp::Gsst(crate::plan::GsstLayout::Splits), 1056);
         assert_eq!((s.blocks, s.threads), (1056, GSST_THREADS_PER_BLOCK));
-        assert!(GSST_THREADS_PER_BLOCK % 32 == 0 && GSST_THREADS_PER_BLOCK <= 1024);
-        assert!(gsst_shared_bytes() < 48 << 10, "static shared memory limit");
         let c = shape_for(&StageOp::Inflate, 5);
         assert_eq!((c.blocks, c.threads), (2, THREADS_PER_BLOCK));
     }

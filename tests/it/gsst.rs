@@ -216,3 +216,84 @@ fn gsst_damaged_frames_are_errors_not_panics() {
     }
     assert!(errors > 0);
 }
+
+fn warpread() -> std::process::Command {
+    let bin =
+        std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
+    std::process::Command::new(bin)
+}
+
+#[test]
+fn gsst_cli_compresses_and_decompresses_a_text_file() {
+    let mut rng = Rng::fresh("gsst_cli_compresses_and_decompresses_a_text_file");
+    let dir = std::env::temp_dir().join(format!("warpread-gsst-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (txt, frame, back) = (dir.join("in.txt"), dir.join("in.gsst"), dir.join("out.txt"));
+    let data = words(&mut rng, 300_000);
+    std::fs::write(&txt, &data).unwrap();
+    for layout in ["splits", "coalesced"] {
+        for (cmd, a, b, extra) in [
+            (
+                "compress",
+                &txt,
+                &frame,
+                vec!["--layout", layout, "--block-kib", "64"],
+            ),
+            ("decompress", &frame, &back, vec![]),
+        ] {
+            let out = warpread()
+                .args(["--backend", "auto", "gsst", cmd])
+                .arg(a)
+                .arg(b)
+                .args(extra)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(std::fs::read(&back).unwrap(), data, "{layout}");
+        assert!(std::fs::metadata(&frame).unwrap().len() * 2 < data.len() as u64);
+    }
+    let out = warpread()
+        .args(["--backend", "cpu", "gsst", "decompress"])
+        .arg(&txt)
+        .arg(&back)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a text file is not a frame");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GSST"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn gsst_bench_reports_ratio_and_verifies() {
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "bench",
+            "gsst",
+            "--input",
+            "tpch",
+            "--size-mib",
+            "2",
+        ])
+        .args(["--runs", "1", "--warmup", "0", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["verified"], true);
+        assert!(r["ratio"].as_f64().unwrap() > 2.5, "{r}");
+    }
+}
