@@ -409,8 +409,10 @@ __device__ void decode_blocks(const u8* input, const ChunkJob* jobs, u32 njobs, 
         __syncthreads();
         if (tid == 0) {
             const u32 ce = entries[2 * (splits - 1)], oe = entries[2 * (splits - 1) + 1];
+            // 64-bit: a hostile split count near 2^32 must not wrap into a
+            // region size that matches.
             const u64 region = L == SPLITS ? (u64)ce
-                                           : (u64)((sh.longest + ALIGN - 1) / ALIGN) * splits * ALIGN;
+                                           : ((u64)sh.longest + ALIGN - 1) / ALIGN * splits * ALIGN;
             if (oe != sh.size || region != sh.codes_len) {
                 sh.header_fail = min(sh.header_fail, FIXED + 8 * (splits - 1));
             }

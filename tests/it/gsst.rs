@@ -297,3 +297,39 @@ fn gsst_bench_reports_ratio_and_verifies() {
         assert!(r["ratio"].as_f64().unwrap() > 2.5, "{r}");
     }
 }
+
+/// Split tables crafted so that 32-bit arithmetic would wrap: a split of
+/// almost 2^32 codes in an empty coalesced block, and output ends past the
+/// block. Both decoders must reject the header without touching the codes.
+#[test]
+fn gsst_hostile_split_tables_are_rejected_identically() {
+    use warpread::gsst::format::{BLOCK_FIXED_BYTES, write_frame_header};
+    let gpu = cuda("gsst_hostile_split_tables_are_rejected_identically");
+    for (layout, code_end, out_end, at) in [
+        (
+            GsstLayout::Coalesced,
+            0xffff_fff5u32,
+            0u32,
+            BLOCK_FIXED_BYTES,
+        ),
+        (GsstLayout::Splits, 0xffff_fff5, 0, BLOCK_FIXED_BYTES),
+        (GsstLayout::Splits, 0, 0xffff_ffff, BLOCK_FIXED_BYTES),
+    ] {
+        let mut block = gsst::compress_block(&[], 1, layout);
+        block[16..20].copy_from_slice(&code_end.to_le_bytes());
+        block[20..24].copy_from_slice(&out_end.to_le_bytes());
+        let mut frame = Vec::new();
+        write_frame_header(layout, &[(block.len() as u32, 0)], &mut frame);
+        frame.extend_from_slice(&block);
+        let stage = Frame::parse(&frame, &Default::default())
+            .unwrap()
+            .stage(Default::default());
+        let want = CpuBackend::new().run_stage(&stage, &frame).unwrap();
+        assert_eq!(want.statuses[0].status(), StatusCode::InputCorrupt);
+        assert_eq!(want.statuses[0].detail as usize, at);
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &frame).unwrap();
+            assert_eq!(got.statuses, want.statuses, "{layout:?}");
+        }
+    }
+}
