@@ -87,79 +87,73 @@ __device__ __forceinline__ void cp_async_wait() {
 
 __device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
 
+// The bytes of a window that lie in [lo, hi), one by one: only a split's
+// first and last windows, so out of line, keeping registers for the loop.
+__device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
+    for (int i = 0; i < 16; ++i) {
+        u8* p = win + i;
+        const u64 w = i < 8 ? w0 : w1;
+        if (p >= lo && p < hi) *p = (u8)(w >> (8 * (i & 7)));
+    }
+}
+
 // Output of one split: a 16-byte window aligned to global addresses, built
-// in registers from 8-byte halves (`pend` the first when `half`, `cur` the
-// one being filled with `fill` bytes). Window bytes before the split's start
-// are zero placeholders that are never stored.
+// in registers (`w0`, `w1`, `fill` bytes used) and stored whole when full.
+// Window bytes before the split's start are zero placeholders that are
+// never stored.
 struct split_output {
     u8* dst;       // first output byte of the split
     u32 need;      // bytes the split must produce
     u32 produced;
     u8* win;       // global address of the current window (16-aligned)
-    u64 cur, pend;
-    u32 fill, half;
+    u64 w0, w1;
+    u32 fill;
 
     __device__ __forceinline__ void init(u8* d, u32 n) {
         dst = d;
         need = n;
         produced = 0;
-        const u32 phase = (u32)((size_t)d & (ALIGN - 1));
-        win = d - phase;
-        fill = phase & 7;
-        half = phase >> 3;
-        cur = 0;
-        pend = 0;
+        fill = (u32)((size_t)d & (ALIGN - 1));
+        win = d - fill;
+        w0 = 0;
+        w1 = 0;
     }
 
     // Stores window bytes that lie inside [dst, dst + need): the whole
     // window at once when it does, else byte by byte.
-    __device__ __forceinline__ void store(u64 a, u64 b) {
+    __device__ __forceinline__ void store() {
         if (win >= dst && win + ALIGN <= dst + need) {
-            *reinterpret_cast<ulonglong2*>(win) = make_ulonglong2(a, b);
+            *reinterpret_cast<ulonglong2*>(win) = make_ulonglong2(w0, w1);
         } else {
-#pragma unroll
-            for (int i = 0; i < 16; ++i) {
-                u8* p = win + i;
-                const u64 w = i < 8 ? a : b;
-                if (p >= dst && p < dst + need) *p = (u8)(w >> (8 * (i & 7)));
-            }
-        }
-    }
-
-    __device__ __forceinline__ void emit8(u64 w) {
-        if (half) {
-            store(pend, w);
-            win += ALIGN;
-            half = 0;
-        } else {
-            pend = w;
-            half = 1;
+            store_edge(win, w0, w1, dst, dst + need);
         }
     }
 
     // Appends `len` (1..8) bytes of `sym`; the caller has checked room.
+    // Branch-free but for the store of a full window (every 16 bytes), so
+    // the lanes of a warp stay converged.
     __device__ __forceinline__ void put(u64 sym, u32 len) {
-        const u64 lo = cur | (sym << (8 * fill));
-        const u64 hi = (sym >> 1) >> (63 - 8 * fill);
-        const u32 f = fill + len;
-        if (f >= 8) {
-            emit8(lo);
-            cur = hi;
-            fill = f - 8;
-        } else {
-            cur = lo;
-            fill = f;
-        }
+        const u32 sh = (8 * fill) & 63;
+        const u64 a = sym << sh;               // the part in the word `fill` points into
+        const u64 b = (sym >> 1) >> (63 - sh); // the part spilling into the next word
+        const bool upper = fill >= 8;
+        w0 |= upper ? 0 : a;
+        w1 |= upper ? a : b;
+        const u64 w2 = upper ? b : 0;
+        fill += len;
         produced += len;
+        if (fill >= ALIGN) {
+            store();
+            win += ALIGN;
+            w0 = w2;
+            w1 = 0;
+            fill -= ALIGN;
+        }
     }
 
     // Writes what is left in the window.
     __device__ __forceinline__ void flush() {
-        if (half) {
-            store(pend, cur);
-        } else if (fill > 0) {
-            store(cur, 0);
-        }
+        if (fill > 0) store();
     }
 };
 
