@@ -17,8 +17,12 @@ launch = (root / "src/gpu/launch.rs").read_text()
 consts = dict(re.findall(r"pub const (\w+): u32 = ([^;]+);", launch))
 wpb = int(consts["WARPS_PER_BLOCK"])
 ring = int(consts["RING_BYTES"])
+gsst_threads = int(consts["GSST_THREADS_PER_BLOCK"])
+gsst_ring = int(consts["GSST_RING_GRANULES"])
 opts = [f"--gpu-architecture={arch}", "--std=c++17", "--device-as-default-execution-space",
         "-lineinfo", f"-DCODAG_WARPS_PER_BLOCK={wpb}", f"-DCODAG_RING_BYTES={ring}",
+        f"-DGSST_THREADS={gsst_threads}", f"-DGSST_RING_GRANULES={gsst_ring}",
+        f"-DGSST_MIN_BLOCKS={int(consts['GSST_MIN_BLOCKS_PER_SM'])}",
         "-Xptxas=-v"]
 header = (root / "kernels/codag.cuh").read_bytes()
 failed = False

@@ -11,6 +11,7 @@
 //! - [`codecs`]: stream formats, CPU reference decoders and encoders;
 //! - [`exec`]: the CPU reference and CUDA backends, same plan in, same bytes out;
 //! - [`gpu`]: CUDA probing, NVRTC compilation with a disk cache, launch constants;
+//! - [`gsst`]: GSST string compression (format, compressor, CPU reference decoder);
 //! - [`bench`]: the codec benchmark suite behind `warpread bench`.
 //!
 //! ```
@@ -43,6 +44,7 @@ pub mod datagen;
 pub mod error;
 pub mod exec;
 pub mod gpu;
+pub mod gsst;
 pub mod orc;
 pub mod plan;
 

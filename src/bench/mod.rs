@@ -2,5 +2,6 @@
 //! codec runner that times a backend and verifies it against the CPU.
 
 pub mod codecs;
+pub mod gsst;
 pub mod read;
 pub mod suite;

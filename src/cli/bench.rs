@@ -1,14 +1,16 @@
-//! `warpread bench codecs`.
+//! `warpread bench codecs` and `warpread bench gsst`.
 
 use std::path::PathBuf;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
+use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
 use crate::codecs::CodecName;
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
+use crate::plan::GsstLayout;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SuiteArg {
@@ -20,27 +22,67 @@ pub enum SuiteArg {
     Tpch,
 }
 
+/// The options of `bench codecs`.
+#[derive(Debug, Args)]
+pub struct CodecsArgs {
+    /// Codec: orc-rle-v1 or deflate.
+    #[arg(long, default_value = "orc-rle-v1")]
+    pub codec: String,
+    /// Column set.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub suite: SuiteArg,
+    /// Only these columns (comma-separated names, e.g. MC0,TPC).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Uncompressed MiB per column (default 256 on CUDA, 64 on the CPU).
+    #[arg(long)]
+    pub size_mib: Option<usize>,
+    /// Uncompressed KiB per chunk job.
+    #[arg(long, default_value_t = 128)]
+    pub chunk_kib: usize,
+    /// Timed runs; the median is reported.
+    #[arg(long, default_value_t = 11)]
+    pub runs: usize,
+    /// Untimed warm-up runs.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+    #[arg(long)]
+    pub realdata: Option<PathBuf>,
+    /// Also write each column's encoded chunks to this folder (for
+    /// scripts/nvcomp_bench.py).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Decode throughput of one codec over the benchmark columns, verified
     /// against the CPU reference.
-    Codecs {
-        /// Codec: orc-rle-v1 or deflate.
-        #[arg(long, default_value = "orc-rle-v1")]
-        codec: String,
-        /// Column set.
-        #[arg(long, value_enum, default_value = "auto")]
-        suite: SuiteArg,
-        /// Only these columns (comma-separated names, e.g. MC0,TPC).
-        #[arg(long, value_delimiter = ',')]
-        columns: Vec<String>,
-        /// Uncompressed MiB per column (default 256 on CUDA, 64 on the CPU).
+    Codecs(CodecsArgs),
+    /// GSST compression ratio and decode throughput per layout, CPU and
+    /// GPU, verified byte-exact against the input.
+    Gsst {
+        /// tpch (dbgen comment columns), english (the real-data corpus) or a
+        /// file path (`.xz` is decompressed first).
+        #[arg(long, default_value = "tpch")]
+        input: GsstInput,
+        /// splits, coalesced or both.
+        #[arg(long, default_value = "both")]
+        layout: String,
+        /// MiB of TPC-H text to generate.
+        #[arg(long, default_value_t = 1024)]
+        size_mib: usize,
+        /// Uncompressed KiB per block (default: derived from the device).
         #[arg(long)]
-        size_mib: Option<usize>,
-        /// Uncompressed KiB per chunk job.
-        #[arg(long, default_value_t = 128)]
-        chunk_kib: usize,
-        /// Timed runs; the median is reported.
+        block_kib: Option<usize>,
+        /// Splits per block (default: one per kernel thread).
+        #[arg(long)]
+        splits: Option<usize>,
+        /// Timed GPU runs; the median is reported.
         #[arg(long, default_value_t = 11)]
         runs: usize,
         /// Untimed warm-up runs.
@@ -49,10 +91,6 @@ pub enum BenchCommand {
         /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
         #[arg(long)]
         realdata: Option<PathBuf>,
-        /// Also write each column's encoded chunks to this folder (for
-        /// scripts/nvcomp_bench.py).
-        #[arg(long)]
-        dump: Option<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -79,17 +117,101 @@ pub enum BenchCommand {
 }
 
 pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
-    if let BenchCommand::Read {
-        files,
-        columns,
-        runs,
-        warmup,
-        json,
-    } = cmd
-    {
-        return run_read(&files, &columns, backend, warmup, runs, json);
+    match cmd {
+        BenchCommand::Gsst {
+            input,
+            layout,
+            size_mib,
+            block_kib,
+            splits,
+            runs,
+            warmup,
+            realdata,
+            json,
+        } => {
+            let layouts = match layout.as_str() {
+                "both" => GsstLayout::ALL.to_vec(),
+                one => vec![one.parse()?],
+            };
+            if runs == 0 || size_mib == 0 {
+                return Err(Error::Unsupported(
+                    "--runs and --size-mib must be positive".into(),
+                ));
+            }
+            let cfg = GsstBenchConfig {
+                input,
+                layouts,
+                backend,
+                tpch_bytes: size_mib << 20,
+                block_bytes: block_kib.map(|k| k << 10),
+                splits,
+                warmup,
+                runs,
+                realdata,
+            };
+            run_gsst(&cfg, json)
+        }
+        BenchCommand::Codecs(args) => run_codecs(args, backend),
+        BenchCommand::Read {
+            files,
+            columns,
+            runs,
+            warmup,
+            json,
+        } => run_read(&files, &columns, backend, warmup, runs, json),
     }
-    let BenchCommand::Codecs {
+}
+
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = gsst::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("gsst on {}", r.device);
+    println!(
+        "GPU: kernel time, CUDA events, data on device, median of {} runs; CPU: wall time",
+        r.runs
+    );
+    println!(
+        "{:<16} {:<10} {:>9} {:>7} {:>6} {:>6} {:>10} {:>9} {:>9}  verified",
+        "input", "layout", "MiB", "ratio", "blocks", "splits", "compress s", "CPU GB/s", "GPU GB/s"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<16} {:<10} {:>9.1} {:>7.3} {:>6} {:>6} {:>10.2} {:>9.2} {:>9}  {}",
+            row.input,
+            row.layout,
+            row.uncompressed_bytes as f64 / (1 << 20) as f64,
+            row.ratio,
+            row.blocks,
+            row.splits,
+            row.compress_s,
+            row.cpu_gbps,
+            row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
+            if row.verified { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
+fn run_codecs(args: CodecsArgs, backend: BackendChoice) -> Result<()> {
+    let CodecsArgs {
         codec,
         suite,
         columns,
@@ -100,10 +222,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         realdata,
         dump,
         json,
-    } = cmd
-    else {
-        unreachable!("Read returned above")
-    };
+    } = args;
     let codec = CodecName::parse(&codec).ok_or_else(|| {
         let known: Vec<_> = CodecName::ALL.iter().map(|c| c.as_str()).collect();
         Error::Unsupported(format!("codec `{codec}` (known: {})", known.join(", ")))
@@ -131,11 +250,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         realdata,
         dump,
     };
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let bar = spinner();
     bar.set_message("loading columns");
     let report = codecs::run(&cfg, |name| {
         bar.set_message(format!("encoding, decoding and verifying {name}"))

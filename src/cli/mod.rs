@@ -2,6 +2,7 @@
 
 mod bench;
 mod cat;
+mod gsst;
 mod info;
 mod inspect;
 
@@ -32,6 +33,12 @@ pub enum Command {
         /// What to benchmark.
         #[command(subcommand)]
         what: bench::BenchCommand,
+    },
+    /// GSST string compression (docs/gsst-format.md).
+    Gsst {
+        /// compress or decompress.
+        #[command(subcommand)]
+        what: gsst::GsstCommand,
     },
     /// Shows whether CUDA is usable and which device and backend `auto` picks.
     Info,
@@ -100,6 +107,7 @@ pub enum GenCommand {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Bench { what } => bench::run(what, cli.backend),
+        Command::Gsst { what } => gsst::run(what, cli.backend),
         Command::Info => info::run(cli.backend),
         Command::Gen {
             what:

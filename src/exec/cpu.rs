@@ -6,6 +6,7 @@ use super::{Backend, HostBuffer, StageOutput};
 use crate::codecs::int::IntElem;
 use crate::codecs::{block, deflate, orc_byte_rle, orc_rle_v1, orc_rle_v2};
 use crate::error::Result;
+use crate::gsst;
 use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
 
 /// Runs plans with the reference decoders on a rayon pool.
@@ -80,6 +81,17 @@ impl Backend for CpuBackend {
                 run_typed::<u8>(stage, input, &mut data, orc_byte_rle::decode_bools)
             }
             StageOp::Inflate => run_typed::<u8>(stage, input, &mut data, deflate::inflate),
+            StageOp::Gsst(layout) => job_slices(&stage.jobs, data.as_bytes_mut())
+                .into_par_iter()
+                .map(|(job, out)| {
+                    gsst::decode_block(
+                        &input[job.input.start as usize..job.input.end as usize],
+                        job.input.start,
+                        layout,
+                        out,
+                    )
+                })
+                .collect(),
             StageOp::Decompress(codec) => job_slices(&stage.jobs, data.as_bytes_mut())
                 .into_par_iter()
                 .map(|(job, out)| {

@@ -138,9 +138,10 @@ impl CudaBackend {
 
     fn launch(&self, s: &mut Scratch, func: &CudaFunction, stage: &Stage) -> Result<()> {
         let njobs = stage.jobs.len() as u32;
+        let shape = launch::shape_for(&stage.op, stage.jobs.len());
         let cfg = LaunchConfig {
-            grid_dim: (launch::blocks_for_jobs(stage.jobs.len()), 1, 1),
-            block_dim: (launch::THREADS_PER_BLOCK, 1, 1),
+            grid_dim: (shape.blocks, 1, 1),
+            block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
         let stream = self.rt.stream();

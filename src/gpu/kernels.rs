@@ -30,8 +30,14 @@ pub const INFLATE: KernelSource = KernelSource {
     text: include_str!("../../kernels/inflate.cu"),
 };
 
+/// GSST string decompression.
+pub const GSST: KernelSource = KernelSource {
+    file: "gsst.cu",
+    text: include_str!("../../kernels/gsst.cu"),
+};
+
 /// Every kernel source.
-pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1, INFLATE];
+pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1, INFLATE, GSST];
 
 /// The source file and `extern "C"` entry point for a stage operation, or
 /// `None` for operations without a kernel, which the CUDA backend runs on
@@ -40,6 +46,7 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
     match op {
         StageOp::OrcRleV1(t) => Some((&ORC_RLE_V1, format!("orc_rle_v1_{}", t.name()))),
         StageOp::Inflate => Some((&INFLATE, "inflate_raw".to_string())),
+        StageOp::Gsst(layout) => Some((&GSST, format!("gsst_{}", layout.name()))),
         StageOp::OrcRleV2(_)
         | StageOp::OrcByteRle
         | StageOp::OrcBoolRle
@@ -59,6 +66,14 @@ mod tests {
             let needle = format!("({entry},");
             assert!(
                 src.text.contains(&needle),
+                "{} lacks entry {entry}",
+                src.file
+            );
+        }
+        for layout in crate::plan::GsstLayout::ALL {
+            let (src, entry) = entry_for(&StageOp::Gsst(layout)).unwrap();
+            assert!(
+                src.text.contains(&format!(" {entry}(")),
                 "{} lacks entry {entry}",
                 src.file
             );

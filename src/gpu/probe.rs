@@ -21,6 +21,10 @@ pub struct DeviceInfo {
     pub sm_count: u32,
     /// Device memory in bytes.
     pub total_memory: usize,
+    /// Shared memory per SM in bytes.
+    pub shared_mem_per_sm: u32,
+    /// Resident threads per SM.
+    pub max_threads_per_sm: u32,
 }
 
 impl DeviceInfo {
@@ -71,6 +75,8 @@ mod tests {
             compute_capability: (9, 0),
             sm_count: 132,
             total_memory: 1,
+            shared_mem_per_sm: 228 << 10,
+            max_threads_per_sm: 2048,
         };
         assert_eq!(d.arch(), "sm_90");
     }

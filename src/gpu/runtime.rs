@@ -58,6 +58,12 @@ impl GpuRuntime {
             total_memory: ctx
                 .total_mem()
                 .map_err(|e| Error::cuda("querying the device", e))?,
+            shared_mem_per_sm: attr(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )? as u32,
+            max_threads_per_sm: attr(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )? as u32,
         };
         let stream = ctx
             .new_stream()

@@ -92,6 +92,62 @@ pub enum StageOp {
     /// CPU by every backend. `values` is the output capacity, as for
     /// [`StageOp::Inflate`].
     Decompress(BlockCodec),
+    /// GSST blocks (docs/gsst-format.md) of the given layout into bytes. A
+    /// job is one whole block, its `values` the block's exact uncompressed
+    /// size; a job's input must start 16-byte aligned in the stage input.
+    Gsst(GsstLayout),
+}
+
+/// How a GSST block orders its codes (docs/gsst-format.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GsstLayout {
+    /// Each split's codes are contiguous; one GPU thread per split.
+    Splits,
+    /// The splits' codes are interleaved in 16-byte granules so that the
+    /// threads of a warp read adjacent memory.
+    Coalesced,
+}
+
+impl GsstLayout {
+    /// Both layouts.
+    pub const ALL: [GsstLayout; 2] = [Self::Splits, Self::Coalesced];
+
+    /// Lowercase name (`splits`, `coalesced`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Splits => "splits",
+            Self::Coalesced => "coalesced",
+        }
+    }
+
+    /// The layout's byte in GSST headers.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Splits => 0,
+            Self::Coalesced => 1,
+        }
+    }
+
+    /// The layout a header byte names, if any.
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            0 => Some(Self::Splits),
+            1 => Some(Self::Coalesced),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for GsstLayout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| {
+                Error::Unsupported(format!("GSST layout `{s}` (expected splits or coalesced)"))
+            })
+    }
 }
 
 /// Block compression codecs decompressed on the CPU.
@@ -124,7 +180,11 @@ impl StageOp {
     pub fn output_width(&self) -> usize {
         match self {
             Self::OrcRleV1(t) | Self::OrcRleV2(t) => t.byte_width(),
-            Self::OrcByteRle | Self::OrcBoolRle | Self::Inflate | Self::Decompress(_) => 1,
+            Self::OrcByteRle
+            | Self::OrcBoolRle
+            | Self::Inflate
+            | Self::Decompress(_)
+            | Self::Gsst(_) => 1,
         }
     }
 
@@ -137,6 +197,7 @@ impl StageOp {
             Self::OrcBoolRle => "orc-bool-rle".to_string(),
             Self::Inflate => "inflate".to_string(),
             Self::Decompress(c) => format!("decompress/{}", c.name()),
+            Self::Gsst(l) => format!("gsst/{}", l.name()),
         }
     }
 }

@@ -4,6 +4,7 @@ mod cli;
 mod common;
 mod corrupt_inputs;
 mod deflate_differential;
+mod gsst;
 mod orc_corrupt;
 pub mod orc_differential;
 mod rle_v1_differential;
