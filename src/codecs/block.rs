@@ -78,7 +78,13 @@ mod tests {
             let mut small = vec![0u8; 100];
             assert!(!decompress(codec, &bytes, &mut small).is_ok(), "{codec:?}");
             let mut out = vec![0u8; data.len()];
-            assert!(!decompress(codec, &bytes[..bytes.len() / 2], &mut out).is_ok());
+            let half = decompress(codec, &bytes[..bytes.len() / 2], &mut out);
+            // A raw LZ4 block has no length or end marker: a prefix cut at a
+            // sequence boundary is itself a valid, shorter block.
+            assert!(
+                !half.is_ok() || (codec == BlockCodec::Lz4 && half.produced < data.len() as u64),
+                "{codec:?}: {half}"
+            );
         }
         let mut out = vec![0u8; 100];
         assert!(!decompress(BlockCodec::Lzo, &[0xff; 7], &mut out).is_ok());
