@@ -76,13 +76,11 @@ struct RleV1 {
             }
             const int h = (int)(i8)w.at(p);
             if (h >= 0) {
-                const u32 n = (u32)h + 3;
+                // A run longer than the job still wants is cut short, as
+                // ORC readers take only what they need of a run.
+                const u32 n = min((u32)h + 3, count - produced);
                 if (w.avail - p < 2) {
                     code = INPUT_TRUNCATED;
-                    break;
-                }
-                if (n > count - produced) {
-                    code = OUTPUT_OVERFLOW;
                     break;
                 }
                 const i64 delta = (i64)(i8)w.at(p + 1);
@@ -122,11 +120,7 @@ struct RleV1 {
                 produced += n;
                 p = vstart + nb;
             } else {
-                u32 left = (u32)(-h);
-                if (left > count - produced) {
-                    code = OUTPUT_OVERFLOW;
-                    break;
-                }
+                u32 left = min((u32)(-h), count - produced);
                 p += 1;
                 u32 lit_produced = produced;
                 while (left > 0) {

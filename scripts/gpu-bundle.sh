@@ -90,7 +90,7 @@ if [ "$what" = sanitize ]; then
   # memcheck over the corrupt-input and differential tests: any out-of-bounds
   # access in a kernel fails the run.
   compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 \
-    corrupt rle_v1 rle_v2 byte_rle deflate gsst orc || rc=1
+    corrupt int_rle deflate gsst orc || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ./warpread --backend cuda bench codecs --codec orc-rle-v1 --suite codag || rc=1

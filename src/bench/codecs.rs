@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::suite::{self, ColumnData, SuiteColumn};
-use crate::codecs::{CodecName, deflate, orc_rle_v1};
+use crate::codecs::{CodecName, deflate, orc_rle_v1, orc_rle_v2};
 use crate::error::{Error, Location, Result};
 use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, StageOutput};
 use crate::plan::{ChunkJob, Stage, StageOp};
@@ -123,7 +123,9 @@ pub struct CodecBenchReport {
 
 fn default_columns(codec: CodecName, tpch: bool) -> Vec<&'static str> {
     match (codec, tpch) {
-        (CodecName::OrcRleV1, false) => vec!["MC0", "MC3", "TPC", "TPT", "CD2", "TC2", "HRG"],
+        (CodecName::OrcRleV1 | CodecName::OrcRleV2, false) => {
+            vec!["MC0", "MC3", "TPC", "TPT", "CD2", "TC2", "HRG"]
+        }
         (CodecName::Deflate, false) => vec!["MC0", "MC3", "TPC", "TPT", "CD2", "TC2", "HRG", "TXT"],
         (_, true) => vec![
             "L_ORDERKEY",
@@ -183,16 +185,11 @@ pub fn encode_column(
         ),
         CodecName::OrcRleV1 => (
             StageOp::OrcRleV1(ty),
-            match &col.data {
-                ColumnData::I8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::U8(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::I16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::U16(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::I32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::U32(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::I64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-                ColumnData::U64(v) => orc_rle_v1::encode_chunks(v, chunk_values),
-            },
+            super::suite::with_values!(&col.data, v => orc_rle_v1::encode_chunks(v, chunk_values)),
+        ),
+        CodecName::OrcRleV2 => (
+            StageOp::OrcRleV2(ty),
+            super::suite::with_values!(&col.data, v => orc_rle_v2::encode_chunks(v, chunk_values)),
         ),
     };
     let stage = Stage {

@@ -66,6 +66,8 @@ macro_rules! with_values {
     };
 }
 
+pub(crate) use with_values;
+
 /// Same as [`with_values`], rebuilding the same variant from `$body`.
 macro_rules! map_values {
     ($data:expr, $v:ident => $body:expr) => {

@@ -8,6 +8,7 @@ pub mod int;
 pub mod orc_byte_rle;
 pub mod orc_rle_v1;
 pub mod orc_rle_v2;
+pub mod split;
 pub mod varint;
 
 /// A codec the `bench codecs` command and the backends know by name.
@@ -15,18 +16,21 @@ pub mod varint;
 pub enum CodecName {
     /// ORC integer RLE version 1.
     OrcRleV1,
+    /// ORC integer RLE version 2.
+    OrcRleV2,
     /// Raw deflate (ORC ZLIB, inside Parquet GZIP).
     Deflate,
 }
 
 impl CodecName {
     /// Every named codec.
-    pub const ALL: [CodecName; 2] = [CodecName::OrcRleV1, CodecName::Deflate];
+    pub const ALL: [CodecName; 3] = [CodecName::OrcRleV1, CodecName::OrcRleV2, CodecName::Deflate];
 
     /// The CLI name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::OrcRleV1 => "orc-rle-v1",
+            Self::OrcRleV2 => "orc-rle-v2",
             Self::Deflate => "deflate",
         }
     }

@@ -384,7 +384,9 @@ impl Assembler<'_> {
 
     /// Sparse union (pyarrow's choice): every variant's array spans all
     /// slots, holding its values where the tag selects it and nulls
-    /// elsewhere; a null slot is a null of variant 0.
+    /// elsewhere; a null slot is a null of variant 0 and an empty (valid,
+    /// zero-length or zero) value of every other variant, which is what
+    /// Arrow C++'s sparse union builder appends for a null.
     fn union(&self, g: usize, col: &Column, st: &ColumnState) -> Result<ArrayRef> {
         let tags = self.ints::<u8>(st);
         let present = self.present(st);
@@ -407,14 +409,22 @@ impl Assembler<'_> {
                 }));
             }
         }
+        let null_slots: Vec<usize> = match present {
+            Some(p) => (0..slots).filter(|&i| p[i] == 0).collect(),
+            None => Vec::new(),
+        };
         let mut children = Vec::with_capacity(col.children.len());
-        for (c, idx) in col.children.iter().zip(index) {
+        for (k, (c, idx)) in col.children.iter().zip(index).enumerate() {
             let a = self.array(g, c)?;
             let idx: UInt32Array = idx.into_iter().collect();
-            children.push(
-                arrow::compute::take(&a, &idx, None)
-                    .map_err(|e| Error::arrow(format!("building union {}", col.name), e))?,
-            );
+            let mut taken = arrow::compute::take(&a, &idx, None)
+                .map_err(|e| Error::arrow(format!("building union {}", col.name), e))?;
+            if k > 0 && !null_slots.is_empty() {
+                // take() leaves a null index as a zero/empty value; mark it valid.
+                taken = valid_at(taken, &null_slots)
+                    .map_err(|e| Error::arrow(format!("building union {}", col.name), e))?;
+            }
+            children.push(taken);
         }
         let DataType::Union(fields, _) = col.arrow_type() else {
             unreachable!("union columns have union types")
@@ -424,4 +434,23 @@ impl Assembler<'_> {
                 .map_err(|e| Error::arrow(format!("building union {}", col.name), e))?,
         ))
     }
+}
+
+/// `a` with the given slots marked valid (their values are left as they are).
+fn valid_at(
+    a: ArrayRef,
+    slots: &[usize],
+) -> std::result::Result<ArrayRef, arrow::error::ArrowError> {
+    let data = a.to_data();
+    let mut bits = arrow::array::BooleanBufferBuilder::new(data.len());
+    match data.nulls() {
+        Some(n) => bits.append_buffer(n.inner()),
+        None => bits.append_n(data.len(), true),
+    }
+    for &i in slots {
+        bits.set_bit(i, true);
+    }
+    let nulls = arrow::buffer::NullBuffer::new(bits.finish());
+    let data = data.into_builder().nulls(Some(nulls)).build()?;
+    Ok(arrow::array::make_array(data))
 }

@@ -10,6 +10,7 @@ use super::schema::{Column, Kind};
 use super::streams::{StreamKey, Streams};
 use super::stripe::{Encoding, StreamKind, StripeLayout};
 use crate::codecs::int::IntElem;
+use crate::codecs::{orc_byte_rle, orc_rle_v1, orc_rle_v2};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
@@ -77,6 +78,19 @@ pub struct Rounds<'a> {
     pub decimal64: bool,
 }
 
+/// A batch that cuts long run-length streams into pieces at run boundaries
+/// (`codecs::split`), so one stripe's stream decodes on many warps.
+fn new_batch(buf: &[u8]) -> StageBatch<'_> {
+    let mut batch = StageBatch::new(buf);
+    for t in IntType::ALL {
+        batch.split_with(StageOp::OrcRleV1(t), orc_rle_v1::split);
+        batch.split_with(StageOp::OrcRleV2(t), orc_rle_v2::split);
+    }
+    batch.split_with(StageOp::OrcByteRle, orc_byte_rle::split);
+    batch.split_with(StageOp::OrcBoolRle, orc_byte_rle::split_bools);
+    batch
+}
+
 fn int_op(layout: &StripeLayout, col: u32, t: IntType) -> StageOp {
     if layout.encoding(col).0.is_v2() {
         StageOp::OrcRleV2(t)
@@ -137,7 +151,7 @@ impl Rounds<'_> {
             .collect();
         while !level.is_empty() {
             // Round A: presence.
-            let mut batch = StageBatch::new(&self.streams.buf);
+            let mut batch = new_batch(&self.streams.buf);
             let mut present = Vec::with_capacity(level.len());
             for &(g, col, slots) in &level {
                 let key = StreamKey {
@@ -178,7 +192,7 @@ impl Rounds<'_> {
             }
 
             // Round B: values.
-            let mut batch = StageBatch::new(&self.streams.buf);
+            let mut batch = new_batch(&self.streams.buf);
             let mut wanted = Vec::with_capacity(level.len());
             for &(g, col, _) in &level {
                 let st = &states[&(g, col.id)];

@@ -1,11 +1,12 @@
-//! Truncated, bit-flipped and garbage RLE v1 streams: both backends report the
-//! same status per chunk, never panic, and agree on every chunk they accept.
+//! Truncated, bit-flipped and garbage RLE v1, RLE v2, byte RLE and boolean
+//! RLE streams: both backends report the same status per chunk, never panic,
+//! and agree on every chunk they accept.
 
 use warpread::exec::{Backend, CpuBackend, StageOutput};
 use warpread::plan::{IntType, Stage, StageOp, StatusCode};
 
 use crate::common::{Rng, cuda, mutate};
-use crate::rle_v1_differential::random_stage;
+use crate::int_rle_differential::{byte_stage, random_stage};
 
 fn same_on_ok_chunks(stage: &Stage, a: &StageOutput, b: &StageOutput, w: usize) {
     assert_eq!(a.statuses, b.statuses);
@@ -23,14 +24,19 @@ fn corrupt_streams_give_statuses_not_panics() {
     let cpu = CpuBackend::new();
     let gpu = cuda("corrupt_streams_give_statuses_not_panics");
     let mut seen = std::collections::HashSet::new();
-    for round in 0..60 {
+    for round in 0..120 {
         let ty = IntType::ALL[round % IntType::ALL.len()];
+        let op = if round % 2 == 0 {
+            StageOp::OrcRleV1(ty)
+        } else {
+            StageOp::OrcRleV2(ty)
+        };
         let n = 1 + rng.below(50_000) as usize;
         let (mut bytes, mut stage) = warpread::with_int_type!(ty, T => {
             let vals: Vec<T> = (0..n)
                 .map(|i| warpread::codecs::int::IntElem::from_bits(if i % 97 < 50 { (i / 13) as u64 } else { rng.next() >> rng.below(64) }))
                 .collect();
-            random_stage(&mut rng, &vals)
+            random_stage(&mut rng, op, &vals)
         });
         // values that do not fit narrow types are filtered by from_bits; the
         // encoder is given what the type holds, so the clean stage decodes.
@@ -43,11 +49,34 @@ fn corrupt_streams_give_statuses_not_panics() {
         }
         if let Some(gpu) = gpu {
             let got = gpu.run_stage(&stage, &bytes).unwrap();
-            same_on_ok_chunks(&stage, &got, &want, StageOp::OrcRleV1(ty).output_width());
+            same_on_ok_chunks(&stage, &got, &want, op.output_width());
         }
     }
     // The mutations must actually exercise the error paths.
     assert!(seen.len() >= 4, "only saw {seen:?}");
+}
+
+#[test]
+fn corrupt_byte_and_bool_streams_give_statuses_not_panics() {
+    let mut rng = Rng::fresh("corrupt_byte_and_bool_streams_give_statuses_not_panics");
+    let cpu = CpuBackend::new();
+    let gpu = cuda("corrupt_byte_and_bool_streams_give_statuses_not_panics");
+    let mut seen = std::collections::HashSet::new();
+    for round in 0..40 {
+        let op = [StageOp::OrcByteRle, StageOp::OrcBoolRle][round % 2];
+        let (mut bytes, mut stage, _) = byte_stage(&mut rng, op);
+        mutate(&mut rng, &mut bytes, &mut stage);
+        let want = cpu.run_stage(&stage, &bytes).unwrap();
+        for st in &want.statuses {
+            assert_ne!(st.status(), StatusCode::Pending);
+            seen.insert(st.status());
+        }
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &bytes).unwrap();
+            same_on_ok_chunks(&stage, &got, &want, 1);
+        }
+    }
+    assert!(seen.len() >= 3, "only saw {seen:?}");
 }
 
 #[test]

@@ -5,6 +5,6 @@ mod common;
 mod corrupt_inputs;
 mod deflate_differential;
 mod gsst;
+mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
-mod rle_v1_differential;

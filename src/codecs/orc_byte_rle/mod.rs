@@ -10,9 +10,11 @@
 
 mod decode;
 mod encode;
+mod split;
 
 pub use decode::{decode, decode_bools};
 pub use encode::{encode, encode_bools};
+pub use split::{split, split_bools};
 
 /// Longest run a header can describe.
 pub const MAX_RUN: usize = 130;

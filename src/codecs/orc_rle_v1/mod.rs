@@ -13,9 +13,11 @@
 
 mod decode;
 mod encode;
+mod split;
 
 pub use decode::decode;
 pub use encode::{encode, encode_chunks};
+pub use split::split;
 
 /// Longest run a header can describe.
 pub const MAX_RUN: usize = 130;

@@ -1,0 +1,98 @@
+//! Cutting one long run-length stream into independent chunk jobs at run
+//! boundaries, so the runs of a single ORC stripe stream decode in parallel
+//! whether or not the file has a row index (cuDF splits only at row-index
+//! entries). A CPU pass reads run headers only — a few bytes per run — and
+//! the expensive expansion is left to the backend, one job per piece.
+
+use crate::plan::ChunkJob;
+
+/// Input bytes after which a piece is closed.
+pub const PIECE_BYTES: usize = 4096;
+/// Output values after which a piece is closed.
+pub const PIECE_VALUES: u64 = 32 * 1024;
+
+/// Walks `input` run by run with `next_run(input, at) -> (bytes, values)`
+/// and cuts pieces of about [`PIECE_BYTES`] / [`PIECE_VALUES`]. Returns
+/// `None` — decode the stream as one job — when the stream is short, a run
+/// is malformed, or the runs do not add up to exactly `values` (the single
+/// job then reports the error at its exact place).
+pub fn split_runs(
+    input: &[u8],
+    values: u64,
+    next_run: impl Fn(&[u8], usize) -> Option<(usize, u64)>,
+) -> Option<Vec<ChunkJob>> {
+    if input.len() < 2 * PIECE_BYTES && values < 2 * PIECE_VALUES {
+        return None;
+    }
+    let mut jobs = Vec::new();
+    let (mut at, mut produced) = (0usize, 0u64);
+    let (mut piece_at, mut piece_values) = (0usize, 0u64);
+    while produced < values {
+        let (bytes, n) = next_run(input, at)?;
+        if bytes == 0 || n == 0 || n > values - produced {
+            return None;
+        }
+        at += bytes;
+        produced += n;
+        piece_values += n;
+        if at - piece_at >= PIECE_BYTES || piece_values >= PIECE_VALUES {
+            jobs.push(ChunkJob {
+                input: piece_at as u64..at as u64,
+                output_offset: produced - piece_values,
+                values: piece_values,
+            });
+            piece_at = at;
+            piece_values = 0;
+        }
+    }
+    if piece_values > 0 {
+        jobs.push(ChunkJob {
+            input: piece_at as u64..at as u64,
+            output_offset: produced - piece_values,
+            values: piece_values,
+        });
+    }
+    (jobs.len() > 1).then_some(jobs)
+}
+
+/// Bytes of the varint at `input[at..]`, if it ends within 10 bytes.
+pub fn varint_len(input: &[u8], at: usize) -> Option<usize> {
+    let tail = input.get(at..)?;
+    tail.iter().take(10).position(|&b| b < 0x80).map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_the_stream_exactly() {
+        // Runs of 3 bytes and 100 values each.
+        let input = vec![0u8; 3 * 1000];
+        let jobs = split_runs(&input, 100_000, |inp, at| {
+            (at + 3 <= inp.len()).then_some((3, 100))
+        })
+        .unwrap();
+        assert!(jobs.len() > 1);
+        let mut at = 0;
+        let mut out = 0;
+        for j in &jobs {
+            assert_eq!(j.input.start, at);
+            assert_eq!(j.output_offset, out);
+            at = j.input.end;
+            out += j.values;
+        }
+        assert_eq!((at, out), (3000, 100_000));
+        // A count the runs do not reach, or overshoot, falls back to one job.
+        assert!(
+            split_runs(&input, 100_050, |inp, at| (at + 3 <= inp.len())
+                .then_some((3, 100)))
+            .is_none()
+        );
+        assert!(
+            split_runs(&input, 99_950, |inp, at| (at + 3 <= inp.len())
+                .then_some((3, 100)))
+            .is_none()
+        );
+    }
+}
