@@ -50,7 +50,8 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
         StageOp::OrcRleV2(_)
         | StageOp::OrcByteRle
         | StageOp::OrcBoolRle
-        | StageOp::Decompress(_) => None,
+        | StageOp::Decompress(_)
+        | StageOp::Parquet(_) => None,
     }
 }
 

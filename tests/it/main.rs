@@ -6,5 +6,7 @@ mod corrupt_inputs;
 mod deflate_differential;
 mod gsst;
 mod orc_corrupt;
+mod parquet_corrupt;
 pub mod orc_differential;
+pub mod parquet_differential;
 mod rle_v1_differential;
