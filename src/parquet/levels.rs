@@ -71,6 +71,12 @@ fn rep_of(t: &Type) -> Repetition {
     }
 }
 
+/// Groups without any primitive below them have no Arrow field (the
+/// parquet crate drops them).
+fn has_leaves(t: &Type) -> bool {
+    t.is_primitive() || t.get_fields().iter().any(|c| has_leaves(c))
+}
+
 fn levels(ctx: Ctx, r: Repetition) -> (i16, i16, bool) {
     match r {
         Repetition::OPTIONAL => (ctx.def + 1, ctx.rep, true),
@@ -97,7 +103,7 @@ impl<'a> Builder<'a> {
     /// One tree per top-level field, in file order.
     pub fn build(mut self, fields: &[FieldRef]) -> R<Vec<Node>> {
         let root = self.descr.root_schema();
-        let top = root.get_fields();
+        let top: Vec<&TypePtr> = root.get_fields().iter().filter(|t| has_leaves(t)).collect();
         if top.len() != fields.len() {
             return Err(format!(
                 "{} top-level Parquet fields but {} Arrow fields",
@@ -185,7 +191,7 @@ impl<'a> Builder<'a> {
         let DataType::Struct(fields) = sdt else {
             return Err(format!("expected an Arrow struct for {}, found {sdt}", t.name()));
         };
-        let children = t.get_fields();
+        let children: Vec<&TypePtr> = t.get_fields().iter().filter(|c| has_leaves(c)).collect();
         if children.len() != fields.len() {
             return Err(format!("struct {} field count differs", t.name()));
         }

@@ -141,11 +141,21 @@ fn parquet_cuda_matches_cpu_on_fixtures() {
     }
 }
 
+/// Corpus files where the parquet crate's output is not the reference,
+/// with the reason.
+const ALLOWED: &[(&str, &str)] = &[(
+    "parquet-testing/data/repeated_no_annotation.parquet",
+    "the footer says 0 rows but its row group holds 6; the parquet crate sizes batches by \
+     the footer count and returns none, pyarrow and warpread read the 6 rows",
+)];
+
 fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("WARPREAD_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/corpora"));
-    dir.join("INDEX.tsv").exists().then_some(dir)
+    // Beside the checkout, or beside the folder of git worktrees.
+    let dirs = match std::env::var_os("WARPREAD_CORPUS") {
+        Some(d) => vec![PathBuf::from(d)],
+        None => vec![root().join("../shared/corpora"), root().join("../../shared/corpora")],
+    };
+    dirs.into_iter().find(|d| d.join("INDEX.tsv").exists())
 }
 
 #[test]
@@ -173,7 +183,10 @@ fn parquet_corpus_matches_the_parquet_crate() {
             (Ok((ws, wb)), Ok((gs, gb))) => {
                 match compare(&gs, &gb, &ws, &wb) {
                     None => matched += 1,
-                    Some(d) => failures.push(format!("{path}: {d}")),
+                    Some(d) => match ALLOWED.iter().find(|(p, _)| *p == path) {
+                        Some((_, why)) => println!("{path}: allowed difference ({d}): {why}"),
+                        None => failures.push(format!("{path}: {d}")),
+                    },
                 }
                 if let Some(cuda) = cuda {
                     match ours(&file, cuda) {
@@ -183,10 +196,15 @@ fn parquet_corpus_matches_the_parquet_crate() {
                     }
                 }
             }
-            (_, Err(e @ warpread::Error::Unsupported(_))) => unsupported.push(format!("{path}: {e}")),
+            (Err(w), Err(e)) => {
+                println!("{path}: both fail; parquet crate: {w}; warpread: {e}");
+                both_fail += 1;
+            }
+            (Ok(_), Err(e @ warpread::Error::Unsupported(_))) => {
+                unsupported.push(format!("{path}: {e}"))
+            }
             (Ok(_), Err(e)) => failures.push(format!("{path}: parquet crate reads it, we fail: {e}")),
             (Err(w), Ok(_)) => println!("{path}: parquet crate fails ({w}), warpread reads it"),
-            (Err(_), Err(_)) => both_fail += 1,
         }
     }
     for u in &unsupported {
