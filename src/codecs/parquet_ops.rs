@@ -41,7 +41,9 @@ pub fn decode(op: ParquetOp, input: &[u8], out: &mut [u8]) -> ChunkStatus {
         ParquetOp::ByteArrayLengths(enc) => match typed::<u32>(out) {
             Some(o) => match enc {
                 ByteArrayEncoding::Plain => parquet_plain::byte_array_lengths(input, o),
-                ByteArrayEncoding::DeltaLength => parquet_delta_length_byte_array::lengths(input, o),
+                ByteArrayEncoding::DeltaLength => {
+                    parquet_delta_length_byte_array::lengths(input, o)
+                }
                 ByteArrayEncoding::Delta => parquet_delta_byte_array::lengths(input, o),
             },
             None => misaligned(),

@@ -207,9 +207,5 @@ fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef>
 pub fn root_slots(node: &Node, cols: &Columns<'_>) -> R<HashMap<usize, Slots>> {
     let mut leaves = Vec::new();
     node.leaves(&mut leaves);
-    leaves
-        .into_iter()
-        .map(|c| Ok((c, cols.rows(c)?)))
-        .collect()
+    leaves.into_iter().map(|c| Ok((c, cols.rows(c)?))).collect()
 }
-

@@ -273,8 +273,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         let d = section(&mut pos, end, h.def_levels_len.max(0) as usize, p)?;
                         (r, d)
                     } else {
-                        let r = v1_levels(buf, &mut pos, end, info.max_rep, h.rep_level_encoding, p)?;
-                        let d = v1_levels(buf, &mut pos, end, info.max_def, h.def_level_encoding, p)?;
+                        let r =
+                            v1_levels(buf, &mut pos, end, info.max_rep, h.rep_level_encoding, p)?;
+                        let d =
+                            v1_levels(buf, &mut pos, end, info.max_def, h.def_level_encoding, p)?;
                         (r, d)
                     };
                     let hybrid = |max: i16| {
@@ -283,10 +285,20 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         })
                     };
                     let rep = (info.max_rep > 0).then(|| {
-                        a.add(hybrid(info.max_rep), rep_r, entries as u64, p.location.clone())
+                        a.add(
+                            hybrid(info.max_rep),
+                            rep_r,
+                            entries as u64,
+                            p.location.clone(),
+                        )
                     });
                     let def = (info.max_def > 0).then(|| {
-                        a.add(hybrid(info.max_def), def_r, entries as u64, p.location.clone())
+                        a.add(
+                            hybrid(info.max_def),
+                            def_r,
+                            entries as u64,
+                            p.location.clone(),
+                        )
                     });
                     works.push(Work {
                         chunk: c,
@@ -437,7 +449,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 };
                 First::Direct(b.add(pq(ParquetOp::DeltaBinaryPacked(t)), vals, n, at))
             }
-            (T::INT32 | T::INT64 | T::FLOAT | T::DOUBLE | T::FIXED_LEN_BYTE_ARRAY, BYTE_STREAM_SPLIT) => {
+            (
+                T::INT32 | T::INT64 | T::FLOAT | T::DOUBLE | T::FIXED_LEN_BYTE_ARRAY,
+                BYTE_STREAM_SPLIT,
+            ) => {
                 let width = info.width as u32;
                 First::Direct(b.add(pq(ParquetOp::ByteStreamSplit { width }), vals, n, at))
             }
@@ -530,8 +545,15 @@ fn append(
             bytes.extend_from_slice(out_g.bytes(*id))
         }
         (Dense::Fixed { bytes, width }, Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-            if out_b.typed::<u32>(*lid).iter().any(|&l| l as usize != *width) {
-                return Err(err(p, "DELTA_BYTE_ARRAY value length differs from the fixed length"));
+            if out_b
+                .typed::<u32>(*lid)
+                .iter()
+                .any(|&l| l as usize != *width)
+            {
+                return Err(err(
+                    p,
+                    "DELTA_BYTE_ARRAY value length differs from the fixed length",
+                ));
             }
             bytes.extend_from_slice(out_c.bytes(*id));
         }

@@ -9,8 +9,8 @@ use std::ops::Range;
 use parquet::basic::Compression;
 
 use super::gzip;
-use super::pages::{RawChunk, RawPage};
 use super::page_header::{PageHeader, PageKind};
+use super::pages::{RawChunk, RawPage};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{RequestId, StageBatch};

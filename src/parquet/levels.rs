@@ -97,7 +97,10 @@ type R<T> = std::result::Result<T, String>;
 impl<'a> Builder<'a> {
     /// A builder over a file's schema.
     pub fn new(descr: &'a SchemaDescriptor) -> Self {
-        Self { descr, next_leaf: 0 }
+        Self {
+            descr,
+            next_leaf: 0,
+        }
     }
 
     /// One tree per top-level field, in file order.
@@ -111,10 +114,7 @@ impl<'a> Builder<'a> {
                 fields.len()
             ));
         }
-        let ctx = Ctx {
-            def: 0,
-            rep: 0,
-        };
+        let ctx = Ctx { def: 0, rep: 0 };
         top.iter()
             .zip(fields)
             .map(|(t, f)| self.dispatch(t, ctx, f.data_type()))
@@ -189,16 +189,16 @@ impl<'a> Builder<'a> {
             dt
         };
         let DataType::Struct(fields) = sdt else {
-            return Err(format!("expected an Arrow struct for {}, found {sdt}", t.name()));
+            return Err(format!(
+                "expected an Arrow struct for {}, found {sdt}",
+                t.name()
+            ));
         };
         let children: Vec<&TypePtr> = t.get_fields().iter().filter(|c| has_leaves(c)).collect();
         if children.len() != fields.len() {
             return Err(format!("struct {} field count differs", t.name()));
         }
-        let cctx = Ctx {
-            def,
-            rep,
-        };
+        let cctx = Ctx { def, rep };
         let kids = children
             .iter()
             .zip(fields.iter())
@@ -236,10 +236,7 @@ impl<'a> Builder<'a> {
             Repetition::REPEATED => return Err(format!("list {} is repeated", t.name())),
         };
         let el_dt = Self::element(dt)?;
-        let inner = Ctx {
-            def,
-            rep: ctx.rep,
-        };
+        let inner = Ctx { def, rep: ctx.rep };
         let two_level = repeated.is_primitive() || {
             let items = repeated.get_fields();
             items.len() != 1
@@ -284,7 +281,10 @@ impl<'a> Builder<'a> {
         };
         let fields = t.get_fields();
         if fields.len() != 1 || rep_of(&fields[0]) != Repetition::REPEATED {
-            return Err(format!("map {} needs one repeated key_value child", t.name()));
+            return Err(format!(
+                "map {} needs one repeated key_value child",
+                t.name()
+            ));
         }
         let kv = &fields[0];
         if kv.is_primitive() {
@@ -297,15 +297,15 @@ impl<'a> Builder<'a> {
             return Err(format!("map {} key_value must have two children", t.name()));
         }
         let DataType::Map(entries, _) = dt else {
-            return Err(format!("expected an Arrow map for {}, found {dt}", t.name()));
+            return Err(format!(
+                "expected an Arrow map for {}, found {dt}",
+                t.name()
+            ));
         };
         let DataType::Struct(kvf) = entries.data_type() else {
             return Err(format!("map {} entries are not a struct", t.name()));
         };
-        let kctx = Ctx {
-            def,
-            rep,
-        };
+        let kctx = Ctx { def, rep };
         let key = self.dispatch(&kv.get_fields()[0], kctx, kvf[0].data_type())?;
         let value = self.dispatch(&kv.get_fields()[1], kctx, kvf[1].data_type())?;
         let entries_node = Node {
@@ -324,4 +324,3 @@ impl<'a> Builder<'a> {
         })
     }
 }
-

@@ -79,7 +79,10 @@ impl Reader<'_> {
                 return Ok(v);
             }
         }
-        Err(format!("overlong varint in page header at byte {}", self.pos))
+        Err(format!(
+            "overlong varint in page header at byte {}",
+            self.pos
+        ))
     }
 
     fn zigzag(&mut self) -> Result<i64, ParseError> {
@@ -207,6 +210,21 @@ impl Reader<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether the Thrift struct at the start of `buf` has field `id` (used on
+/// the footer: `FileMetaData` field 8 is `encryption_algorithm`, set by
+/// writers that encrypt columns under a plaintext footer).
+pub fn struct_has_field(buf: &[u8], id: i16) -> Result<bool, ParseError> {
+    let mut r = Reader { buf, pos: 0 };
+    let mut last = 0;
+    while let Some((fid, ty)) = r.field(&mut last)? {
+        if fid == id {
+            return Ok(true);
+        }
+        r.skip(ty, 0)?;
+    }
+    Ok(false)
 }
 
 /// Parses the page header at the start of `buf`.

@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use parquet::file::metadata::ColumnChunkMetaData;
 
-use super::source::Source;
 use super::page_header::{self, PageHeader, PageKind};
+use super::source::Source;
 use crate::error::{Error, Location, Result};
 
 /// Most level entries one page may claim per byte of its uncompressed body
@@ -71,10 +71,7 @@ pub fn read_chunk(
         if header.num_values < 0 || header.num_values as u64 > (bytes + 64) * MAX_VALUES_PER_BYTE {
             return Err(Error::parquet(
                 &page_at,
-                format!(
-                    "page claims {} values in {bytes} bytes",
-                    header.num_values
-                ),
+                format!("page claims {} values in {bytes} bytes", header.num_values),
             ));
         }
         match header.kind {

@@ -64,7 +64,10 @@ pub fn may_match_chunk(p: &Predicate, cc: &ColumnChunkMetaData, rows: i64) -> bo
                 Scalar::Str(_) => return true,
             };
             let (min, max) = match stats {
-                Statistics::Float(s) => (s.min_opt().map(|&m| m as f64), s.max_opt().map(|&m| m as f64)),
+                Statistics::Float(s) => (
+                    s.min_opt().map(|&m| m as f64),
+                    s.max_opt().map(|&m| m as f64),
+                ),
                 Statistics::Double(s) => (s.min_opt().copied(), s.max_opt().copied()),
                 _ => return true,
             };

@@ -14,9 +14,10 @@ use rayon::prelude::*;
 use super::assemble::{self, Columns};
 use super::decode::{self, LeafInfo};
 use super::decompress;
+use super::levels::{Builder, Node, Shape};
+use super::page_header;
 use super::pages::{self, RawChunk};
 use super::predicate;
-use super::levels::{Builder, Node, Shape};
 use super::source::Source;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
@@ -52,7 +53,10 @@ impl ParquetFile {
         let at = Location::file(path);
         let len = src.len();
         if len < 12 {
-            return Err(Error::parquet(&at, format!("file of {len} bytes is too short")));
+            return Err(Error::parquet(
+                &at,
+                format!("file of {len} bytes is too short"),
+            ));
         }
         let mut tail = Vec::new();
         src.read_into(len - 8, 8, &mut tail, &at)?;
@@ -73,6 +77,14 @@ impl ParquetFile {
                 &at.clone().at(len - 8),
                 format!("footer of {footer} bytes does not fit the file of {len} bytes"),
             ));
+        }
+        let mut footer_bytes = Vec::new();
+        src.read_into(len - 8 - footer, footer, &mut footer_bytes, &at)?;
+        if page_header::struct_has_field(&footer_bytes, 8).unwrap_or(false) {
+            return Err(Error::Unsupported(format!(
+                "{}: encrypted Parquet columns (plaintext footer), no key",
+                path.display()
+            )));
         }
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let perr = |source| Error::Parquet {
@@ -185,11 +197,11 @@ impl ParquetFile {
         Ok((0..self.meta.num_row_groups())
             .filter(|&g| {
                 let rg = self.meta.row_group(g);
-                let start = rg
-                    .columns()
-                    .first()
-                    .map_or(0, |c| c.byte_range().0);
-                options.byte_range.as_ref().is_none_or(|r| r.contains(&start))
+                let start = rg.columns().first().map_or(0, |c| c.byte_range().0);
+                options
+                    .byte_range
+                    .as_ref()
+                    .is_none_or(|r| r.contains(&start))
             })
             .filter(|&g| {
                 let rg = self.meta.row_group(g);
@@ -309,9 +321,7 @@ impl ParquetFile {
                     let leaf = &decoded[i];
                     let dt = &types[&c];
                     let arr = super::values::to_arrow(&leaf.values, infos[i].physical, dt)
-                        .map_err(|m| {
-                            Error::parquet(&chunks[i].location, format!("values: {m}"))
-                        })?;
+                        .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))?;
                     map.insert(c, (leaf, arr));
                 }
                 let columns = Columns { leaves: map };

@@ -26,7 +26,10 @@ fn fixed<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
 
 fn sign_extend<const N: usize>(b: &[u8]) -> R<[u8; N]> {
     if b.len() > N {
-        return Err(format!("decimal of {} bytes does not fit {N} bytes", b.len()));
+        return Err(format!(
+            "decimal of {} bytes does not fit {N} bytes",
+            b.len()
+        ));
     }
     if b.is_empty() {
         return Ok([0; N]);
@@ -134,12 +137,16 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
                 }
             }
             DataType::Decimal32(p, s) => dec(prim::<Decimal32Type>(ints(bytes, i32v)), *p, *s)?,
-            DataType::Decimal64(p, s) => {
-                dec(prim::<Decimal64Type>(ints(bytes, |b| i32v(b) as i64)), *p, *s)?
-            }
-            DataType::Decimal128(p, s) => {
-                dec(prim::<Decimal128Type>(ints(bytes, |b| i32v(b) as i128)), *p, *s)?
-            }
+            DataType::Decimal64(p, s) => dec(
+                prim::<Decimal64Type>(ints(bytes, |b| i32v(b) as i64)),
+                *p,
+                *s,
+            )?,
+            DataType::Decimal128(p, s) => dec(
+                prim::<Decimal128Type>(ints(bytes, |b| i32v(b) as i128)),
+                *p,
+                *s,
+            )?,
             DataType::Decimal256(p, s) => dec(
                 prim::<Decimal256Type>(ints(bytes, |b| i256::from_i128(i32v(b) as i128))),
                 *p,
@@ -176,9 +183,11 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
                 }
             }
             DataType::Decimal64(p, s) => dec(prim::<Decimal64Type>(longs(bytes, i64v)), *p, *s)?,
-            DataType::Decimal128(p, s) => {
-                dec(prim::<Decimal128Type>(longs(bytes, |b| i64v(b) as i128)), *p, *s)?
-            }
+            DataType::Decimal128(p, s) => dec(
+                prim::<Decimal128Type>(longs(bytes, |b| i64v(b) as i128)),
+                *p,
+                *s,
+            )?,
             DataType::Decimal256(p, s) => dec(
                 prim::<Decimal256Type>(longs(bytes, |b| i256::from_i128(i64v(b) as i128))),
                 *p,
@@ -230,61 +239,75 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
                     .map(|b| F16::from_le_bytes([b[0], b[1]]))
                     .collect(),
             ),
-            DataType::Interval(IntervalUnit::YearMonth) if *width >= 4 => prim::<
-                IntervalYearMonthType,
-            >(
-                bytes
-                    .chunks_exact(*width)
-                    .map(|b| i32::from_le_bytes(b[..4].try_into().expect("4")))
-                    .collect(),
-            ),
-            DataType::Interval(IntervalUnit::DayTime) if *width >= 12 => prim::<
-                IntervalDayTimeType,
-            >(
-                bytes
-                    .chunks_exact(*width)
-                    .map(|b| {
-                        IntervalDayTime::new(
-                            i32::from_le_bytes(b[4..8].try_into().expect("4")),
-                            i32::from_le_bytes(b[8..12].try_into().expect("4")),
-                        )
-                    })
-                    .collect(),
-            ),
+            DataType::Interval(IntervalUnit::YearMonth) if *width >= 4 => {
+                prim::<IntervalYearMonthType>(
+                    bytes
+                        .chunks_exact(*width)
+                        .map(|b| i32::from_le_bytes(b[..4].try_into().expect("4")))
+                        .collect(),
+                )
+            }
+            DataType::Interval(IntervalUnit::DayTime) if *width >= 12 => {
+                prim::<IntervalDayTimeType>(
+                    bytes
+                        .chunks_exact(*width)
+                        .map(|b| {
+                            IntervalDayTime::new(
+                                i32::from_le_bytes(b[4..8].try_into().expect("4")),
+                                i32::from_le_bytes(b[8..12].try_into().expect("4")),
+                            )
+                        })
+                        .collect(),
+                )
+            }
             _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
         },
         (Dense::Bytes { offsets, data }, P::BYTE_ARRAY) => {
             let off = |v: &[usize]| -> R<OffsetBuffer<i32>> {
                 let v: Vec<i32> = v
                     .iter()
-                    .map(|&o| i32::try_from(o).map_err(|_| "byte array column over 2 GiB".to_string()))
+                    .map(|&o| {
+                        i32::try_from(o).map_err(|_| "byte array column over 2 GiB".to_string())
+                    })
                     .collect::<R<_>>()?;
                 Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
             };
-            let large = || OffsetBuffer::new(ScalarBuffer::from(offsets.iter().map(|&o| o as i64).collect::<Vec<_>>()));
+            let large = || {
+                OffsetBuffer::new(ScalarBuffer::from(
+                    offsets.iter().map(|&o| o as i64).collect::<Vec<_>>(),
+                ))
+            };
             let e = |e: arrow::error::ArrowError| e.to_string();
             match dt {
                 DataType::Utf8 => Arc::new(
-                    StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None).map_err(e)?,
+                    StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?,
                 ),
                 DataType::LargeUtf8 => Arc::new(
-                    LargeStringArray::try_new(large(), Buffer::from(data.clone()), None).map_err(e)?,
+                    LargeStringArray::try_new(large(), Buffer::from(data.clone()), None)
+                        .map_err(e)?,
                 ),
                 DataType::Binary => Arc::new(
-                    BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None).map_err(e)?,
+                    BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?,
                 ),
                 DataType::LargeBinary => Arc::new(
-                    LargeBinaryArray::try_new(large(), Buffer::from(data.clone()), None).map_err(e)?,
+                    LargeBinaryArray::try_new(large(), Buffer::from(data.clone()), None)
+                        .map_err(e)?,
                 ),
                 DataType::Utf8View => {
                     let a = StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
                         .map_err(e)?;
-                    Arc::new(StringViewArray::from_iter_values(a.iter().map(|s| s.unwrap_or(""))))
+                    Arc::new(StringViewArray::from_iter_values(
+                        a.iter().map(|s| s.unwrap_or("")),
+                    ))
                 }
                 DataType::BinaryView => {
                     let a = BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
                         .map_err(e)?;
-                    Arc::new(BinaryViewArray::from_iter_values(a.iter().map(|s| s.unwrap_or(&[]))))
+                    Arc::new(BinaryViewArray::from_iter_values(
+                        a.iter().map(|s| s.unwrap_or(&[])),
+                    ))
                 }
                 _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
             }
@@ -297,16 +320,28 @@ fn dec(a: ArrayRef, p: u8, s: i8) -> R<ArrayRef> {
     let e = |e: arrow::error::ArrowError| e.to_string();
     Ok(match a.data_type() {
         DataType::Decimal32(_, _) => Arc::new(
-            a.as_primitive::<Decimal32Type>().clone().with_precision_and_scale(p, s).map_err(e)?,
+            a.as_primitive::<Decimal32Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
         ),
         DataType::Decimal64(_, _) => Arc::new(
-            a.as_primitive::<Decimal64Type>().clone().with_precision_and_scale(p, s).map_err(e)?,
+            a.as_primitive::<Decimal64Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
         ),
         DataType::Decimal128(_, _) => Arc::new(
-            a.as_primitive::<Decimal128Type>().clone().with_precision_and_scale(p, s).map_err(e)?,
+            a.as_primitive::<Decimal128Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
         ),
         _ => Arc::new(
-            a.as_primitive::<Decimal256Type>().clone().with_precision_and_scale(p, s).map_err(e)?,
+            a.as_primitive::<Decimal256Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
         ),
     })
 }
@@ -315,12 +350,8 @@ fn decimal_or_bad(d: &Dense, dt: &DataType) -> Option<R<ArrayRef>> {
     Some(match dt {
         DataType::Decimal32(p, s) => decimal::<Decimal32Type, 4>(d, *p, *s, i32::from_be_bytes),
         DataType::Decimal64(p, s) => decimal::<Decimal64Type, 8>(d, *p, *s, i64::from_be_bytes),
-        DataType::Decimal128(p, s) => {
-            decimal::<Decimal128Type, 16>(d, *p, *s, i128::from_be_bytes)
-        }
-        DataType::Decimal256(p, s) => {
-            decimal::<Decimal256Type, 32>(d, *p, *s, i256::from_be_bytes)
-        }
+        DataType::Decimal128(p, s) => decimal::<Decimal128Type, 16>(d, *p, *s, i128::from_be_bytes),
+        DataType::Decimal256(p, s) => decimal::<Decimal256Type, 32>(d, *p, *s, i256::from_be_bytes),
         _ => return None,
     })
 }

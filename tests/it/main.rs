@@ -6,7 +6,7 @@ mod corrupt_inputs;
 mod deflate_differential;
 mod gsst;
 mod orc_corrupt;
-mod parquet_corrupt;
 pub mod orc_differential;
+mod parquet_corrupt;
 pub mod parquet_differential;
 mod rle_v1_differential;

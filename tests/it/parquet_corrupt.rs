@@ -59,7 +59,10 @@ fn damaged_parquet_fixtures_never_panic() {
         let bytes = std::fs::read(&path).unwrap();
         for i in 0..16 {
             let damaged = damage(&mut rng, &bytes, i);
-            let p = tmp.join(format!("{}-{i}.parquet", path.file_stem().unwrap().to_string_lossy()));
+            let p = tmp.join(format!(
+                "{}-{i}.parquet",
+                path.file_stem().unwrap().to_string_lossy()
+            ));
             std::fs::write(&p, &damaged).unwrap();
             let mut verdicts = Vec::new();
             for b in &backends {
@@ -77,11 +80,18 @@ fn damaged_parquet_fixtures_never_panic() {
                     Err(_) => errors += 1,
                 }
             }
-            assert!(verdicts.windows(2).all(|w| w[0] == w[1]), "{}: backends disagree", p.display());
+            assert!(
+                verdicts.windows(2).all(|w| w[0] == w[1]),
+                "{}: backends disagree",
+                p.display()
+            );
             std::fs::remove_file(&p).ok();
         }
     }
     println!("damaged parquet copies: {errors} errors, {reads} read");
-    assert!(errors > 0, "no damaged copy was rejected: the test is not testing");
+    assert!(
+        errors > 0,
+        "no damaged copy was rejected: the test is not testing"
+    );
     std::fs::remove_dir_all(&tmp).ok();
 }

@@ -31,7 +31,9 @@ pub fn expected(path: &Path) -> Result<(SchemaRef, RecordBatch), String> {
             .build()
             .map_err(|e| e.to_string())?;
         let schema = r.schema();
-        let batches = r.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+        let batches = r
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
         let all = concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
         Ok((schema, all))
     };
@@ -56,22 +58,39 @@ fn plain(a: &ArrayRef) -> ArrayRef {
 }
 
 /// The first difference, if any.
-pub fn compare(got_schema: &SchemaRef, got: &RecordBatch, want_schema: &SchemaRef, want: &RecordBatch) -> Option<String> {
+pub fn compare(
+    got_schema: &SchemaRef,
+    got: &RecordBatch,
+    want_schema: &SchemaRef,
+    want: &RecordBatch,
+) -> Option<String> {
     if got_schema.fields().len() != want_schema.fields().len() {
-        return Some(format!("{} fields, parquet crate {}", got_schema.fields().len(), want_schema.fields().len()));
+        return Some(format!(
+            "{} fields, parquet crate {}",
+            got_schema.fields().len(),
+            want_schema.fields().len()
+        ));
     }
     for (g, w) in got_schema.fields().iter().zip(want_schema.fields()) {
-        if g.name() != w.name() || g.data_type() != w.data_type() || g.is_nullable() != w.is_nullable() {
+        if g.name() != w.name()
+            || g.data_type() != w.data_type()
+            || g.is_nullable() != w.is_nullable()
+        {
             return Some(format!("field {g:?}, parquet crate {w:?}"));
         }
     }
     if got.num_rows() != want.num_rows() {
-        return Some(format!("{} rows, parquet crate {}", got.num_rows(), want.num_rows()));
+        return Some(format!(
+            "{} rows, parquet crate {}",
+            got.num_rows(),
+            want.num_rows()
+        ));
     }
     for (i, f) in want_schema.fields().iter().enumerate() {
         let (g, w) = (plain(got.column(i)), plain(want.column(i)));
         if g.to_data() != w.to_data() {
-            let first = (0..g.len().min(w.len())).find(|&r| g.slice(r, 1).to_data() != w.slice(r, 1).to_data());
+            let first = (0..g.len().min(w.len()))
+                .find(|&r| g.slice(r, 1).to_data() != w.slice(r, 1).to_data());
             return Some(format!(
                 "column {} differs (first at row {first:?}): got {:?} want {:?}",
                 f.name(),
@@ -108,7 +127,12 @@ fn parquet_fixtures_match_the_parquet_crate() {
             Err(e) => failures.push(format!("{}: {e}", path.display())),
         }
     }
-    assert!(failures.is_empty(), "{} fixtures differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixtures differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -153,7 +177,10 @@ fn corpus_dir() -> Option<PathBuf> {
     // Beside the checkout, or beside the folder of git worktrees.
     let dirs = match std::env::var_os("WARPREAD_CORPUS") {
         Some(d) => vec![PathBuf::from(d)],
-        None => vec![root().join("../shared/corpora"), root().join("../../shared/corpora")],
+        None => vec![
+            root().join("../shared/corpora"),
+            root().join("../../shared/corpora"),
+        ],
     };
     dirs.into_iter().find(|d| d.join("INDEX.tsv").exists())
 }
@@ -166,9 +193,12 @@ fn parquet_corpus_matches_the_parquet_crate() {
     };
     let index = std::fs::read_to_string(dir.join("INDEX.tsv")).unwrap();
     let cuda = common::cuda("parquet_corpus_matches_the_parquet_crate");
-    let (mut matched, mut unsupported, mut both_fail, mut failures) = (0, Vec::new(), 0, Vec::new());
+    let (mut matched, mut unsupported, mut both_fail, mut failures) =
+        (0, Vec::new(), 0, Vec::new());
     for line in index.lines().skip(1) {
-        let Some((path, tags)) = line.split_once('\t') else { continue };
+        let Some((path, tags)) = line.split_once('\t') else {
+            continue;
+        };
         if !tags.split(',').any(|t| t == "fmt:parquet") {
             continue;
         }
@@ -203,7 +233,9 @@ fn parquet_corpus_matches_the_parquet_crate() {
             (Ok(_), Err(e @ warpread::Error::Unsupported(_))) => {
                 unsupported.push(format!("{path}: {e}"))
             }
-            (Ok(_), Err(e)) => failures.push(format!("{path}: parquet crate reads it, we fail: {e}")),
+            (Ok(_), Err(e)) => {
+                failures.push(format!("{path}: parquet crate reads it, we fail: {e}"))
+            }
             (Err(w), Ok(_)) => println!("{path}: parquet crate fails ({w}), warpread reads it"),
         }
     }
@@ -215,5 +247,10 @@ fn parquet_corpus_matches_the_parquet_crate() {
         unsupported.len(),
         failures.len()
     );
-    assert!(failures.is_empty(), "{} corpus files differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} corpus files differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

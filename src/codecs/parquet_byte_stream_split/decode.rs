@@ -39,7 +39,13 @@ mod tests {
             assert_eq!(out, vals);
         }
         let mut out = [0u8; 8];
-        assert_eq!(decode(4, &[0; 7], &mut out).status(), StatusCode::InputCorrupt);
-        assert_eq!(decode(4, &[0; 4], &mut out).status(), StatusCode::OutputShort);
+        assert_eq!(
+            decode(4, &[0; 7], &mut out).status(),
+            StatusCode::InputCorrupt
+        );
+        assert_eq!(
+            decode(4, &[0; 4], &mut out).status(),
+            StatusCode::OutputShort
+        );
     }
 }

@@ -8,9 +8,17 @@ const MINI: usize = 4;
 /// Encodes `vals` (the low `bits` bits of each, `bits` 32 or 64).
 pub fn encode(vals: &[u64], bits: u32) -> Vec<u8> {
     let sext = |v: u64| -> i64 {
-        if bits == 32 { v as u32 as i32 as i64 } else { v as i64 }
+        if bits == 32 {
+            v as u32 as i32 as i64
+        } else {
+            v as i64
+        }
     };
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let mut out = Vec::new();
     write(&mut out, BLOCK as u64);
     write(&mut out, MINI as u64);
@@ -31,9 +39,9 @@ pub fn encode(vals: &[u64], bits: u32) -> Vec<u8> {
         let minis: Vec<&[u64]> = rel.chunks(per).collect();
         let widths: Vec<u32> = (0..MINI)
             .map(|k| {
-                minis
-                    .get(k)
-                    .map_or(0, |m| m.iter().map(|&d| 64 - d.leading_zeros()).max().unwrap_or(0))
+                minis.get(k).map_or(0, |m| {
+                    m.iter().map(|&d| 64 - d.leading_zeros()).max().unwrap_or(0)
+                })
             })
             .collect();
         out.extend(widths.iter().map(|&w| w as u8));

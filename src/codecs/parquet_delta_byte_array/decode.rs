@@ -99,7 +99,11 @@ pub fn data(input: &[u8], out: &mut [u8]) -> ChunkStatus {
             return ChunkStatus::failed(StatusCode::OutputOverflow, 0, written as u64);
         }
         if q > s.bytes.len() - suffix_at {
-            return ChunkStatus::failed(StatusCode::InputTruncated, s.bytes_at as u64, written as u64);
+            return ChunkStatus::failed(
+                StatusCode::InputTruncated,
+                s.bytes_at as u64,
+                written as u64,
+            );
         }
         out.copy_within(prev_at..prev_at + p, written);
         out[written + p..written + p + q].copy_from_slice(&s.bytes[suffix_at..suffix_at + q]);
@@ -129,7 +133,10 @@ mod tests {
         assert!(st.is_ok(), "{st}");
         assert_eq!(&out, b"axisaxlebabblebabyhoodb");
         let mut seven = [0u32; 7];
-        assert_eq!(lengths(&bytes, &mut seven).status(), StatusCode::OutputShort);
+        assert_eq!(
+            lengths(&bytes, &mut seven).status(),
+            StatusCode::OutputShort
+        );
         let mut long = vec![0u8; 24];
         assert_eq!(data(&bytes, &mut long).status(), StatusCode::OutputShort);
         assert!(!lengths(&bytes[..bytes.len() - 2], &mut lens).is_ok());

@@ -8,7 +8,11 @@ pub fn encode(vals: &[&[u8]]) -> Vec<u8> {
     let mut suffixes: Vec<&[u8]> = Vec::with_capacity(vals.len());
     let mut prev: &[u8] = &[];
     for v in vals {
-        let p = prev.iter().zip(v.iter()).take_while(|(a, b)| a == b).count();
+        let p = prev
+            .iter()
+            .zip(v.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
         prefixes.push(p as u64);
         suffixes.push(&v[p..]);
         prev = v;

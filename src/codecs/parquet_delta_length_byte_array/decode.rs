@@ -70,9 +70,6 @@ mod tests {
         assert_eq!(&out, b"HelloWorldFoobarABCDEF");
         assert!(!lengths(&bytes[..bytes.len() - 1], &mut lens).is_ok());
         let mut six = [0u32; 6];
-        assert_eq!(
-            lengths(&bytes, &mut six).status(),
-            StatusCode::OutputShort
-        );
+        assert_eq!(lengths(&bytes, &mut six).status(), StatusCode::OutputShort);
     }
 }

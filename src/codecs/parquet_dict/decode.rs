@@ -54,6 +54,9 @@ mod tests {
         let mut out = [0u8; 4];
         let st = decode(2, &bad, &mut out);
         assert_eq!((st.status(), st.produced), (StatusCode::ValueOutOfRange, 1));
-        assert_eq!(decode(2, &bad[..7], &mut out).status(), StatusCode::InputTruncated);
+        assert_eq!(
+            decode(2, &bad[..7], &mut out).status(),
+            StatusCode::InputTruncated
+        );
     }
 }

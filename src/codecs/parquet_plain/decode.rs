@@ -88,7 +88,9 @@ mod tests {
         assert_eq!(out, [1, 0, 0, 0, 2, 0, 0, 0]);
         let st = decode_fixed(4, &[1, 0, 0, 0, 2], &mut out);
         assert_eq!((st.status(), st.produced), (StatusCode::InputTruncated, 1));
-        let bools = [true, false, true, true, false, false, false, true, true, false];
+        let bools = [
+            true, false, true, true, false, false, false, true, true, false,
+        ];
         let bytes = encode_bool(&bools);
         let mut out = [0u8; 10];
         assert!(decode_bool(&bytes, &mut out).is_ok());
@@ -115,9 +117,9 @@ mod tests {
             byte_array_lengths(&bytes[..bytes.len() - 1], &mut lens).status(),
             StatusCode::InputTruncated
         );
-        let mut data5 = [0u8; 5];
+        let mut data4 = [0u8; 4];
         assert_eq!(
-            byte_array_data(&bytes, &mut data5).status(),
+            byte_array_data(&bytes, &mut data4).status(),
             StatusCode::OutputOverflow
         );
         let mut hostile = 0xffff_fff0u32.to_le_bytes().to_vec();
