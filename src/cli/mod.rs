@@ -126,7 +126,7 @@ pub fn run(cli: Cli) -> Result<()> {
                      scripts/parquet_to_orc.py on the Parquet output"
                 )));
             }
-            if !(scale > 0.0) {
+            if scale.is_nan() || scale <= 0.0 {
                 return Err(crate::Error::Unsupported(format!("scale factor {scale}")));
             }
             for (path, rows) in

@@ -50,8 +50,8 @@ impl Columns<'_> {
 fn split(rep: &[u16], s: usize, e: usize, level: i16) -> Slots {
     let mut out = Vec::new();
     let mut start = s;
-    for i in s + 1..e {
-        if rep[i] as i16 <= level {
+    for (i, &r) in rep.iter().enumerate().take(e).skip(s + 1) {
+        if r as i16 <= level {
             out.push((start, i));
             start = i;
         }
@@ -182,7 +182,7 @@ fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef>
     let mut k = 0u32;
     for i in 0..lf.entries {
         rank.push(k);
-        if lf.def.get(i).map_or(true, |&d| d as i16 >= max) {
+        if lf.def.get(i).is_none_or(|&d| d as i16 >= max) {
             k += 1;
         }
     }

@@ -81,7 +81,7 @@ pub fn single_member(page: &[u8]) -> Result<Member, String> {
 /// `limit` bytes in all.
 pub fn members(page: &[u8], limit: usize) -> Result<Vec<Member>, String> {
     let mut out = Vec::new();
-    let mut scratch = vec![0u8; limit.min(1 << 20).max(1)];
+    let mut scratch = vec![0u8; limit.clamp(1, 1 << 20)];
     let mut pos = 0;
     let mut total = 0usize;
     while pos < page.len() {

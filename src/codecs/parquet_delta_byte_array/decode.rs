@@ -52,7 +52,7 @@ pub fn lengths(input: &[u8], out: &mut [u32]) -> ChunkStatus {
         Err(f) => return status(f),
     };
     let (mut prev, mut suffix_bytes) = (0usize, 0usize);
-    for i in 0..out.len() {
+    for (i, slot) in out.iter_mut().enumerate() {
         match next(&mut s, i) {
             Ok(Some((p, q))) => {
                 if p > prev {
@@ -69,7 +69,7 @@ pub fn lengths(input: &[u8], out: &mut [u32]) -> ChunkStatus {
                 let Ok(len) = u32::try_from(p + q) else {
                     return ChunkStatus::failed(StatusCode::ValueOutOfRange, 0, i as u64);
                 };
-                out[i] = len;
+                *slot = len;
                 prev = p + q;
             }
             Ok(None) => return ChunkStatus::failed(StatusCode::OutputShort, 0, i as u64),

@@ -20,14 +20,14 @@ pub fn lengths(input: &[u8], out: &mut [u32]) -> ChunkStatus {
         Err(f) => return status(f),
     };
     let mut sum = 0u64;
-    for i in 0..out.len() {
+    for (i, slot) in out.iter_mut().enumerate() {
         match r.next_value() {
             Ok(Some(v)) => {
                 let v = v as u32 as i32;
                 if v < 0 {
                     return ChunkStatus::failed(StatusCode::ValueOutOfRange, 0, i as u64);
                 }
-                out[i] = v as u32;
+                *slot = v as u32;
                 sum += v as u64;
             }
             Ok(None) => return ChunkStatus::failed(StatusCode::OutputShort, 0, i as u64),
