@@ -24,6 +24,10 @@ pub struct Location {
     pub chunk: Option<u64>,
     /// Byte offset of the chunk's input inside its buffer or file.
     pub offset: Option<u64>,
+    /// Parquet row group index.
+    pub row_group: Option<u64>,
+    /// Parquet page index within its column chunk.
+    pub page_index: Option<u64>,
 }
 
 impl Location {
@@ -60,6 +64,18 @@ impl Location {
         self
     }
 
+    /// The same location, narrowed to a Parquet row group.
+    pub fn with_row_group(mut self, row_group: u64) -> Self {
+        self.row_group = Some(row_group);
+        self
+    }
+
+    /// The same location, narrowed to a Parquet page of a column chunk.
+    pub fn with_page(mut self, page: u64) -> Self {
+        self.page_index = Some(page);
+        self
+    }
+
     /// The same location, narrowed to a column.
     pub fn with_column(mut self, column: impl Into<String>) -> Self {
         self.column = Some(column.into());
@@ -76,11 +92,17 @@ impl fmt::Display for Location {
         if let Some(s) = self.stripe {
             parts.push(format!("stripe {s}"));
         }
+        if let Some(g) = self.row_group {
+            parts.push(format!("row group {g}"));
+        }
         if let Some(p) = &self.page {
             parts.push(format!("stream {p}"));
         }
         if let Some(c) = &self.column {
             parts.push(format!("column {c}"));
+        }
+        if let Some(p) = self.page_index {
+            parts.push(format!("page {p}"));
         }
         if let Some(c) = self.chunk {
             parts.push(format!("chunk {c}"));
@@ -194,6 +216,15 @@ impl Error {
     pub fn orc(location: &Location, message: impl Into<String>) -> Self {
         Self::Format {
             format: "ORC",
+            location: Box::new(location.clone()),
+            message: message.into(),
+        }
+    }
+
+    /// A Parquet metadata error at `location`.
+    pub fn parquet(location: &Location, message: impl Into<String>) -> Self {
+        Self::Format {
+            format: "Parquet",
             location: Box::new(location.clone()),
             message: message.into(),
         }

@@ -46,9 +46,9 @@ pub mod exec;
 pub mod gpu;
 pub mod gsst;
 pub mod orc;
+pub mod parquet;
 pub mod plan;
 
 pub use error::{Error, Location, Result};
 
 pub use arrow;
-pub use parquet;

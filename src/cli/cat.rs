@@ -44,14 +44,20 @@ pub struct CatArgs {
 pub fn run(args: CatArgs, choice: BackendChoice) -> Result<()> {
     let backend = exec::select(choice)?;
     let start = Instant::now();
-    let file = OrcFile::open(&args.input)?;
     let mut options = ReadOptions::default().with_batch_size(args.batch_size);
     if !args.columns.is_empty() {
         options = options.with_columns(args.columns.clone());
     }
     options.predicates = args.predicates;
-    let schema = file.projected_schema(&options)?;
-    let batches = file.read(&options, backend.as_ref())?;
+    let (schema, batches) = if crate::parquet::is_parquet(&args.input) {
+        let file = crate::parquet::ParquetFile::open(&args.input)?;
+        let schema = file.projected_schema(&options)?;
+        (schema, file.read(&options, backend.as_ref())?)
+    } else {
+        let file = OrcFile::open(&args.input)?;
+        let schema = file.projected_schema(&options)?;
+        (schema, file.read(&options, backend.as_ref())?)
+    };
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     tracing::info!(
         "{}: {rows} rows decoded on {} in {:.3} s",

@@ -53,6 +53,9 @@ fn print_columns(c: &Column, depth: usize, stats: &[ColumnStatistics]) {
 /// Prints an ORC file's structure; `all_stripes` lists every stripe's
 /// streams rather than the first few.
 pub fn run(path: &Path, all_stripes: bool) -> Result<()> {
+    if crate::parquet::is_parquet(path) {
+        return super::inspect_parquet::run(path, all_stripes);
+    }
     let f = OrcFile::open(path)?;
     let tail = f.tail();
     let ps = &tail.postscript;

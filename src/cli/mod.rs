@@ -5,6 +5,7 @@ mod cat;
 mod gsst;
 mod info;
 mod inspect;
+mod inspect_parquet;
 
 use std::path::PathBuf;
 
@@ -51,15 +52,15 @@ pub enum Command {
     /// Shows a file's schema, stripes, streams, encodings, compression and
     /// statistics.
     Inspect {
-        /// The ORC file.
+        /// The ORC or Parquet file.
         file: PathBuf,
-        /// List every stripe (default: the first three).
+        /// List every stripe or row group (default: the first three).
         #[arg(long)]
         all_stripes: bool,
     },
     /// Decodes a file (or some columns) to Arrow IPC, CSV or JSON lines.
     Cat {
-        /// The ORC file.
+        /// The ORC or Parquet file.
         file: PathBuf,
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]

@@ -15,6 +15,8 @@ pub fn decompress(codec: BlockCodec, input: &[u8], out: &mut [u8]) -> ChunkStatu
             _ => StatusCode::InputCorrupt,
         }),
         BlockCodec::Lzo => lzo(input, out),
+        BlockCodec::Lz4Hadoop => lz4_hadoop(input, out),
+        BlockCodec::Brotli => brotli(input, out),
     };
     match result {
         Ok(n) => ChunkStatus::ok(n as u64),
@@ -52,6 +54,71 @@ fn lzo(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
     }
     out[..v.len()].copy_from_slice(&v);
     Ok(v.len())
+}
+
+/// Hadoop framing: `<u32 BE decompressed size> <u32 BE compressed size>
+/// <raw LZ4 block>` repeated. Older writers used an LZ4 frame or one raw
+/// block under the same codec name; the parquet crate falls back to those in
+/// that order, and so does this.
+fn lz4_hadoop(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    if let Some(n) = lz4_hadoop_frames(input, out) {
+        return Ok(n);
+    }
+    if let Ok(n) = lz4_frame(input, out) {
+        return Ok(n);
+    }
+    lz4_flex::block::decompress_into(input, out).map_err(|e| match e {
+        lz4_flex::block::DecompressError::OutputTooSmall { .. } => StatusCode::OutputOverflow,
+        _ => StatusCode::InputCorrupt,
+    })
+}
+
+fn lz4_hadoop_frames(mut input: &[u8], out: &mut [u8]) -> Option<usize> {
+    let mut written = 0;
+    while input.len() >= 8 {
+        let raw = u32::from_be_bytes(input[..4].try_into().ok()?) as usize;
+        let packed = u32::from_be_bytes(input[4..8].try_into().ok()?) as usize;
+        input = &input[8..];
+        if input.len() < packed || out.len() - written < raw {
+            return None;
+        }
+        let n = lz4_flex::block::decompress_into(&input[..packed], &mut out[written..]).ok()?;
+        if n != raw {
+            return None;
+        }
+        written += n;
+        input = &input[packed..];
+    }
+    input.is_empty().then_some(written)
+}
+
+fn read_bounded(mut r: impl std::io::Read, out: &mut [u8]) -> Result<usize, StatusCode> {
+    let mut written = 0;
+    loop {
+        if written == out.len() {
+            // Full: one more byte means the block is larger than announced.
+            let mut probe = [0u8; 1];
+            return match r.read(&mut probe) {
+                Ok(0) => Ok(written),
+                Ok(_) => Err(StatusCode::OutputOverflow),
+                Err(_) => Err(StatusCode::InputCorrupt),
+            };
+        }
+        match r.read(&mut out[written..]) {
+            Ok(0) => return Ok(written),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(StatusCode::InputCorrupt),
+        }
+    }
+}
+
+fn lz4_frame(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    read_bounded(lz4_flex::frame::FrameDecoder::new(input), out)
+}
+
+fn brotli(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
+    read_bounded(::brotli::Decompressor::new(input, 4096), out)
 }
 
 #[cfg(test)]

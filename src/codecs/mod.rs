@@ -8,6 +8,14 @@ pub mod int;
 pub mod orc_byte_rle;
 pub mod orc_rle_v1;
 pub mod orc_rle_v2;
+pub mod parquet_byte_stream_split;
+pub mod parquet_delta_binary_packed;
+pub mod parquet_delta_byte_array;
+pub mod parquet_delta_length_byte_array;
+pub mod parquet_dict;
+pub mod parquet_hybrid;
+pub mod parquet_ops;
+pub mod parquet_plain;
 pub mod split;
 pub mod varint;
 

@@ -102,6 +102,24 @@ impl Backend for CpuBackend {
                     )
                 })
                 .collect(),
+            StageOp::Parquet(op) => {
+                // Parquet decoders write bytes: scale the jobs' outputs.
+                let w = op.output_width() as u64;
+                let bytes: Vec<ChunkJob> = (stage.jobs.iter())
+                    .map(|j| ChunkJob {
+                        input: j.input.clone(),
+                        output_offset: j.output_offset * w,
+                        values: j.values * w,
+                    })
+                    .collect();
+                job_slices(&bytes, data.as_bytes_mut())
+                    .into_par_iter()
+                    .map(|(job, out)| {
+                        let input = &input[job.input.start as usize..job.input.end as usize];
+                        crate::codecs::parquet_ops::decode(op, input, out)
+                    })
+                    .collect()
+            }
         };
         Ok(StageOutput { data, statuses })
     }

@@ -62,7 +62,7 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
         StageOp::OrcBoolRle => Some((&ORC_BYTE_RLE, "orc_bool_rle".to_string())),
         StageOp::Inflate => Some((&INFLATE, "inflate_raw".to_string())),
         StageOp::Gsst(layout) => Some((&GSST, format!("gsst_{}", layout.name()))),
-        StageOp::Decompress(_) => None,
+        StageOp::Decompress(_) | StageOp::Parquet(_) => None,
     }
 }
 

@@ -96,6 +96,97 @@ pub enum StageOp {
     /// job is one whole block, its `values` the block's exact uncompressed
     /// size; a job's input must start 16-byte aligned in the stage input.
     Gsst(GsstLayout),
+    /// A Parquet value or level decoder (`src/codecs/parquet_*`).
+    Parquet(ParquetOp),
+}
+
+/// Parquet decoders. Each job is (typically) one page's levels or values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParquetOp {
+    /// The RLE/bit-packed hybrid of the given bit width (0..=32) into `u32`:
+    /// definition and repetition levels, dictionary indices.
+    Hybrid {
+        /// Bits per value.
+        bit_width: u8,
+    },
+    /// PLAIN booleans (LSB-first bits) into one byte, 0 or 1, each.
+    PlainBool,
+    /// PLAIN fixed-width values (INT32, INT64, INT96, FLOAT, DOUBLE,
+    /// FIXED_LEN_BYTE_ARRAY) copied out as `width`-byte elements.
+    PlainFixed {
+        /// Bytes per value.
+        width: u32,
+    },
+    /// BYTE_STREAM_SPLIT values of `width` bytes, interleaved back.
+    ByteStreamSplit {
+        /// Bytes per value.
+        width: u32,
+    },
+    /// DELTA_BINARY_PACKED into `i32` or `i64` (wrapping arithmetic).
+    DeltaBinaryPacked(IntType),
+    /// First pass over a BYTE_ARRAY page: each value's length as `u32`.
+    ByteArrayLengths(ByteArrayEncoding),
+    /// Second pass: the values' bytes end to end; a job's `values` is the
+    /// sum of the lengths the first pass gave.
+    ByteArrayData(ByteArrayEncoding),
+    /// Dictionary gather of fixed-width values: a job's input is a `u32`
+    /// dictionary size `n`, `n * width` dictionary bytes, then one `u32`
+    /// index per output value.
+    DictGather {
+        /// Bytes per value.
+        width: u32,
+    },
+}
+
+/// Encodings of Parquet BYTE_ARRAY pages decoded in two passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteArrayEncoding {
+    /// PLAIN: a 4-byte little-endian length before each value.
+    Plain,
+    /// DELTA_LENGTH_BYTE_ARRAY: delta-packed lengths, then the bytes.
+    DeltaLength,
+    /// DELTA_BYTE_ARRAY: delta-packed prefix lengths, then the suffixes as
+    /// DELTA_LENGTH_BYTE_ARRAY.
+    Delta,
+}
+
+impl ByteArrayEncoding {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::DeltaLength => "delta-length",
+            Self::Delta => "delta",
+        }
+    }
+}
+
+impl ParquetOp {
+    /// Bytes per output element.
+    pub fn output_width(&self) -> usize {
+        match self {
+            Self::Hybrid { .. } | Self::ByteArrayLengths(_) => 4,
+            Self::PlainBool | Self::ByteArrayData(_) => 1,
+            Self::PlainFixed { width }
+            | Self::ByteStreamSplit { width }
+            | Self::DictGather { width } => *width as usize,
+            Self::DeltaBinaryPacked(t) => t.byte_width(),
+        }
+    }
+
+    /// A stable name (`parquet-hybrid/3`, `parquet-plain/8`).
+    pub fn name(&self) -> String {
+        match self {
+            Self::Hybrid { bit_width } => format!("parquet-hybrid/{bit_width}"),
+            Self::PlainBool => "parquet-plain-bool".to_string(),
+            Self::PlainFixed { width } => format!("parquet-plain/{width}"),
+            Self::ByteStreamSplit { width } => format!("parquet-byte-stream-split/{width}"),
+            Self::DeltaBinaryPacked(t) => format!("parquet-delta-binary-packed/{}", t.name()),
+            Self::ByteArrayLengths(e) => format!("parquet-byte-array-lengths/{}", e.name()),
+            Self::ByteArrayData(e) => format!("parquet-byte-array-data/{}", e.name()),
+            Self::DictGather { width } => format!("parquet-dict-gather/{width}"),
+        }
+    }
 }
 
 /// How a GSST block orders its codes (docs/gsst-format.md).
@@ -161,6 +252,12 @@ pub enum BlockCodec {
     Lz4,
     /// LZO1X blocks (ORC LZO).
     Lzo,
+    /// Parquet `LZ4` (deprecated): Hadoop framing (big-endian sizes before
+    /// each raw LZ4 block), else an LZ4 frame, else one raw block, in the
+    /// order the parquet crate tries them.
+    Lz4Hadoop,
+    /// Brotli streams (Parquet BROTLI).
+    Brotli,
 }
 
 impl BlockCodec {
@@ -171,6 +268,8 @@ impl BlockCodec {
             Self::Zstd => "zstd",
             Self::Lz4 => "lz4",
             Self::Lzo => "lzo",
+            Self::Lz4Hadoop => "lz4-hadoop",
+            Self::Brotli => "brotli",
         }
     }
 }
@@ -185,6 +284,7 @@ impl StageOp {
             | Self::Inflate
             | Self::Decompress(_)
             | Self::Gsst(_) => 1,
+            Self::Parquet(p) => p.output_width(),
         }
     }
 
@@ -198,6 +298,7 @@ impl StageOp {
             Self::Inflate => "inflate".to_string(),
             Self::Decompress(c) => format!("decompress/{}", c.name()),
             Self::Gsst(l) => format!("gsst/{}", l.name()),
+            Self::Parquet(p) => p.name(),
         }
     }
 }

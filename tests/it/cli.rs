@@ -80,3 +80,40 @@ fn bench_deflate_on_the_cpu_verifies() {
             .all(|r| r["verified"] == true && r["ratio"].as_f64().unwrap() > 1.0)
     );
 }
+
+#[test]
+fn inspect_and_cat_read_parquet() {
+    let path = crate::orc_differential::root().join("testdata/parquet/nested_gzip_v2.parquet");
+    let out = warpread().arg("inspect").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("format: Parquet") && text.contains("row groups:"),
+        "{text}"
+    );
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "cat",
+            "--format",
+            "csv",
+            "--columns",
+            "id",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1201);
+    assert_eq!(text.lines().nth(1), Some("0"));
+}

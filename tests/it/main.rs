@@ -8,3 +8,5 @@ mod gsst;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
+mod parquet_corrupt;
+pub mod parquet_differential;

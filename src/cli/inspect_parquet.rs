@@ -1,0 +1,78 @@
+//! `warpread inspect FILE` for Parquet: footer, schema, row groups, column
+//! chunks (codec, encodings, sizes, statistics) and page headers.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::parquet::ParquetFile;
+
+/// Prints a Parquet file's structure; `all` lists every row group rather
+/// than the first three.
+pub fn run(path: &Path, all: bool) -> Result<()> {
+    let f = ParquetFile::open(path)?;
+    let meta = f.metadata();
+    let fm = meta.file_metadata();
+    println!("file: {}", path.display());
+    println!("format: Parquet {}", fm.version());
+    if let Some(w) = fm.created_by() {
+        println!("writer: {w}");
+    }
+    println!("rows: {}", fm.num_rows());
+    println!("parquet schema:");
+    for (i, c) in fm.schema_descr().columns().iter().enumerate() {
+        println!(
+            "  [{i}] {}: {} {:?}{} def {} rep {}",
+            c.path().string(),
+            c.physical_type(),
+            c.logical_type_ref(),
+            if c.type_length() > 0 {
+                format!(" length {}", c.type_length())
+            } else {
+                String::new()
+            },
+            c.max_def_level(),
+            c.max_rep_level()
+        );
+    }
+    println!("arrow schema: {}", f.schema());
+    println!(
+        "page index: {}",
+        if meta.offset_index().is_some() {
+            "present"
+        } else {
+            "absent"
+        }
+    );
+    let n = meta.num_row_groups();
+    println!("row groups: {n}");
+    let shown = if all { n } else { n.min(3) };
+    for g in 0..shown {
+        let rg = meta.row_group(g);
+        println!(
+            "  row group {g}: rows {} compressed {} B uncompressed {} B",
+            rg.num_rows(),
+            rg.compressed_size(),
+            rg.total_byte_size()
+        );
+        for cc in rg.columns() {
+            let (start, len) = cc.byte_range();
+            let stats = cc
+                .statistics()
+                .map_or(String::new(), |s| format!(" stats {s}"));
+            println!(
+                "    column {:<24} {:?} {} values {len} B at {start} encodings {:?}{stats}",
+                cc.column_path().string(),
+                cc.compression(),
+                cc.num_values(),
+                cc.encodings().collect::<Vec<_>>(),
+            );
+        }
+    }
+    if shown < n {
+        println!(
+            "  ... {} more row groups (--all-stripes lists them)",
+            n - shown
+        );
+    }
+    Ok(())
+}

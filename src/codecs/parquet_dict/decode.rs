@@ -1,0 +1,62 @@
+//! CPU reference gather.
+
+use crate::plan::{ChunkStatus, StatusCode};
+
+/// Gathers `out.len() / width` values. `InputTruncated` when the input is
+/// shorter than its header says; `ValueOutOfRange` (at the index's byte
+/// offset) for an index past the dictionary.
+pub fn decode(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
+    let Some(head) = input.get(..4) else {
+        return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
+    };
+    let n = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
+    let count = out.len() / width.max(1);
+    let Some(dict_end) = n.checked_mul(width).and_then(|b| b.checked_add(4)) else {
+        return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
+    };
+    if input.len() < dict_end || (input.len() - dict_end) / 4 < count {
+        return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
+    }
+    let dict = &input[4..dict_end];
+    for i in 0..count {
+        let at = dict_end + 4 * i;
+        let k = u32::from_le_bytes(input[at..at + 4].try_into().expect("4 bytes")) as usize;
+        if k >= n {
+            return ChunkStatus::failed(StatusCode::ValueOutOfRange, at as u64, i as u64);
+        }
+        out[i * width..(i + 1) * width].copy_from_slice(&dict[k * width..(k + 1) * width]);
+    }
+    ChunkStatus::ok(count as u64)
+}
+
+/// Builds a job input from a dictionary of `width`-byte values and indices.
+pub fn encode_input(dict: &[u8], width: usize, indices: &[u32], out: &mut Vec<u8>) {
+    out.extend_from_slice(&((dict.len() / width.max(1)) as u32).to_le_bytes());
+    out.extend_from_slice(dict);
+    for i in indices {
+        out.extend_from_slice(&i.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathers_and_rejects_bad_indices() {
+        let mut input = Vec::new();
+        encode_input(&[1, 0, 2, 0, 3, 0], 2, &[2, 0, 1, 2], &mut input);
+        let mut out = [0u8; 8];
+        assert!(decode(2, &input, &mut out).is_ok());
+        assert_eq!(out, [3, 0, 1, 0, 2, 0, 3, 0]);
+        let mut bad = Vec::new();
+        encode_input(&[1, 0], 2, &[0, 1], &mut bad);
+        let mut out = [0u8; 4];
+        let st = decode(2, &bad, &mut out);
+        assert_eq!((st.status(), st.produced), (StatusCode::ValueOutOfRange, 1));
+        assert_eq!(
+            decode(2, &bad[..7], &mut out).status(),
+            StatusCode::InputTruncated
+        );
+    }
+}

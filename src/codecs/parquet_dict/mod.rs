@@ -1,0 +1,10 @@
+//! Parquet dictionary gathers (RLE_DICTIONARY / PLAIN_DICTIONARY pages) of
+//! fixed-width values. The indices come from the hybrid decoder; a job's
+//! input is `<u32 dictionary size n> <n * width dictionary bytes> <one u32
+//! index per output value>`, built by the reader from the dictionary page
+//! and the decoded indices. Byte-array dictionaries are gathered during
+//! Arrow assembly (variable-length output needs offsets first).
+
+mod decode;
+
+pub use decode::{decode, encode_input};

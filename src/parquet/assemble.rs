@@ -1,0 +1,211 @@
+//! Arrow arrays from levels (record shredding undone). Each leaf's level
+//! entries are grouped into *slots*, one per value of the node being built:
+//! rows at the top (a new row where the repetition level is 0), then, under
+//! each list, one slot per element (a new element where the repetition
+//! level equals the list's). A node's nulls and list lengths come from the
+//! definition level of its slots' first entries in its first leaf; leaves
+//! take their non-null values by rank.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::datatypes::{DataType, FieldRef};
+
+use super::decode::Leaf;
+use super::levels::{Node, Shape};
+
+type R<T> = std::result::Result<T, String>;
+type Slots = Vec<(usize, usize)>;
+
+/// The decoded leaves of one row group and their dense Arrow values.
+pub struct Columns<'a> {
+    /// Leaf column index → (levels, dense values as Arrow).
+    pub leaves: HashMap<usize, (&'a Leaf, ArrayRef)>,
+}
+
+impl Columns<'_> {
+    fn leaf(&self, c: usize) -> R<&(&Leaf, ArrayRef)> {
+        self.leaves
+            .get(&c)
+            .ok_or_else(|| format!("leaf column {c} was not decoded"))
+    }
+
+    fn def(&self, c: usize, entry: usize) -> u16 {
+        self.leaves[&c].0.def.get(entry).copied().unwrap_or(0)
+    }
+
+    /// Rows of a leaf: entries split where the repetition level is 0.
+    pub fn rows(&self, c: usize) -> R<Slots> {
+        let leaf = self.leaf(c)?.0;
+        if leaf.rep.is_empty() {
+            return Ok((0..leaf.entries).map(|i| (i, i + 1)).collect());
+        }
+        Ok(split(&leaf.rep, 0, leaf.entries, 0))
+    }
+}
+
+/// Splits entries `[s, e)` where the repetition level is at most `rep`.
+fn split(rep: &[u16], s: usize, e: usize, level: i16) -> Slots {
+    let mut out = Vec::new();
+    let mut start = s;
+    for (i, &r) in rep.iter().enumerate().take(e).skip(s + 1) {
+        if r as i16 <= level {
+            out.push((start, i));
+            start = i;
+        }
+    }
+    if e > s {
+        out.push((start, e));
+    }
+    out
+}
+
+/// Builds the array of `node` whose leaves have the given slots.
+pub fn build(node: &Node, slots: &HashMap<usize, Slots>, cols: &Columns<'_>) -> R<ArrayRef> {
+    let first = node.first_leaf();
+    let mine = slots
+        .get(&first)
+        .ok_or_else(|| format!("no slots for leaf {first}"))?;
+    match &node.shape {
+        Shape::Leaf(c) => leaf(node, *c, mine, cols),
+        Shape::Struct(children) => {
+            let nulls = node.nullable.then(|| {
+                NullBuffer::from(
+                    mine.iter()
+                        .map(|&(s, _)| cols.def(first, s) as i16 >= node.def)
+                        .collect::<Vec<_>>(),
+                )
+            });
+            let DataType::Struct(fields) = &node.data_type else {
+                return Err(format!("struct node with type {}", node.data_type));
+            };
+            let arrays = children
+                .iter()
+                .map(|ch| build(ch, slots, cols))
+                .collect::<R<Vec<_>>>()?;
+            Ok(Arc::new(
+                StructArray::try_new(fields.clone(), arrays, nulls).map_err(|e| e.to_string())?,
+            ))
+        }
+        Shape::List(child) => {
+            let mut leaves = Vec::new();
+            node.leaves(&mut leaves);
+            let mut child_slots = HashMap::with_capacity(leaves.len());
+            let mut lengths = Vec::with_capacity(mine.len());
+            let mut valid = Vec::with_capacity(mine.len());
+            for &c in &leaves {
+                let leaf = cols.leaf(c)?.0;
+                let ls = &slots[&c];
+                let mut out = Vec::new();
+                for &(s, e) in ls {
+                    let d = cols.def(c, s) as i16;
+                    if d >= node.def {
+                        let parts = split(&leaf.rep, s, e, node.rep);
+                        if c == first {
+                            lengths.push(parts.len());
+                            valid.push(true);
+                        }
+                        out.extend(parts);
+                    } else if c == first {
+                        lengths.push(0);
+                        valid.push(!(node.nullable && d < node.def - 1));
+                    }
+                }
+                child_slots.insert(c, out);
+            }
+            let values = build(child, &child_slots, cols)?;
+            let nulls = valid
+                .iter()
+                .any(|v| !v)
+                .then(|| NullBuffer::from(valid.clone()));
+            list_array(&node.data_type, lengths, values, nulls)
+        }
+    }
+}
+
+fn list_array(
+    dt: &DataType,
+    lengths: Vec<usize>,
+    values: ArrayRef,
+    nulls: Option<NullBuffer>,
+) -> R<ArrayRef> {
+    let e = |e: arrow::error::ArrowError| e.to_string();
+    let field = |f: &FieldRef| f.clone();
+    match dt {
+        DataType::List(f) => Ok(Arc::new(
+            ListArray::try_new(field(f), OffsetBuffer::from_lengths(lengths), values, nulls)
+                .map_err(e)?,
+        )),
+        DataType::LargeList(f) => Ok(Arc::new(
+            LargeListArray::try_new(field(f), OffsetBuffer::from_lengths(lengths), values, nulls)
+                .map_err(e)?,
+        )),
+        DataType::FixedSizeList(f, _) => {
+            let l: ArrayRef = Arc::new(
+                ListArray::try_new(field(f), OffsetBuffer::from_lengths(lengths), values, nulls)
+                    .map_err(e)?,
+            );
+            arrow::compute::cast(&l, dt).map_err(e)
+        }
+        DataType::Map(f, sorted) => {
+            let entries = values
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or("map entries are not a struct")?
+                .clone();
+            Ok(Arc::new(
+                MapArray::try_new(
+                    field(f),
+                    OffsetBuffer::from_lengths(lengths),
+                    entries,
+                    nulls,
+                    *sorted,
+                )
+                .map_err(e)?,
+            ))
+        }
+        d => Err(format!("cannot build a list of type {d}")),
+    }
+}
+
+fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef> {
+    let (lf, dense) = cols.leaf(c)?;
+    if lf.def.is_empty() && slots.len() == dense.len() {
+        // Required and flat: the values are the column.
+        return Ok(dense.clone());
+    }
+    // Rank of each entry's value among the non-null ones.
+    let max = node.def;
+    let mut rank = Vec::with_capacity(lf.entries);
+    let mut k = 0u32;
+    for i in 0..lf.entries {
+        rank.push(k);
+        if lf.def.get(i).is_none_or(|&d| d as i16 >= max) {
+            k += 1;
+        }
+    }
+    if k as usize != dense.len() {
+        return Err(format!(
+            "{} values decoded but the levels define {k}",
+            dense.len()
+        ));
+    }
+    let idx: Vec<Option<u32>> = slots
+        .iter()
+        .map(|&(s, _)| (cols.def(c, s) as i16 >= max).then(|| rank[s]))
+        .collect();
+    if idx.iter().enumerate().all(|(i, v)| *v == Some(i as u32)) && idx.len() == dense.len() {
+        return Ok(dense.clone());
+    }
+    let idx = UInt32Array::from(idx);
+    arrow::compute::take(dense.as_ref(), &idx, None).map_err(|e| e.to_string())
+}
+
+/// Slots of every leaf under `node` at the top level.
+pub fn root_slots(node: &Node, cols: &Columns<'_>) -> R<HashMap<usize, Slots>> {
+    let mut leaves = Vec::new();
+    node.leaves(&mut leaves);
+    leaves.into_iter().map(|c| Ok((c, cols.rows(c)?))).collect()
+}

@@ -1,0 +1,227 @@
+//! Decompression as one plan stage: every compressed page body of every
+//! column chunk in a read group becomes one job (GZIP: one `Inflate` job per
+//! gzip member, headers and trailers parsed here; other codecs:
+//! `Decompress(codec)` CPU jobs), and the pages are then laid end to end,
+//! uncompressed, for the decode rounds.
+
+use std::ops::Range;
+
+use parquet::basic::Compression;
+
+use super::gzip;
+use super::page_header::{PageHeader, PageKind};
+use super::pages::{RawChunk, RawPage};
+use crate::error::{Error, Location, Result};
+use crate::exec::Backend;
+use crate::exec::batch::{RequestId, StageBatch};
+use crate::plan::{BlockCodec, StageOp};
+
+/// A page with its body uncompressed.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The header.
+    pub header: PageHeader,
+    /// The uncompressed body (v2: levels then values) in [`Pages::buf`].
+    pub data: Range<usize>,
+    /// Where the page is, for messages.
+    pub location: Location,
+}
+
+/// Every page of a read group, uncompressed.
+#[derive(Debug, Default)]
+pub struct Pages {
+    /// The bodies, end to end.
+    pub buf: Vec<u8>,
+    /// Per chunk (same order as the input chunks), its pages.
+    pub chunks: Vec<Vec<Page>>,
+}
+
+/// The stage operation of a codec, `None` for UNCOMPRESSED.
+pub fn stage_op(codec: Compression, at: &Location) -> Result<Option<StageOp>> {
+    Ok(Some(match codec {
+        Compression::UNCOMPRESSED => return Ok(None),
+        Compression::GZIP(_) => StageOp::Inflate,
+        Compression::SNAPPY => StageOp::Decompress(BlockCodec::Snappy),
+        Compression::ZSTD(_) => StageOp::Decompress(BlockCodec::Zstd),
+        Compression::LZ4_RAW => StageOp::Decompress(BlockCodec::Lz4),
+        Compression::LZ4 => StageOp::Decompress(BlockCodec::Lz4Hadoop),
+        Compression::BROTLI(_) => StageOp::Decompress(BlockCodec::Brotli),
+        Compression::LZO => {
+            return Err(Error::Unsupported(format!(
+                "{at}: Parquet LZO compression (the parquet crate does not read it either)"
+            )));
+        }
+    }))
+}
+
+enum Piece {
+    Raw,
+    Job {
+        id: RequestId,
+        expect: usize,
+        gzip: Option<(gzip::Member, Range<usize>)>,
+    },
+    /// Several gzip members decoded in the fallback batch.
+    Members(Vec<(RequestId, gzip::Member)>, usize),
+}
+
+/// The compressed part of a page body and the uncompressed prefix before
+/// it (v2 levels), or `None` when nothing is compressed.
+fn split(p: &RawPage, codec: Compression) -> (Range<usize>, Option<(Range<usize>, usize)>) {
+    let h = &p.header;
+    let body = p.body.clone();
+    if codec == Compression::UNCOMPRESSED || matches!(h.kind, PageKind::Index | PageKind::Other(_))
+    {
+        return (body, None);
+    }
+    let levels = if h.kind == PageKind::DataV2 {
+        (h.def_levels_len.max(0) as usize + h.rep_levels_len.max(0) as usize).min(body.len())
+    } else {
+        0
+    };
+    if h.kind == PageKind::DataV2 && !h.is_compressed {
+        return (body, None);
+    }
+    let expect = (h.uncompressed_size as usize).saturating_sub(levels);
+    let prefix = body.start..body.start + levels;
+    (prefix, Some((body.start + levels..body.end, expect)))
+}
+
+/// Decompresses every page of `chunks` (whose bytes are in `raw`).
+pub fn run(
+    raw: &[u8],
+    chunks: &[RawChunk],
+    codecs: &[Compression],
+    backend: &dyn Backend,
+) -> Result<Pages> {
+    let mut batch = StageBatch::new(raw);
+    let mut plan: Vec<Vec<(Range<usize>, Piece, Location)>> = Vec::with_capacity(chunks.len());
+    for (chunk, &codec) in chunks.iter().zip(codecs) {
+        let op = stage_op(codec, &chunk.location)?;
+        let mut pages = Vec::with_capacity(chunk.pages.len());
+        for p in &chunk.pages {
+            let at = chunk
+                .location
+                .clone()
+                .with_page(p.index as u64)
+                .at(p.file_offset);
+            let (prefix, rest) = split(p, codec);
+            let piece = match (rest, op) {
+                (None, _) | (_, None) => Piece::Raw,
+                (Some((r, 0)), _) if r.is_empty() => Piece::Raw,
+                (Some((r, expect)), Some(StageOp::Inflate)) => {
+                    let m = gzip::single_member(&raw[r.clone()])
+                        .map_err(|e| Error::parquet(&at, format!("GZIP page: {e}")))?;
+                    let body = r.start + m.body.start..r.start + m.body.end;
+                    let id = batch.add(StageOp::Inflate, body, expect as u64, at.clone());
+                    Piece::Job {
+                        id,
+                        expect,
+                        gzip: Some((m, r)),
+                    }
+                }
+                (Some((r, expect)), Some(op)) => Piece::Job {
+                    id: batch.add(op, r, expect as u64, at.clone()),
+                    expect,
+                    gzip: None,
+                },
+            };
+            pages.push((prefix, piece, at));
+        }
+        plan.push(pages);
+    }
+    let out = batch.run(backend)?;
+
+    // Pages whose gzip trailer did not match one member: find the members
+    // on the CPU and inflate each as its own job.
+    let mut fallback = StageBatch::new(raw);
+    for pages in &mut plan {
+        for (_, piece, at) in pages.iter_mut() {
+            let Piece::Job {
+                id,
+                expect,
+                gzip: Some((m, r)),
+            } = piece
+            else {
+                continue;
+            };
+            let produced = out.produced(*id)[0] as usize;
+            if produced == *expect && gzip::check(m, &out.bytes(*id)[..produced]) {
+                continue;
+            }
+            let members = gzip::members(&raw[r.clone()], *expect).map_err(|e| {
+                Error::parquet(at, format!("GZIP page does not inflate to its size: {e}"))
+            })?;
+            let ids = members
+                .into_iter()
+                .map(|m| {
+                    let body = r.start + m.body.start..r.start + m.body.end;
+                    (
+                        fallback.add(StageOp::Inflate, body, *expect as u64, at.clone()),
+                        m,
+                    )
+                })
+                .collect();
+            *piece = Piece::Members(ids, *expect);
+        }
+    }
+    let out2 = if fallback.is_empty() {
+        None
+    } else {
+        Some(fallback.run(backend)?)
+    };
+
+    let mut pages_out = Pages::default();
+    for ((pages, chunk), _) in plan.into_iter().zip(chunks).zip(codecs) {
+        let mut list = Vec::with_capacity(pages.len());
+        for ((prefix, piece, at), rp) in pages.into_iter().zip(&chunk.pages) {
+            let start = pages_out.buf.len();
+            let check = |got: usize, expect: usize| {
+                if got == expect {
+                    Ok(())
+                } else {
+                    Err(Error::parquet(
+                        &at,
+                        format!("page decompresses to {got} bytes, header says {expect}"),
+                    ))
+                }
+            };
+            pages_out.buf.extend_from_slice(&raw[prefix.clone()]);
+            match piece {
+                Piece::Raw => {}
+                Piece::Job { id, expect, .. } => {
+                    let n = out.produced(id)[0] as usize;
+                    check(n, expect)?;
+                    pages_out.buf.extend_from_slice(&out.bytes(id)[..n]);
+                }
+                Piece::Members(ids, expect) => {
+                    let out2 = out2.as_ref().expect("fallback batch ran");
+                    let mut total = 0;
+                    for (id, m) in ids {
+                        let n = out2.produced(id)[0] as usize;
+                        let bytes = &out2.bytes(id)[..n];
+                        if !gzip::check(&m, bytes) {
+                            return Err(Error::parquet(
+                                &at,
+                                "GZIP member fails its CRC32 or size check",
+                            ));
+                        }
+                        total += n;
+                        if total > expect {
+                            break;
+                        }
+                        pages_out.buf.extend_from_slice(bytes);
+                    }
+                    check(total, expect)?;
+                }
+            }
+            list.push(Page {
+                header: rp.header.clone(),
+                data: start..pages_out.buf.len(),
+                location: at,
+            });
+        }
+        pages_out.chunks.push(list);
+    }
+    Ok(pages_out)
+}

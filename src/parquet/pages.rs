@@ -1,0 +1,102 @@
+//! Column chunks to pages: reads each chunk's byte range and walks its page
+//! headers. Page bodies stay compressed; nothing is decoded here.
+
+use std::ops::Range;
+
+use parquet::file::metadata::ColumnChunkMetaData;
+
+use super::page_header::{self, PageHeader, PageKind};
+use super::source::Source;
+use crate::error::{Error, Location, Result};
+
+/// Most level entries one page may claim per byte of its uncompressed body
+/// (plus a constant): an RLE run of bit width 1 stores 2^31 values in 6
+/// bytes, but no writer puts more than a few thousand per byte, and the
+/// bound keeps hostile counts from sizing allocations.
+const MAX_VALUES_PER_BYTE: u64 = 1 << 13;
+
+/// One page of a column chunk, still compressed.
+#[derive(Debug, Clone)]
+pub struct RawPage {
+    /// The parsed header.
+    pub header: PageHeader,
+    /// The body within the raw buffer.
+    pub body: Range<usize>,
+    /// Ordinal within the chunk (dictionary page included).
+    pub index: usize,
+    /// File offset of the page header.
+    pub file_offset: u64,
+}
+
+/// A column chunk's pages.
+#[derive(Debug, Clone)]
+pub struct RawChunk {
+    /// The pages (the dictionary page first, if any).
+    pub pages: Vec<RawPage>,
+    /// Where the chunk is, for messages.
+    pub location: Location,
+}
+
+/// Reads one column chunk into `raw` and walks its page headers.
+pub fn read_chunk(
+    src: &Source,
+    cc: &ColumnChunkMetaData,
+    raw: &mut Vec<u8>,
+    at: &Location,
+) -> Result<Vec<RawPage>> {
+    let (start, len) = cc.byte_range();
+    let base = raw.len();
+    src.read_into(start, len, raw, at)?;
+    let chunk = &raw[base..];
+    let want = u64::try_from(cc.num_values()).unwrap_or(0);
+    let (mut pos, mut seen, mut pages) = (0usize, 0u64, Vec::new());
+    while pos < chunk.len() && (seen < want || pages.is_empty()) {
+        let index = pages.len();
+        let page_at = at.clone().with_page(index as u64).at(start + pos as u64);
+        let header = page_header::parse_page_header(&chunk[pos..])
+            .map_err(|m| Error::parquet(&page_at, format!("bad page header: {m}")))?;
+        let body_start = pos + header.header_len;
+        let body_end = body_start + header.compressed_size as usize;
+        if body_end > chunk.len() {
+            return Err(Error::parquet(
+                &page_at,
+                format!(
+                    "page of {} bytes runs past its column chunk ({} bytes)",
+                    header.compressed_size,
+                    chunk.len()
+                ),
+            ));
+        }
+        let bytes = header.uncompressed_size.max(header.compressed_size) as u64;
+        if header.num_values < 0 || header.num_values as u64 > (bytes + 64) * MAX_VALUES_PER_BYTE {
+            return Err(Error::parquet(
+                &page_at,
+                format!("page claims {} values in {bytes} bytes", header.num_values),
+            ));
+        }
+        match header.kind {
+            PageKind::Data | PageKind::DataV2 => seen += header.num_values as u64,
+            PageKind::Dictionary if index != 0 => {
+                return Err(Error::parquet(
+                    &page_at,
+                    "dictionary page after the first page of a column chunk",
+                ));
+            }
+            _ => {}
+        }
+        pages.push(RawPage {
+            header,
+            body: base + body_start..base + body_end,
+            index,
+            file_offset: start + pos as u64,
+        });
+        pos = body_end;
+    }
+    if seen < want {
+        return Err(Error::parquet(
+            at,
+            format!("column chunk pages hold {seen} values, metadata says {want}"),
+        ));
+    }
+    Ok(pages)
+}

@@ -1,0 +1,357 @@
+//! Dense decoded values of a leaf column to an Arrow array of the type the
+//! parquet crate gives the field: the same reinterpretations and
+//! conversions (unsigned integers as bit casts, INT96 to timestamps with
+//! wrapping arithmetic, big-endian two's complement decimals, FLBA float16
+//! and intervals, dates widened to milliseconds).
+
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::*;
+
+use super::decode::Dense;
+
+const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
+
+type F16 = <Float16Type as ArrowPrimitiveType>::Native;
+
+type R<T> = std::result::Result<T, String>;
+
+fn fixed<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+    bytes
+        .chunks_exact(N)
+        .map(|c| c.try_into().expect("chunk of N bytes"))
+}
+
+fn sign_extend<const N: usize>(b: &[u8]) -> R<[u8; N]> {
+    if b.len() > N {
+        return Err(format!(
+            "decimal of {} bytes does not fit {N} bytes",
+            b.len()
+        ));
+    }
+    if b.is_empty() {
+        return Ok([0; N]);
+    }
+    let mut out = if b[0] & 0x80 != 0 { [0xff; N] } else { [0; N] };
+    out[N - b.len()..].copy_from_slice(b);
+    Ok(out)
+}
+
+fn int96_days_nanos(v: [u8; 12]) -> (i64, i64) {
+    let lo = u32::from_le_bytes(v[0..4].try_into().expect("4")) as i64;
+    let hi = u32::from_le_bytes(v[4..8].try_into().expect("4")) as i64;
+    let day = i32::from_le_bytes(v[8..12].try_into().expect("4")) as i64;
+    (day, (hi << 32) + lo)
+}
+
+/// Each value's bytes (fixed or variable width).
+fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
+    match d {
+        Dense::Fixed { width, bytes } => Box::new(bytes.chunks_exact((*width).max(1))),
+        Dense::Bytes { offsets, data } => Box::new(offsets.windows(2).map(|w| &data[w[0]..w[1]])),
+        Dense::Bool(v) => Box::new(v.chunks_exact(1)),
+    }
+}
+
+fn decimal<T: DecimalType, const N: usize>(
+    d: &Dense,
+    p: u8,
+    s: i8,
+    from: impl Fn([u8; N]) -> T::Native,
+) -> R<ArrayRef> {
+    let vals = each_bytes(d)
+        .map(|b| sign_extend::<N>(b).map(&from))
+        .collect::<R<Vec<_>>>()?;
+    let a = PrimitiveArray::<T>::new(ScalarBuffer::from(vals), None)
+        .with_precision_and_scale(p, s)
+        .map_err(|e| e.to_string())?;
+    Ok(Arc::new(a))
+}
+
+fn ints<N: Copy>(bytes: &[u8], f: impl Fn([u8; 4]) -> N) -> Vec<N> {
+    fixed::<4>(bytes).map(f).collect()
+}
+
+fn longs<N: Copy>(bytes: &[u8], f: impl Fn([u8; 8]) -> N) -> Vec<N> {
+    fixed::<8>(bytes).map(f).collect()
+}
+
+fn prim<T: ArrowPrimitiveType>(v: Vec<T::Native>) -> ArrayRef {
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), None))
+}
+
+fn ts<T: ArrowTimestampType>(v: Vec<i64>, tz: &Option<Arc<str>>) -> ArrayRef {
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), None).with_timezone_opt(tz.clone()))
+}
+
+fn i32v(b: [u8; 4]) -> i32 {
+    i32::from_le_bytes(b)
+}
+
+fn i64v(b: [u8; 8]) -> i64 {
+    i64::from_le_bytes(b)
+}
+
+/// Converts the dense values of a leaf with physical type `physical` into
+/// an array of `dt` (no nulls).
+pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<ArrayRef> {
+    use parquet::basic::Type as P;
+    if let DataType::Dictionary(_, value) = dt {
+        let values = to_arrow(d, physical, value)?;
+        return arrow::compute::cast(&values, dt).map_err(|e| e.to_string());
+    }
+    let n = d.len();
+    if *dt == DataType::Null {
+        return Ok(Arc::new(NullArray::new(n)));
+    }
+    let bad = || format!("cannot read {physical} as {dt}");
+    Ok(match (d, physical) {
+        (Dense::Bool(v), _) => match dt {
+            DataType::Boolean => Arc::new(BooleanArray::from(
+                v.iter().map(|&b| b != 0).collect::<Vec<_>>(),
+            )),
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { bytes, .. }, P::INT32) => match dt {
+            DataType::Int32 => prim::<Int32Type>(ints(bytes, i32v)),
+            DataType::Int8 => prim::<Int8Type>(ints(bytes, |b| i32v(b) as i8)),
+            DataType::Int16 => prim::<Int16Type>(ints(bytes, |b| i32v(b) as i16)),
+            DataType::UInt8 => prim::<UInt8Type>(ints(bytes, |b| i32v(b) as u8)),
+            DataType::UInt16 => prim::<UInt16Type>(ints(bytes, |b| i32v(b) as u16)),
+            DataType::UInt32 => prim::<UInt32Type>(ints(bytes, |b| i32v(b) as u32)),
+            DataType::Date32 => prim::<Date32Type>(ints(bytes, i32v)),
+            DataType::Date64 => prim::<Date64Type>(ints(bytes, |b| i32v(b) as i64 * 86_400_000)),
+            DataType::Time32(TimeUnit::Second) => prim::<Time32SecondType>(ints(bytes, i32v)),
+            DataType::Time32(TimeUnit::Millisecond) => {
+                prim::<Time32MillisecondType>(ints(bytes, i32v))
+            }
+            DataType::Timestamp(u, tz) => {
+                let v = ints(bytes, |b| i32v(b) as i64);
+                match u {
+                    TimeUnit::Second => ts::<TimestampSecondType>(v, tz),
+                    TimeUnit::Millisecond => ts::<TimestampMillisecondType>(v, tz),
+                    TimeUnit::Microsecond => ts::<TimestampMicrosecondType>(v, tz),
+                    TimeUnit::Nanosecond => ts::<TimestampNanosecondType>(v, tz),
+                }
+            }
+            DataType::Decimal32(p, s) => dec(prim::<Decimal32Type>(ints(bytes, i32v)), *p, *s)?,
+            DataType::Decimal64(p, s) => dec(
+                prim::<Decimal64Type>(ints(bytes, |b| i32v(b) as i64)),
+                *p,
+                *s,
+            )?,
+            DataType::Decimal128(p, s) => dec(
+                prim::<Decimal128Type>(ints(bytes, |b| i32v(b) as i128)),
+                *p,
+                *s,
+            )?,
+            DataType::Decimal256(p, s) => dec(
+                prim::<Decimal256Type>(ints(bytes, |b| i256::from_i128(i32v(b) as i128))),
+                *p,
+                *s,
+            )?,
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { bytes, .. }, P::INT64) => match dt {
+            DataType::Int64 => prim::<Int64Type>(longs(bytes, i64v)),
+            DataType::UInt64 => prim::<UInt64Type>(longs(bytes, |b| i64v(b) as u64)),
+            DataType::Date64 => prim::<Date64Type>(longs(bytes, i64v)),
+            DataType::Time64(TimeUnit::Microsecond) => {
+                prim::<Time64MicrosecondType>(longs(bytes, i64v))
+            }
+            DataType::Time64(TimeUnit::Nanosecond) => {
+                prim::<Time64NanosecondType>(longs(bytes, i64v))
+            }
+            DataType::Duration(u) => {
+                let v = longs(bytes, i64v);
+                match u {
+                    TimeUnit::Second => prim::<DurationSecondType>(v),
+                    TimeUnit::Millisecond => prim::<DurationMillisecondType>(v),
+                    TimeUnit::Microsecond => prim::<DurationMicrosecondType>(v),
+                    TimeUnit::Nanosecond => prim::<DurationNanosecondType>(v),
+                }
+            }
+            DataType::Timestamp(u, tz) => {
+                let v = longs(bytes, i64v);
+                match u {
+                    TimeUnit::Second => ts::<TimestampSecondType>(v, tz),
+                    TimeUnit::Millisecond => ts::<TimestampMillisecondType>(v, tz),
+                    TimeUnit::Microsecond => ts::<TimestampMicrosecondType>(v, tz),
+                    TimeUnit::Nanosecond => ts::<TimestampNanosecondType>(v, tz),
+                }
+            }
+            DataType::Decimal64(p, s) => dec(prim::<Decimal64Type>(longs(bytes, i64v)), *p, *s)?,
+            DataType::Decimal128(p, s) => dec(
+                prim::<Decimal128Type>(longs(bytes, |b| i64v(b) as i128)),
+                *p,
+                *s,
+            )?,
+            DataType::Decimal256(p, s) => dec(
+                prim::<Decimal256Type>(longs(bytes, |b| i256::from_i128(i64v(b) as i128))),
+                *p,
+                *s,
+            )?,
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { bytes, .. }, P::INT96) => match dt {
+            DataType::Timestamp(u, tz) => {
+                let (per_day, div) = match u {
+                    TimeUnit::Second => (86_400i64, 1_000_000_000i64),
+                    TimeUnit::Millisecond => (86_400_000, 1_000_000),
+                    TimeUnit::Microsecond => (86_400_000_000, 1_000),
+                    TimeUnit::Nanosecond => (86_400_000_000_000, 1),
+                };
+                let v = fixed::<12>(bytes)
+                    .map(|b| {
+                        let (day, nanos) = int96_days_nanos(b);
+                        (day - JULIAN_DAY_OF_EPOCH)
+                            .wrapping_mul(per_day)
+                            .wrapping_add(nanos / div)
+                    })
+                    .collect();
+                match u {
+                    TimeUnit::Second => ts::<TimestampSecondType>(v, tz),
+                    TimeUnit::Millisecond => ts::<TimestampMillisecondType>(v, tz),
+                    TimeUnit::Microsecond => ts::<TimestampMicrosecondType>(v, tz),
+                    TimeUnit::Nanosecond => ts::<TimestampNanosecondType>(v, tz),
+                }
+            }
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { bytes, .. }, P::FLOAT) => match dt {
+            DataType::Float32 => prim::<Float32Type>(ints(bytes, f32::from_le_bytes)),
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { bytes, .. }, P::DOUBLE) => match dt {
+            DataType::Float64 => prim::<Float64Type>(longs(bytes, f64::from_le_bytes)),
+            _ => return Err(bad()),
+        },
+        (Dense::Fixed { width, bytes }, P::FIXED_LEN_BYTE_ARRAY) => match dt {
+            DataType::FixedSizeBinary(w) if *w as usize == *width => Arc::new(
+                FixedSizeBinaryArray::try_new(*w, Buffer::from(bytes.clone()), None)
+                    .map_err(|e| e.to_string())?,
+            ),
+            DataType::Float16 if *width >= 2 => prim::<Float16Type>(
+                bytes
+                    .chunks_exact(*width)
+                    .map(|b| F16::from_le_bytes([b[0], b[1]]))
+                    .collect(),
+            ),
+            DataType::Interval(IntervalUnit::YearMonth) if *width >= 4 => {
+                prim::<IntervalYearMonthType>(
+                    bytes
+                        .chunks_exact(*width)
+                        .map(|b| i32::from_le_bytes(b[..4].try_into().expect("4")))
+                        .collect(),
+                )
+            }
+            DataType::Interval(IntervalUnit::DayTime) if *width >= 12 => {
+                prim::<IntervalDayTimeType>(
+                    bytes
+                        .chunks_exact(*width)
+                        .map(|b| {
+                            IntervalDayTime::new(
+                                i32::from_le_bytes(b[4..8].try_into().expect("4")),
+                                i32::from_le_bytes(b[8..12].try_into().expect("4")),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+            _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
+        },
+        (Dense::Bytes { offsets, data }, P::BYTE_ARRAY) => {
+            let off = |v: &[usize]| -> R<OffsetBuffer<i32>> {
+                let v: Vec<i32> = v
+                    .iter()
+                    .map(|&o| {
+                        i32::try_from(o).map_err(|_| "byte array column over 2 GiB".to_string())
+                    })
+                    .collect::<R<_>>()?;
+                Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+            };
+            let large = || {
+                OffsetBuffer::new(ScalarBuffer::from(
+                    offsets.iter().map(|&o| o as i64).collect::<Vec<_>>(),
+                ))
+            };
+            let e = |e: arrow::error::ArrowError| e.to_string();
+            match dt {
+                DataType::Utf8 => Arc::new(
+                    StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?,
+                ),
+                DataType::LargeUtf8 => Arc::new(
+                    LargeStringArray::try_new(large(), Buffer::from(data.clone()), None)
+                        .map_err(e)?,
+                ),
+                DataType::Binary => Arc::new(
+                    BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?,
+                ),
+                DataType::LargeBinary => Arc::new(
+                    LargeBinaryArray::try_new(large(), Buffer::from(data.clone()), None)
+                        .map_err(e)?,
+                ),
+                DataType::Utf8View => {
+                    let a = StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?;
+                    Arc::new(StringViewArray::from_iter_values(
+                        a.iter().map(|s| s.unwrap_or("")),
+                    ))
+                }
+                DataType::BinaryView => {
+                    let a = BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
+                        .map_err(e)?;
+                    Arc::new(BinaryViewArray::from_iter_values(
+                        a.iter().map(|s| s.unwrap_or(&[])),
+                    ))
+                }
+                _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
+            }
+        }
+        _ => return Err(bad()),
+    })
+}
+
+fn dec(a: ArrayRef, p: u8, s: i8) -> R<ArrayRef> {
+    let e = |e: arrow::error::ArrowError| e.to_string();
+    Ok(match a.data_type() {
+        DataType::Decimal32(_, _) => Arc::new(
+            a.as_primitive::<Decimal32Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
+        ),
+        DataType::Decimal64(_, _) => Arc::new(
+            a.as_primitive::<Decimal64Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
+        ),
+        DataType::Decimal128(_, _) => Arc::new(
+            a.as_primitive::<Decimal128Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
+        ),
+        _ => Arc::new(
+            a.as_primitive::<Decimal256Type>()
+                .clone()
+                .with_precision_and_scale(p, s)
+                .map_err(e)?,
+        ),
+    })
+}
+
+fn decimal_or_bad(d: &Dense, dt: &DataType) -> Option<R<ArrayRef>> {
+    Some(match dt {
+        DataType::Decimal32(p, s) => decimal::<Decimal32Type, 4>(d, *p, *s, i32::from_be_bytes),
+        DataType::Decimal64(p, s) => decimal::<Decimal64Type, 8>(d, *p, *s, i64::from_be_bytes),
+        DataType::Decimal128(p, s) => decimal::<Decimal128Type, 16>(d, *p, *s, i128::from_be_bytes),
+        DataType::Decimal256(p, s) => decimal::<Decimal256Type, 32>(d, *p, *s, i256::from_be_bytes),
+        _ => return None,
+    })
+}

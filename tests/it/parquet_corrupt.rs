@@ -1,0 +1,97 @@
+//! Damaged Parquet files: truncated, bit-flipped and garbage-spanned copies
+//! of the fixtures must give an error or some table, never a panic or a
+//! hang, on every backend (`exec::select`).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use warpread::exec::{self, Backend, BackendChoice, CpuBackend};
+use warpread::orc::ReadOptions;
+use warpread::parquet::ParquetFile;
+
+use crate::common::{self, Rng};
+
+fn read(path: &std::path::Path, backend: &dyn Backend) -> Result<usize, String> {
+    let file = ParquetFile::open(path).map_err(|e| e.to_string())?;
+    let batches = file
+        .read(&ReadOptions::default(), backend)
+        .map_err(|e| e.to_string())?;
+    Ok(batches.iter().map(|b| b.num_rows()).sum())
+}
+
+fn damage(rng: &mut Rng, bytes: &[u8], i: usize) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    match i % 4 {
+        0 => b.truncate(rng.below(b.len() as u64) as usize),
+        1 => {
+            for _ in 0..1 + rng.below(4) {
+                let k = rng.below(b.len() as u64) as usize;
+                b[k] ^= 1 << rng.below(8);
+            }
+        }
+        2 => {
+            // Page data rather than the footer: the first 90% of the file.
+            let start = rng.below(b.len() as u64 * 9 / 10) as usize;
+            let len = (1 + rng.below(64) as usize).min(b.len() - start);
+            for x in &mut b[start..start + len] {
+                *x = rng.next() as u8;
+            }
+        }
+        _ => {
+            // One byte anywhere set to an extreme value.
+            let k = rng.below(b.len() as u64) as usize;
+            b[k] = if rng.below(2) == 0 { 0xff } else { 0 };
+        }
+    }
+    b
+}
+
+#[test]
+fn damaged_parquet_fixtures_never_panic() {
+    let mut rng = Rng::fresh("damaged_parquet_fixtures_never_panic");
+    let tmp = std::env::temp_dir().join(format!("warpread-pq-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new())];
+    if common::cuda("damaged_parquet_fixtures_never_panic").is_some() {
+        backends.push(exec::select(BackendChoice::Cuda).unwrap());
+    }
+    let (mut errors, mut reads) = (0, 0);
+    for path in crate::parquet_differential::fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        for i in 0..16 {
+            let damaged = damage(&mut rng, &bytes, i);
+            let p = tmp.join(format!(
+                "{}-{i}.parquet",
+                path.file_stem().unwrap().to_string_lossy()
+            ));
+            std::fs::write(&p, &damaged).unwrap();
+            let mut verdicts = Vec::new();
+            for b in &backends {
+                let r = catch_unwind(AssertUnwindSafe(|| read(&p, b.as_ref())))
+                    .unwrap_or_else(|_| panic!("panic reading {} on {}", p.display(), b.name()));
+                if let Err(e) = &r {
+                    assert!(
+                        e.contains(&*p.to_string_lossy()) || e.contains("unsupported"),
+                        "error without the file name: {e}"
+                    );
+                }
+                verdicts.push(r.is_ok());
+                match r {
+                    Ok(_) => reads += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+            assert!(
+                verdicts.windows(2).all(|w| w[0] == w[1]),
+                "{}: backends disagree",
+                p.display()
+            );
+            std::fs::remove_file(&p).ok();
+        }
+    }
+    println!("damaged parquet copies: {errors} errors, {reads} read");
+    assert!(
+        errors > 0,
+        "no damaged copy was rejected: the test is not testing"
+    );
+    std::fs::remove_dir_all(&tmp).ok();
+}

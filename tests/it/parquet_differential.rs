@@ -1,0 +1,256 @@
+//! The Parquet reader against the parquet crate's Arrow reader
+//! (`ParquetRecordBatchReader`): every fixture in `testdata/parquet`
+//! (`scripts/gen_parquet_fixtures.py`) and every Parquet file of the
+//! third-party corpus when `../shared/corpora` exists. Schemas must be equal
+//! and values equal (dictionary arrays compared by their values: the
+//! dictionaries themselves may be built differently). On a GPU machine the
+//! CUDA backend must give exactly the CPU's arrays.
+
+use std::fs::File;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
+use arrow::compute::concat_batches;
+use arrow::datatypes::{DataType, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use warpread::exec::{Backend, CpuBackend};
+use warpread::orc::ReadOptions;
+use warpread::parquet::ParquetFile;
+
+use crate::common;
+use crate::orc_differential::root;
+
+/// What the parquet crate reads, or why it cannot.
+pub fn expected(path: &Path) -> Result<(SchemaRef, RecordBatch), String> {
+    let run = || -> Result<(SchemaRef, RecordBatch), String> {
+        let f = File::open(path).map_err(|e| e.to_string())?;
+        let r = ParquetRecordBatchReaderBuilder::try_new(f)
+            .map_err(|e| e.to_string())?
+            .with_batch_size(1024)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let schema = r.schema();
+        let batches = r
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let all = concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
+        Ok((schema, all))
+    };
+    catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err("parquet crate panicked".into()))
+}
+
+/// What warpread reads.
+pub fn ours(path: &Path, backend: &dyn Backend) -> warpread::Result<(SchemaRef, RecordBatch)> {
+    let file = ParquetFile::open(path)?;
+    let batches = file.read(&ReadOptions::default().with_batch_size(1000), backend)?;
+    let schema = file.schema();
+    let all = concat_batches(&schema, &batches).expect("batches share the schema");
+    Ok((schema, all))
+}
+
+/// Dictionary arrays as their values, recursively at the top level.
+fn plain(a: &ArrayRef) -> ArrayRef {
+    match a.data_type() {
+        DataType::Dictionary(_, v) => arrow::compute::cast(a, v).unwrap(),
+        _ => a.clone(),
+    }
+}
+
+/// The first difference, if any.
+pub fn compare(
+    got_schema: &SchemaRef,
+    got: &RecordBatch,
+    want_schema: &SchemaRef,
+    want: &RecordBatch,
+) -> Option<String> {
+    if got_schema.fields().len() != want_schema.fields().len() {
+        return Some(format!(
+            "{} fields, parquet crate {}",
+            got_schema.fields().len(),
+            want_schema.fields().len()
+        ));
+    }
+    for (g, w) in got_schema.fields().iter().zip(want_schema.fields()) {
+        if g.name() != w.name()
+            || g.data_type() != w.data_type()
+            || g.is_nullable() != w.is_nullable()
+        {
+            return Some(format!("field {g:?}, parquet crate {w:?}"));
+        }
+    }
+    if got.num_rows() != want.num_rows() {
+        return Some(format!(
+            "{} rows, parquet crate {}",
+            got.num_rows(),
+            want.num_rows()
+        ));
+    }
+    for (i, f) in want_schema.fields().iter().enumerate() {
+        let (g, w) = (plain(got.column(i)), plain(want.column(i)));
+        if g.to_data() != w.to_data() {
+            let first = (0..g.len().min(w.len()))
+                .find(|&r| g.slice(r, 1).to_data() != w.slice(r, 1).to_data());
+            return Some(format!(
+                "column {} differs (first at row {first:?}): got {:?} want {:?}",
+                f.name(),
+                first.map(|r| g.slice(r, 1)),
+                first.map(|r| w.slice(r, 1))
+            ));
+        }
+    }
+    None
+}
+
+pub fn fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(root().join("testdata/parquet"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "testdata/parquet has no fixtures");
+    v
+}
+
+#[test]
+fn parquet_fixtures_match_the_parquet_crate() {
+    let mut failures = Vec::new();
+    for path in fixtures() {
+        let (ws, wb) = expected(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        match ours(&path, &CpuBackend::new()) {
+            Ok((gs, gb)) => {
+                if let Some(d) = compare(&gs, &gb, &ws, &wb) {
+                    failures.push(format!("{}: {d}", path.display()));
+                }
+            }
+            Err(e) => failures.push(format!("{}: {e}", path.display())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} fixtures differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn parquet_projection_and_pruning() {
+    let path = root().join("testdata/parquet/types_snappy_v1.parquet");
+    let file = ParquetFile::open(&path).unwrap();
+    let all = file.metadata().num_row_groups();
+    assert!(all > 1);
+    let opts = ReadOptions::default().with_columns(["str", "i32"]);
+    let got = file.read(&opts, &CpuBackend::new()).unwrap();
+    assert_eq!(got[0].schema().field(0).name(), "str");
+    let rows: usize = got.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows as u64, file.rows());
+    // A predicate no row group can satisfy prunes them all.
+    let none = ReadOptions::default().with_predicate("i64 > 9223372036854775807".parse().unwrap());
+    assert!(file.selected_row_groups(&none).unwrap().is_empty());
+    let some = ReadOptions::default().with_predicate("i32 >= 0".parse().unwrap());
+    assert_eq!(file.selected_row_groups(&some).unwrap().len(), all);
+}
+
+#[test]
+fn parquet_cuda_matches_cpu_on_fixtures() {
+    let Some(cuda) = common::cuda("parquet_cuda_matches_cpu_on_fixtures") else {
+        return;
+    };
+    for path in fixtures() {
+        let (_, cpu) = ours(&path, &CpuBackend::new()).unwrap();
+        let (_, gpu) = ours(&path, cuda).unwrap();
+        assert_eq!(cpu, gpu, "{}", path.display());
+    }
+}
+
+/// Corpus files where the parquet crate's output is not the reference,
+/// with the reason.
+const ALLOWED: &[(&str, &str)] = &[(
+    "parquet-testing/data/repeated_no_annotation.parquet",
+    "the footer says 0 rows but its row group holds 6; the parquet crate sizes batches by \
+     the footer count and returns none, pyarrow and warpread read the 6 rows",
+)];
+
+fn corpus_dir() -> Option<PathBuf> {
+    // Beside the checkout, or beside the folder of git worktrees.
+    let dirs = match std::env::var_os("WARPREAD_CORPUS") {
+        Some(d) => vec![PathBuf::from(d)],
+        None => vec![
+            root().join("../shared/corpora"),
+            root().join("../../shared/corpora"),
+        ],
+    };
+    dirs.into_iter().find(|d| d.join("INDEX.tsv").exists())
+}
+
+#[test]
+fn parquet_corpus_matches_the_parquet_crate() {
+    let Some(dir) = corpus_dir() else {
+        println!("parquet corpus: skipped: no ../shared/corpora");
+        return;
+    };
+    let index = std::fs::read_to_string(dir.join("INDEX.tsv")).unwrap();
+    let cuda = common::cuda("parquet_corpus_matches_the_parquet_crate");
+    let (mut matched, mut unsupported, mut both_fail, mut failures) =
+        (0, Vec::new(), 0, Vec::new());
+    for line in index.lines().skip(1) {
+        let Some((path, tags)) = line.split_once('\t') else {
+            continue;
+        };
+        if !tags.split(',').any(|t| t == "fmt:parquet") {
+            continue;
+        }
+        let file = dir.join(path);
+        let want = expected(&file);
+        let got = catch_unwind(AssertUnwindSafe(|| ours(&file, &CpuBackend::new())));
+        let Ok(got) = got else {
+            failures.push(format!("{path}: PANIC"));
+            continue;
+        };
+        match (want, got) {
+            (Ok((ws, wb)), Ok((gs, gb))) => {
+                match compare(&gs, &gb, &ws, &wb) {
+                    None => matched += 1,
+                    Some(d) => match ALLOWED.iter().find(|(p, _)| *p == path) {
+                        Some((_, why)) => println!("{path}: allowed difference ({d}): {why}"),
+                        None => failures.push(format!("{path}: {d}")),
+                    },
+                }
+                if let Some(cuda) = cuda {
+                    match ours(&file, cuda) {
+                        Ok((_, g)) if g == gb => {}
+                        Ok(_) => failures.push(format!("{path}: CUDA differs from CPU")),
+                        Err(e) => failures.push(format!("{path}: CUDA error {e}")),
+                    }
+                }
+            }
+            (Err(w), Err(e)) => {
+                println!("{path}: both fail; parquet crate: {w}; warpread: {e}");
+                both_fail += 1;
+            }
+            (Ok(_), Err(e @ warpread::Error::Unsupported(_))) => {
+                unsupported.push(format!("{path}: {e}"))
+            }
+            (Ok(_), Err(e)) => {
+                failures.push(format!("{path}: parquet crate reads it, we fail: {e}"))
+            }
+            (Err(w), Ok(_)) => println!("{path}: parquet crate fails ({w}), warpread reads it"),
+        }
+    }
+    for u in &unsupported {
+        println!("unsupported: {u}");
+    }
+    println!(
+        "parquet corpus: {matched} match, {} unsupported (clean error), {both_fail} unreadable by both (clean error), {} failures",
+        unsupported.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} corpus files differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
