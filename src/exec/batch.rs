@@ -109,18 +109,17 @@ impl<'a> StageBatch<'a> {
         let mut widths = Vec::with_capacity(ops.len());
         for (stage_idx, op) in ops.iter().enumerate() {
             let ids = &by_op[op];
-            let total_in: usize = ids.iter().map(|&i| self.requests[i].input.len()).sum();
-            let mut input = Vec::new();
-            input
-                .try_reserve_exact(total_in)
-                .map_err(|_| Error::InvalidPlan(format!("cannot allocate {total_in} bytes")))?;
+            let pieces: Vec<&[u8]> = ids
+                .iter()
+                .map(|&i| &self.source[self.requests[i].input.clone()])
+                .collect();
+            let input = super::copy::gather(&pieces)?;
             let mut jobs = Vec::with_capacity(ids.len());
             let mut out_at = 0u64;
+            let mut in_at = 0u64;
             for &i in ids {
                 let r = &self.requests[i];
                 let bytes = &self.source[r.input.clone()];
-                let in_at = input.len() as u64;
-                input.extend_from_slice(bytes);
                 let first_job = jobs.len();
                 let split = self.splitter.get(op).and_then(|f| f(bytes, r.values));
                 match split {
@@ -140,6 +139,7 @@ impl<'a> StageBatch<'a> {
                     output: out_at as usize..(out_at + r.values) as usize,
                     jobs: first_job..jobs.len(),
                 });
+                in_at += bytes.len() as u64;
                 out_at = out_at.checked_add(r.values).ok_or_else(|| {
                     Error::InvalidPlan(format!("output size overflows at {}", r.location))
                 })?;

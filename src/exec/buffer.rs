@@ -30,12 +30,38 @@ impl HostBuffer {
     /// had: sizes come from file metadata, which may lie, and an allocation
     /// failure must be an error rather than an abort.
     pub fn try_zeroed(len: usize) -> Result<Self> {
+        let n = len.div_ceil(8);
         let mut words = Vec::new();
         words
-            .try_reserve_exact(len.div_ceil(8))
+            .try_reserve_exact(n)
             .map_err(|_| Error::InvalidPlan(format!("cannot allocate {len} bytes of output")))?;
-        words.resize(len.div_ceil(8), 0);
+        super::copy::par_zero(&mut words.spare_capacity_mut()[..n]);
+        // SAFETY: the first n words were just written.
+        unsafe { words.set_len(n) };
         Ok(Self { words, len })
+    }
+
+    /// A buffer holding a copy of `src`, written once, on all cores.
+    pub fn copy_of(src: &[u8]) -> Result<Self> {
+        let mut b = Self::try_zeroed(0)?;
+        let n = src.len().div_ceil(8);
+        b.words
+            .try_reserve_exact(n)
+            .map_err(|_| Error::InvalidPlan(format!("cannot allocate {} bytes", src.len())))?;
+        let spare = &mut b.words.spare_capacity_mut()[..n];
+        if let Some(last) = spare.last_mut() {
+            last.write(0);
+        }
+        // SAFETY: the spare words are viewed as bytes (u8 has alignment 1 and
+        // no invalid patterns); `src.len() <= 8 * n`.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast::<u8>(), src.len()) };
+        super::copy::par_copy(bytes, src);
+        // SAFETY: bytes [0, src.len()) were copied and the last word's
+        // padding zeroed before, so all n words are initialised.
+        unsafe { b.words.set_len(n) };
+        b.len = src.len();
+        Ok(b)
     }
 
     /// Length in bytes.
@@ -91,5 +117,8 @@ mod tests {
         assert!(HostBuffer::zeroed(0).is_empty());
         assert!(HostBuffer::try_zeroed(usize::MAX / 2).is_err());
         assert_eq!(HostBuffer::try_zeroed(3).unwrap().as_bytes(), &[0, 0, 0]);
+        let c = HostBuffer::copy_of(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
+        assert_eq!(c.as_bytes(), &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(c.typed::<u64>().len(), 1);
     }
 }

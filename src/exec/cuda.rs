@@ -102,7 +102,10 @@ impl CudaBackend {
         let err = |e| Error::cuda("copying input to the device", e);
 
         let pinned = s.pinned_in.get(ctx, input.len())?;
-        pinned.as_mut_slice().map_err(err)?[..input.len()].copy_from_slice(input);
+        super::copy::par_copy(
+            &mut pinned.as_mut_slice().map_err(err)?[..input.len()],
+            input,
+        );
         let host = &pinned.as_slice().map_err(err)?[..input.len()];
         let dev = s.input.get(stream, input.len())?;
         stream
@@ -200,9 +203,7 @@ impl CudaBackend {
         stream
             .synchronize()
             .map_err(|e| Error::cuda("running a kernel", e))?;
-        let mut data = HostBuffer::try_zeroed(out_bytes)?;
-        data.as_bytes_mut()
-            .copy_from_slice(&pinned.as_slice().map_err(err)?[..out_bytes]);
+        let data = HostBuffer::copy_of(&pinned.as_slice().map_err(err)?[..out_bytes])?;
         Ok(StageOutput { data, statuses })
     }
 

@@ -133,31 +133,26 @@ pub fn load(
         pieces.push((*key, ps));
     }
     let out = batch.run(backend)?;
-    let total: usize = pieces
-        .iter()
-        .flat_map(|(_, ps)| ps.iter())
-        .map(|p| match p {
-            Piece::Original(r) => r.len(),
-            Piece::Compressed(id) => out.produced(*id)[0] as usize,
-        })
-        .sum();
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(total)
-        .map_err(|_| Error::orc(&file, format!("cannot allocate {total} bytes for streams")))?;
+    let mut parts: Vec<&[u8]> = Vec::new();
     let mut ranges = HashMap::with_capacity(pieces.len());
-    for (key, ps) in pieces {
-        let start = buf.len();
+    let mut at = 0usize;
+    for (key, ps) in &pieces {
+        let start = at;
         for p in ps {
-            match p {
-                Piece::Original(r) => buf.extend_from_slice(&raw[r]),
+            let part = match p {
+                Piece::Original(r) => &raw[r.clone()],
                 Piece::Compressed(id) => {
-                    let n = out.produced(id)[0] as usize;
-                    buf.extend_from_slice(&out.bytes(id)[..n]);
+                    let n = out.produced(*id)[0] as usize;
+                    &out.bytes(*id)[..n]
                 }
-            }
+            };
+            at += part.len();
+            parts.push(part);
         }
-        ranges.insert(key, start..buf.len());
+        ranges.insert(*key, start..at);
     }
+    let buf = crate::exec::copy::gather(&parts)
+        .map_err(|_| Error::orc(&file, format!("cannot allocate {at} bytes for streams")))?;
     Ok(Streams {
         buf,
         ranges,
