@@ -64,7 +64,7 @@ fi
 cat > "$out/run-gpu.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs warpread's GPU tests and benchmarks from this folder.
-#   run-gpu.sh tests | bench | deflate | sanitize | orc | all   (default all)
+#   run-gpu.sh tests | bench | deflate | sanitize | orc | parquet | all   (default all)
 # `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
 # folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
@@ -118,6 +118,23 @@ if [ "$what" = orc ]; then
     python3 ../scripts/parquet_to_orc.py realdata/nyc_yellow_taxi_2018_2020_sample_360k.parquet \
       "$d/taxi_v$v.orc" --version $v --tile 16 || rc=1
     files+=("$d/lineitem_v$v.orc" "$d/taxi_v$v.orc")
+  done
+  ./warpread --backend cpu bench read "${files[@]}" || rc=1
+  ./warpread --backend cuda bench read "${files[@]}" || rc=1
+  python3 ../scripts/orc_read_bench.py "${files[@]}" || rc=1
+fi
+if [ "$what" = parquet ]; then
+  # End to end, Parquet file to host Arrow: TPC-H lineitem and the NYC taxi
+  # sample tiled 16 times, each as GZIP, Snappy and Zstd (pyarrow writer);
+  # warpread on both backends and pyarrow (all cores), same files, same run.
+  d=$(mktemp -d)
+  ./warpread gen tpch --scale "${TPCH_SCALE:-1}" --tables lineitem --compression snappy "$d" || rc=1
+  files=()
+  for c in gzip snappy zstd; do
+    python3 ../scripts/parquet_rewrite.py "$d/lineitem.parquet" "$d/lineitem_$c.parquet" --compression $c || rc=1
+    python3 ../scripts/parquet_rewrite.py realdata/nyc_yellow_taxi_2018_2020_sample_360k.parquet \
+      "$d/taxi_$c.parquet" --compression $c --tile 16 || rc=1
+    files+=("$d/lineitem_$c.parquet" "$d/taxi_$c.parquet")
   done
   ./warpread --backend cpu bench read "${files[@]}" || rc=1
   ./warpread --backend cuda bench read "${files[@]}" || rc=1

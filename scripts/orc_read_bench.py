@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""pyarrow's ORC reader on the same files as `warpread bench read`: file to
-Arrow table in host memory, wall-clock, median of several runs.
+"""pyarrow's ORC and Parquet readers (all cores) on the same files as
+`warpread bench read`: file to Arrow table in host memory, wall-clock, median
+of several runs. The format is taken from the file's magic bytes.
 
     orc_read_bench.py FILE... [--runs 5] [--json]
 
@@ -14,6 +15,15 @@ import time
 
 import pyarrow as pa
 import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+
+def reader(path):
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic == b"PAR1":
+        return lambda: pq.read_table(path, use_threads=True)
+    return lambda: orc.ORCFile(path).read()
 
 
 def main() -> None:
@@ -24,11 +34,12 @@ def main() -> None:
     a = ap.parse_args()
     rows = []
     for f in a.files:
-        orc.ORCFile(f).read()  # warm-up (page cache)
+        read = reader(f)
+        read()  # warm-up (page cache)
         times = []
         for _ in range(a.runs):
             t0 = time.perf_counter()
-            t = orc.ORCFile(f).read()
+            t = read()
             times.append(time.perf_counter() - t0)
         med = statistics.median(times)
         rows.append({"file": f, "reader": f"pyarrow {pa.__version__} (cpu threads {pa.cpu_count()})",

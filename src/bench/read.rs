@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::exec::{Backend, CpuBackend};
 use crate::orc::{OrcFile, ReadOptions, ReadStats};
+use crate::parquet::ParquetFile;
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
@@ -50,7 +51,18 @@ fn batches_bytes(b: &[RecordBatch]) -> u64 {
         .sum()
 }
 
-/// Reads each file `warmup + runs` times on `backend`.
+/// True for a Parquet file (`PAR1` magic), false for anything else (read
+/// as ORC, which names the problem if it is not ORC either).
+fn is_parquet(path: &std::path::Path) -> Result<bool> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
+    Ok(n == 4 && &magic == b"PAR1")
+}
+
+/// Reads each file (ORC or Parquet, by magic bytes) `warmup + runs` times
+/// on `backend`.
 pub fn run(
     files: &[PathBuf],
     columns: &[String],
@@ -69,10 +81,17 @@ pub fn run(
             .len();
         let mut times = Vec::with_capacity(runs);
         let mut last = Vec::new();
+        let parquet = is_parquet(path)?;
+        let read = |backend: &dyn Backend| {
+            if parquet {
+                ParquetFile::open(path)?.read_with_stats(&options, backend)
+            } else {
+                OrcFile::open(path)?.read_with_stats(&options, backend)
+            }
+        };
         for r in 0..warmup + runs.max(1) {
             let t = Instant::now();
-            let f = OrcFile::open(path)?;
-            let (batches, stats) = f.read_with_stats(&options, backend)?;
+            let (batches, stats) = read(backend)?;
             last = batches;
             let s = t.elapsed().as_secs_f64();
             if r >= warmup {
@@ -84,7 +103,7 @@ pub fn run(
         let verified = if backend.name() == "cpu" {
             true
         } else {
-            let cpu = OrcFile::open(path)?.read(&options, &CpuBackend::new())?;
+            let (cpu, _) = read(&CpuBackend::new())?;
             if cpu != last {
                 return Err(Error::Mismatch {
                     what: format!("{} read on {}", path.display(), backend.name()),
