@@ -168,13 +168,25 @@ fn corpus_matches_pyarrow() {
         }
         let orc = dir.join(path);
         let expected = cache.join(path.replace('/', "__") + ".arrow");
-        let pyarrow_ok = expected.exists()
-            || Command::new("python3")
+        // Exit status 3 is "pyarrow cannot read it"; anything else that is
+        // not success (no numpy, an unwritable cache) is a broken harness,
+        // which must not pass as a clean disagreement.
+        let pyarrow_ok = expected.exists() || {
+            let o = Command::new("python3")
                 .arg(root().join("scripts/orc_expected.py"))
                 .arg(&orc)
                 .arg(&expected)
                 .output()
-                .is_ok_and(|o| o.status.success());
+                .expect("python3 runs");
+            match o.status.code() {
+                Some(0) => true,
+                Some(3) => false,
+                _ => panic!(
+                    "orc_expected.py failed on {path}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ),
+            }
+        };
         let ours = std::panic::catch_unwind(|| read_orc(&orc, &CpuBackend::new()));
         let ours = match ours {
             Ok(r) => r,
