@@ -86,6 +86,18 @@ pub struct Type {
     pub precision: Option<u32>,
     #[prost(uint32, optional, tag = "6")]
     pub scale: Option<u32>,
+    #[prost(message, repeated, tag = "7")]
+    pub attributes: Vec<StringPair>,
+}
+
+/// A type attribute. Kept as bytes: `string` would make prost reject the
+/// whole footer over one attribute that is not UTF-8.
+#[derive(Clone, PartialEq, Message)]
+pub struct StringPair {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    pub key: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub value: Option<Vec<u8>>,
 }
 
 #[derive(Clone, PartialEq, Message)]
