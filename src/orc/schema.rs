@@ -177,7 +177,9 @@ impl Column {
             Kind::TimestampInstant => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
             Kind::Date => DataType::Date32,
             // pyarrow's choice for Hive 0.11 decimals without a precision.
-            Kind::Decimal if self.precision == 0 => DataType::Decimal128(38, 6),
+            Kind::Decimal if self.precision == 0 => {
+                DataType::Decimal128(38, super::decimal::HIVE11_SCALE as i8)
+            }
             Kind::Decimal => DataType::Decimal128(self.precision as u8, self.scale as i8),
             Kind::Struct => DataType::Struct(self.arrow_fields()),
             Kind::List => DataType::List(Arc::new(self.children[0].arrow_field())),
@@ -313,7 +315,8 @@ fn build_node(
         precision = t.precision.unwrap_or(0);
         scale = t.scale.unwrap_or(0);
         // Precision 0 (Hive 0.11's unbounded decimals) stays 0 here: values
-        // are rescaled to the declared scale, and Arrow sees (38, 6).
+        // are read at scale 6 whatever the declared scale, and Arrow sees
+        // (38, 6) (`decimal::decode_hive11`).
         if precision > 38 || (precision > 0 && scale > precision) || scale > 38 {
             return Err(bad(format!("decimal({precision},{scale}) is out of range")));
         }
