@@ -49,7 +49,9 @@ pub struct Footer {
     pub row_index_stride: Option<u32>,
     #[prost(uint32, optional, tag = "9")]
     pub writer: Option<u32>,
-    /// Column encryption: only its presence matters (no keys are handled).
+    /// Column encryption: only its presence matters. No keys are handled:
+    /// like ORC readers without the key, we read the masked copy of each
+    /// encrypted column that the writer keeps in the unencrypted streams.
     #[prost(bytes = "vec", optional, tag = "10")]
     pub encryption: Option<Vec<u8>>,
     #[prost(int32, optional, tag = "11")]
