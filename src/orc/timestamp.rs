@@ -201,7 +201,7 @@ mod tests {
             i64::MAX / 2,
         ] {
             let e = listed_equivalent(utc);
-            assert!(e < FIRST_UNLISTED_UTC && e >= FIRST_UNLISTED_UTC - 28 * 366 * 86_400);
+            assert!((FIRST_UNLISTED_UTC - 28 * 366 * 86_400..FIRST_UNLISTED_UTC).contains(&e));
             assert_eq!((utc - e).rem_euclid(7 * 86_400), 0, "same weekday");
         }
     }
