@@ -59,13 +59,18 @@ fn compare(got: &RecordBatch, want_schema: &SchemaRef, want: &[RecordBatch]) -> 
     }
     for (i, f) in want_schema.fields().iter().enumerate() {
         let gf = got.schema().field(i).clone();
-        if gf.name() != f.name() || gf.data_type() != f.data_type() {
+        // Metadata too: pyarrow copies ORC type attributes into it (nested
+        // fields' metadata is part of the data type already).
+        if gf.name() != f.name() || gf.data_type() != f.data_type() || gf.metadata() != f.metadata()
+        {
             return Some(format!(
-                "field {i}: {} {:?}, pyarrow {} {:?}",
+                "field {i}: {} {:?} {:?}, pyarrow {} {:?} {:?}",
                 gf.name(),
                 gf.data_type(),
+                gf.metadata(),
                 f.name(),
-                f.data_type()
+                f.data_type(),
+                f.metadata()
             ));
         }
         let (g, w) = (got.column(i), want.column(i));
