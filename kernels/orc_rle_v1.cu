@@ -192,11 +192,17 @@ struct RleV1 {
         });                                                                                  \
     }
 
-ORC_RLE_V1_ENTRY(orc_rle_v1_i8, i8, 8, true)
+// BITS is the width values are decoded and range-checked at. Signed streams
+// are 64-bit on the wire whatever the column width, and the store keeps the
+// low bits, as ORC C++ and Java narrow the decoded long (valid writers rely
+// on it: cudf's TestOrcFile.int16.rle.size.orc); unsigned streams (lengths,
+// indexes, nanoseconds) must fit their type. Mirrors orc_wire_type in
+// src/codecs/int.rs.
+ORC_RLE_V1_ENTRY(orc_rle_v1_i8, i8, 64, true)
 ORC_RLE_V1_ENTRY(orc_rle_v1_u8, u8, 8, false)
-ORC_RLE_V1_ENTRY(orc_rle_v1_i16, short, 16, true)
+ORC_RLE_V1_ENTRY(orc_rle_v1_i16, short, 64, true)
 ORC_RLE_V1_ENTRY(orc_rle_v1_u16, u16, 16, false)
-ORC_RLE_V1_ENTRY(orc_rle_v1_i32, i32, 32, true)
+ORC_RLE_V1_ENTRY(orc_rle_v1_i32, i32, 64, true)
 ORC_RLE_V1_ENTRY(orc_rle_v1_u32, u32, 32, false)
 ORC_RLE_V1_ENTRY(orc_rle_v1_i64, i64, 64, true)
 ORC_RLE_V1_ENTRY(orc_rle_v1_u64, u64, 64, false)

@@ -73,6 +73,18 @@ macro_rules! with_int_type {
     };
 }
 
+/// The type an ORC integer stream's values are decoded at before they are
+/// stored as `ty`: signed streams are 64-bit on the wire, whatever the column
+/// width, and a narrower column keeps the low bits, as ORC C++ (and so
+/// pyarrow) and Java narrow the decoded `long`. Valid writers rely on that:
+/// cudf's `TestOrcFile.int16.rle.size.orc` stores SHORT values as their
+/// 16-bit two's complement patterns. Unsigned streams (lengths, dictionary
+/// indexes, nanoseconds) are strict: a value past the width cannot be a
+/// length or an index, so it is reported as corrupt instead of wrapping.
+pub fn orc_wire_type(ty: IntType) -> IntType {
+    if ty.is_signed() { IntType::I64 } else { ty }
+}
+
 /// Whether the 64-bit two's complement value `x` is representable in `ty`.
 pub fn in_range(ty: IntType, x: i64) -> bool {
     let bits = ty.bits();
@@ -105,5 +117,12 @@ mod tests {
         assert!(in_range(IntType::U16, 65535) && !in_range(IntType::U16, 65536));
         assert!(!in_range(IntType::U32, -1));
         assert!(in_range(IntType::I64, i64::MIN) && in_range(IntType::U64, -1));
+    }
+
+    #[test]
+    fn orc_wire_types() {
+        assert_eq!(orc_wire_type(IntType::I16), IntType::I64);
+        assert_eq!(orc_wire_type(IntType::I32), IntType::I64);
+        assert_eq!(orc_wire_type(IntType::U32), IntType::U32);
     }
 }

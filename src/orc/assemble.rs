@@ -160,12 +160,13 @@ impl Assembler<'_> {
             }
             Kind::Decimal => {
                 let scales: &[i32] = st.secondary.map_or(&[], |r| self.decoded.typed::<i32>(r));
-                let v = decimal::decode(
-                    self.raw(g, col, StreamKind::Data),
-                    scales,
-                    st.nonnull as usize,
-                    col.scale,
-                )
+                let data = self.raw(g, col, StreamKind::Data);
+                let n = st.nonnull as usize;
+                let v = if col.precision == 0 {
+                    decimal::decode_hive11(data, scales, n)
+                } else {
+                    decimal::decode(data, scales, n, col.scale)
+                }
                 .map_err(|(at, m)| Error::orc(&self.loc(g, col, StreamKind::Data).at(at), m))?;
                 let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
                 Arc::new(a.with_data_type(col.arrow_type()))

@@ -1,6 +1,26 @@
 //! ORC decimals: DATA holds unbounded zigzag varints, SECONDARY each value's
 //! scale; values are rescaled to the column's scale as the ORC C++ reader
 //! does (multiplying up, truncating down).
+//!
+//! Hive 0.11 decimals declare neither precision nor scale. ORC C++ reads
+//! them at scale [`HIVE11_SCALE`] (its `forcedScaleOnHive11Decimal`
+//! default), which is why pyarrow types them decimal128(38, 6), and fails
+//! the read when a value needs more than 38 digits at that scale (its
+//! `throwOnHive11DecimalOverflow` default).
+
+/// The scale Hive 0.11 decimals are read at.
+pub const HIVE11_SCALE: u32 = 6;
+
+/// The largest magnitude of 38 decimal digits.
+const MAX_38_DIGITS: i128 = 10i128.pow(38) - 1;
+
+/// Decodes `n` Hive 0.11 decimals (no declared precision) at
+/// [`HIVE11_SCALE`]; a value beyond 38 digits at that scale is an error.
+/// (ORC C++ range-checks after a wrapping multiply, so a value that wraps
+/// back into range would read as junk there; we reject it too.)
+pub fn decode_hive11(data: &[u8], scales: &[i32], n: usize) -> Result<Vec<i128>, (u64, String)> {
+    decode_at(data, scales, n, HIVE11_SCALE, true)
+}
 
 /// Decodes `n` decimals, rescaled to `scale`. Errors carry the DATA offset.
 pub fn decode(
@@ -8,6 +28,16 @@ pub fn decode(
     scales: &[i32],
     n: usize,
     scale: u32,
+) -> Result<Vec<i128>, (u64, String)> {
+    decode_at(data, scales, n, scale, false)
+}
+
+fn decode_at(
+    data: &[u8],
+    scales: &[i32],
+    n: usize,
+    scale: u32,
+    at_most_38_digits: bool,
 ) -> Result<Vec<i128>, (u64, String)> {
     if scales.len() != n {
         return Err((0, format!("{} scales for {n} values", scales.len())));
@@ -35,9 +65,20 @@ pub fn decode(
         let mut x = (v >> 1) as i128 ^ -((v & 1) as i128);
         let diff = scale as i64 - i64::from(s);
         if diff > 0 {
-            x = x.wrapping_mul(10i128.wrapping_pow(diff.min(38) as u32));
+            let p = 10i128.wrapping_pow(diff.min(38) as u32);
+            x = if at_most_38_digits {
+                x.checked_mul(p).unwrap_or(i128::MAX)
+            } else {
+                x.wrapping_mul(p)
+            };
         } else if diff < 0 {
             x /= 10i128.pow((-diff).min(38) as u32);
+        }
+        if at_most_38_digits && !(-MAX_38_DIGITS..=MAX_38_DIGITS).contains(&x) {
+            return Err((
+                start as u64,
+                format!("Hive 0.11 decimal has more than 38 digits at scale {scale}"),
+            ));
         }
         out.push(x);
     }
@@ -58,5 +99,22 @@ mod tests {
         assert_eq!(v[0], 1234);
         assert!(decode(&data[..2], &[2], 1, 2).is_err());
         assert!(decode(&[0xff; 30], &[0], 1, 0).is_err());
+    }
+
+    #[test]
+    fn hive11_reads_at_scale_6() {
+        // 12 at scale 1 is 1.2: 1200000 at scale 6, whatever the column says.
+        let v = decode_hive11(&[0x18], &[1], 1).unwrap();
+        assert_eq!(v, vec![1_200_000]);
+        // 10^33 at scale 0 needs 40 digits at scale 6.
+        let mut big = Vec::new();
+        let mut z = 2 * 10u128.pow(33);
+        while z >= 0x80 {
+            big.push((z as u8 & 0x7f) | 0x80);
+            z >>= 7;
+        }
+        big.push(z as u8);
+        assert!(decode_hive11(&big, &[0], 1).is_err());
+        assert_eq!(decode_hive11(&big, &[2], 1).unwrap(), vec![10i128.pow(37)]);
     }
 }

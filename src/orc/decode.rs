@@ -243,8 +243,11 @@ impl Rounds<'_> {
                         req(Secondary, int_op(layout, col.id, IntType::U64), n)?,
                         0,
                     ),
+                    // RLE v2 whatever the column encoding says: the pre-2.0
+                    // Java writer records DIRECT (v1) for these columns
+                    // (decimal64_v2.orc), and ORC C++ always reads them as v2.
                     Kind::Decimal if self.decimal64 && (1..=18).contains(&col.precision) => (
-                        req(Data, int_op(layout, col.id, IntType::I64), n)?,
+                        req(Data, StageOp::OrcRleV2(IntType::I64), n)?,
                         None,
                         None,
                         0,

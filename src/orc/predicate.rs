@@ -167,6 +167,7 @@ mod tests {
             precision: 0,
             scale: 0,
             last_id: 1,
+            attributes: Default::default(),
         };
         let stats = |min, max| ColumnStatistics {
             number_of_values: Some(5),

@@ -49,7 +49,9 @@ pub struct Footer {
     pub row_index_stride: Option<u32>,
     #[prost(uint32, optional, tag = "9")]
     pub writer: Option<u32>,
-    /// Column encryption: only its presence matters (no keys are handled).
+    /// Column encryption: only its presence matters. No keys are handled:
+    /// like ORC readers without the key, we read the masked copy of each
+    /// encrypted column that the writer keeps in the unencrypted streams.
     #[prost(bytes = "vec", optional, tag = "10")]
     pub encryption: Option<Vec<u8>>,
     #[prost(int32, optional, tag = "11")]
@@ -86,6 +88,18 @@ pub struct Type {
     pub precision: Option<u32>,
     #[prost(uint32, optional, tag = "6")]
     pub scale: Option<u32>,
+    #[prost(message, repeated, tag = "7")]
+    pub attributes: Vec<StringPair>,
+}
+
+/// A type attribute. Kept as bytes: `string` would make prost reject the
+/// whole footer over one attribute that is not UTF-8.
+#[derive(Clone, PartialEq, Message)]
+pub struct StringPair {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    pub key: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub value: Option<Vec<u8>>,
 }
 
 #[derive(Clone, PartialEq, Message)]

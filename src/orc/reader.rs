@@ -213,7 +213,16 @@ impl OrcFile {
                 })?;
             preds.push((p, col));
         }
-        let stats = self.tail.metadata.as_ref().map(|m| &m.stripe_stats);
+        // With column encryption we read the masked copies of encrypted
+        // columns. The unencrypted statistics of sample2.orc describe those
+        // copies, but the specification does not promise it, and pruning is
+        // only an optimisation: encrypted files are not pruned.
+        let stats = self
+            .tail
+            .metadata
+            .as_ref()
+            .filter(|_| self.tail.footer.encryption.is_none())
+            .map(|m| &m.stripe_stats);
         Ok(self
             .stripes
             .iter()

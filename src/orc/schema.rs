@@ -1,6 +1,7 @@
 //! The ORC type tree (the footer's flattened `types`, column ids in
 //! pre-order) and its Arrow schema, mapped as pyarrow maps it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::{
@@ -129,6 +130,9 @@ pub struct Column {
     pub scale: u32,
     /// Largest id in this subtree (columns `id..=last_id` belong to it).
     pub last_id: u32,
+    /// The type's attributes (e.g. Iceberg's field ids), which pyarrow
+    /// copies into the Arrow field's metadata at every nesting level.
+    pub attributes: HashMap<String, String>,
 }
 
 impl Column {
@@ -173,12 +177,16 @@ impl Column {
             Kind::TimestampInstant => DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
             Kind::Date => DataType::Date32,
             // pyarrow's choice for Hive 0.11 decimals without a precision.
-            Kind::Decimal if self.precision == 0 => DataType::Decimal128(38, 6),
+            Kind::Decimal if self.precision == 0 => {
+                DataType::Decimal128(38, super::decimal::HIVE11_SCALE as i8)
+            }
             Kind::Decimal => DataType::Decimal128(self.precision as u8, self.scale as i8),
             Kind::Struct => DataType::Struct(self.arrow_fields()),
             Kind::List => DataType::List(Arc::new(self.children[0].arrow_field())),
             Kind::Map => {
-                let key = Field::new("key", self.children[0].arrow_type(), false);
+                // The entries struct is Arrow's own: it has no ORC type and
+                // so no attributes; key and value do.
+                let key = self.children[0].arrow_field().with_nullable(false);
                 let value = self.children[1].arrow_field();
                 let entries = Field::new(
                     "entries",
@@ -198,9 +206,9 @@ impl Column {
         }
     }
 
-    /// This column as a nullable Arrow field.
+    /// This column as a nullable Arrow field, its attributes as metadata.
     pub fn arrow_field(&self) -> Field {
-        Field::new(&self.name, self.arrow_type(), true)
+        Field::new(&self.name, self.arrow_type(), true).with_metadata(self.attributes.clone())
     }
 
     fn arrow_fields(&self) -> Fields {
@@ -255,6 +263,7 @@ pub fn build(types: &[proto::Type], at: &Location) -> Result<Column> {
         }],
         precision: 0,
         scale: 0,
+        attributes: HashMap::new(),
     })
 }
 
@@ -306,7 +315,8 @@ fn build_node(
         precision = t.precision.unwrap_or(0);
         scale = t.scale.unwrap_or(0);
         // Precision 0 (Hive 0.11's unbounded decimals) stays 0 here: values
-        // are rescaled to the declared scale, and Arrow sees (38, 6).
+        // are read at scale 6 whatever the declared scale, and Arrow sees
+        // (38, 6) (`decimal::decode_hive11`).
         if precision > 38 || (precision > 0 && scale > precision) || scale > 38 {
             return Err(bad(format!("decimal({precision},{scale}) is out of range")));
         }
@@ -329,6 +339,16 @@ fn build_node(
         };
         children.push(build_node(types, sub, child_name, next, depth + 1, at)?);
     }
+    // Lossy UTF-8 because Arrow metadata is strings; a repeated key keeps
+    // its last value, as in ORC C++'s attribute map.
+    let text = |b: &Option<Vec<u8>>| {
+        String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
+    };
+    let attributes = t
+        .attributes
+        .iter()
+        .map(|a| (text(&a.key), text(&a.value)))
+        .collect();
     Ok(Column {
         id,
         name,
@@ -337,6 +357,7 @@ fn build_node(
         children,
         precision,
         scale,
+        attributes,
     })
 }
 
@@ -389,6 +410,48 @@ mod tests {
         assert!(build(&[ty(12, &[], &[]), ty(3, &[], &[])], &at).is_err());
         // Unknown kind.
         assert!(build(&[ty(12, &[1], &["x"]), ty(99, &[], &[])], &at).is_err());
+    }
+
+    #[test]
+    fn attributes_become_field_metadata_at_every_level() {
+        let attr = |id: &str| proto::StringPair {
+            key: Some(b"iceberg.id".to_vec()),
+            value: Some(id.as_bytes().to_vec()),
+        };
+        // struct<l:array<int>,m:map<string,int>,u:uniontype<int>>
+        let mut types = vec![
+            ty(12, &[1, 3, 6], &["l", "m", "u"]),
+            ty(10, &[2], &[]),
+            ty(3, &[], &[]),
+            ty(11, &[4, 5], &[]),
+            ty(7, &[], &[]),
+            ty(3, &[], &[]),
+            ty(13, &[7], &[]),
+            ty(3, &[], &[]),
+        ];
+        for (i, t) in types.iter_mut().enumerate() {
+            t.attributes.push(attr(&i.to_string()));
+        }
+        let schema = build(&types, &Location::default()).unwrap().arrow_schema();
+        let id = |f: &Field| f.metadata()["iceberg.id"].clone();
+        assert_eq!(id(schema.field(0)), "1");
+        let DataType::List(item) = schema.field(0).data_type() else {
+            panic!("a list")
+        };
+        assert_eq!(id(item), "2");
+        let DataType::Map(entries, _) = schema.field(1).data_type() else {
+            panic!("a map")
+        };
+        assert!(entries.metadata().is_empty());
+        let DataType::Struct(kv) = entries.data_type() else {
+            panic!("entries are a struct")
+        };
+        assert_eq!((id(&kv[0]), kv[0].is_nullable()), ("4".into(), false));
+        assert_eq!(id(&kv[1]), "5");
+        let DataType::Union(variants, _) = schema.field(2).data_type() else {
+            panic!("a union")
+        };
+        assert_eq!(id(variants.iter().next().unwrap().1), "7");
     }
 
     #[test]

@@ -182,12 +182,6 @@ pub fn read_tail(src: &Source) -> Result<Tail> {
     } else {
         None
     };
-    if footer.encryption.is_some() {
-        return Err(Error::Unsupported(format!(
-            "{}: the file uses ORC column encryption, and no key is available",
-            src.path().display()
-        )));
-    }
     Ok(Tail {
         postscript,
         footer,

@@ -1,6 +1,6 @@
 //! CPU reference decoder for ORC RLE v1.
 
-use crate::codecs::int::{IntElem, in_range};
+use crate::codecs::int::{IntElem, in_range, orc_wire_type};
 use crate::codecs::varint;
 use crate::plan::{ChunkStatus, StatusCode};
 
@@ -9,10 +9,13 @@ use crate::plan::{ChunkStatus, StatusCode};
 /// A run that holds more values than are still wanted is cut short, as ORC
 /// readers do (ORC C++ pads a union's first child stream with junk values).
 ///
+/// Signed values are decoded at 64 bits and truncated to `T`; unsigned ones
+/// must fit `T` ([`orc_wire_type`] says why).
+///
 /// Errors are reported, never panicked on: the returned status names the
 /// byte offset of the run that failed and the values produced before it.
 pub fn decode<T: IntElem>(input: &[u8], out: &mut [T]) -> ChunkStatus {
-    let ty = T::TYPE;
+    let ty = orc_wire_type(T::TYPE);
     let count = out.len();
     let mut pos = 0usize;
     let mut produced = 0usize;
@@ -39,7 +42,7 @@ pub fn decode<T: IntElem>(input: &[u8], out: &mut [T]) -> ChunkStatus {
             } else {
                 v as i64
             };
-            // For narrow types base fits in 32 bits here, so the endpoint
+            // For narrow (unsigned) types base fits in 32 bits here, so the endpoint
             // cannot wrap in i64 and linearity makes two checks enough.
             let last = base.wrapping_add((n as i64 - 1) * delta);
             if !in_range(ty, base) || !in_range(ty, last) {
@@ -126,6 +129,30 @@ mod tests {
         // Trailing bytes after the last wanted value are not examined.
         let (_, st) = dec::<u8>(&[0x00, 0x00, 0x01, 0xff, 0xff], 3);
         assert!(st.is_ok());
+    }
+
+    #[test]
+    fn signed_values_wrap_unsigned_are_checked() {
+        // zigzag(40000) = 80000 is a 3-byte varint; zigzag(2^40) takes 6.
+        let lit = [0xfe, 0x80, 0xf1, 0x04, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40];
+        let (v, st) = dec::<i16>(&lit, 2);
+        assert_eq!((v, st), (vec![-25536, 0], ChunkStatus::ok(2)));
+        let run = [0x00, 0x01, 0x80, 0xf1, 0x04];
+        let (v, st) = dec::<i16>(&run, 3);
+        assert_eq!((v, st), (vec![-25536, -25535, -25534], ChunkStatus::ok(3)));
+        let (v, st) = dec::<i32>(&lit, 2);
+        assert_eq!((v, st), (vec![40000, 0], ChunkStatus::ok(2)));
+        // Unsigned 80000 is no u16 length.
+        let (_, st) = dec::<u16>(&run, 3);
+        assert_eq!(st, ChunkStatus::failed(StatusCode::ValueOutOfRange, 0, 0));
+        // Even a signed varint is at most 10 bytes.
+        let (_, st) = dec::<i8>(
+            &[
+                0xff, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00,
+            ],
+            1,
+        );
+        assert_eq!(st, ChunkStatus::failed(StatusCode::VarintOverlong, 0, 0));
     }
 
     #[test]

@@ -7,9 +7,12 @@
 //! than are still wanted is cut short (ORC readers take what they need of a
 //! run; ORC C++ pads a union's first child stream with junk values), but it
 //! must still be whole and well-formed.
+//!
+//! Signed values are decoded at 64 bits and truncated to the element type;
+//! unsigned ones must fit it ([`orc_wire_type`] says why).
 
 use super::bits::{closest_fixed, decode_width, packed_len, unpack};
-use crate::codecs::int::{IntElem, in_range};
+use crate::codecs::int::{IntElem, in_range, orc_wire_type};
 use crate::codecs::varint;
 use crate::plan::{ChunkStatus, IntType, StatusCode};
 
@@ -88,7 +91,7 @@ impl Run<'_> {
             .iter()
             .fold(0u64, |acc, &b| acc << 8 | u64::from(b));
         let v = signed_payload(T::TYPE, raw);
-        check(T::TYPE, v)?;
+        check::<T>(v)?;
         out[..n].fill(T::from_bits(v));
         Ok((n, self.at + 1 + width))
     }
@@ -101,7 +104,7 @@ impl Run<'_> {
         let take = n.min(self.room);
         for (i, slot) in out[..take].iter_mut().enumerate() {
             let v = signed_payload(T::TYPE, unpack(data, i, width));
-            check(T::TYPE, v)?;
+            check::<T>(v)?;
             *slot = T::from_bits(v);
         }
         Ok((take, self.at + 2 + data.len()))
@@ -175,7 +178,7 @@ impl Run<'_> {
         let take = n.min(self.room);
         for (slot, &o) in out[..take].iter_mut().zip(&offsets[..take]) {
             let v = base.wrapping_add(o);
-            check(T::TYPE, v)?;
+            check::<T>(v)?;
             *slot = T::from_bits(v);
         }
         Ok((take, self.at + 4 + base_bytes + data_len + list.len()))
@@ -189,7 +192,7 @@ impl Run<'_> {
         if width != 0 && n < 2 {
             return Err(StatusCode::InputCorrupt);
         }
-        let ty = T::TYPE;
+        let ty = orc_wire_type(T::TYPE);
         let mut p = self.at + 2;
         let (raw, nb) = varint::read(self.input, p, ty)?;
         p += nb;
@@ -201,7 +204,7 @@ impl Run<'_> {
         if width == 0 {
             for (i, slot) in out[..take].iter_mut().enumerate() {
                 let v = base.wrapping_add((i as u64).wrapping_mul(step));
-                check(ty, v)?;
+                check::<T>(v)?;
                 *slot = T::from_bits(v);
             }
             return Ok((take, p));
@@ -213,7 +216,7 @@ impl Run<'_> {
             if i == 1 {
                 v = v.wrapping_add(step);
             }
-            check(ty, v)?;
+            check::<T>(v)?;
             *slot = T::from_bits(v);
         }
         v = base.wrapping_add(step);
@@ -224,7 +227,7 @@ impl Run<'_> {
             } else {
                 v.wrapping_add(d)
             };
-            check(ty, v)?;
+            check::<T>(v)?;
             *slot = T::from_bits(v);
         }
         Ok((take, p + data.len()))
@@ -242,8 +245,8 @@ fn signed_payload(ty: IntType, raw: u64) -> u64 {
 }
 
 #[inline]
-fn check(ty: IntType, v: u64) -> Result<(), StatusCode> {
-    if in_range(ty, v as i64) {
+fn check<T: IntElem>(v: u64) -> Result<(), StatusCode> {
+    if in_range(orc_wire_type(T::TYPE), v as i64) {
         Ok(())
     } else {
         Err(StatusCode::ValueOutOfRange)
@@ -312,6 +315,16 @@ mod tests {
         assert_eq!((v, st), (vec![1, 1], ChunkStatus::ok(2)));
         // 300 does not fit a byte.
         let (_, st) = dec::<u8>(&[0x08, 0x01, 0x2c], 3);
+        assert_eq!(st, ChunkStatus::failed(StatusCode::ValueOutOfRange, 0, 0));
+        // Signed values are 64-bit on the wire and wrap to the element
+        // type: zigzag(40000) repeated three times, then a DELTA run with
+        // base zigzag(32767) = 65534 and step +1.
+        let (v, st) = dec::<i16>(&[0x10, 0x01, 0x38, 0x80], 3);
+        assert_eq!((v, st), (vec![-25536; 3], ChunkStatus::ok(3)));
+        let (v, st) = dec::<i16>(&[0xc0, 0x02, 0xfe, 0xff, 0x03, 0x02], 3);
+        assert_eq!((v, st), (vec![32767, -32768, -32767], ChunkStatus::ok(3)));
+        // The same payload unsigned does not fit a u16.
+        let (_, st) = dec::<u16>(&[0x10, 0x01, 0x38, 0x80], 3);
         assert_eq!(st, ChunkStatus::failed(StatusCode::ValueOutOfRange, 0, 0));
         // A delta run of one value with delta bits is malformed.
         let (_, st) = dec::<u32>(&[0xc2, 0x00, 0x01, 0x02], 1);
