@@ -37,16 +37,15 @@ def read_orc(path):
 
 
 def _mask_bits(buf, length, valid=None):
-    """Copy of a bitmap with bits >= length cleared (and, with valid, ANDed with it)."""
-    import numpy as np
+    """Copy of a bitmap with bits >= length cleared (and, with valid, ANDed with it).
+    Plain Python (no numpy: CI's pyarrow may come without it)."""
     import pyarrow as pa
     nbytes = (length + 7) // 8
-    b = np.frombuffer(buf, dtype=np.uint8, count=nbytes).copy()
+    b = int.from_bytes(buf.to_pybytes()[:nbytes], "little")
     if valid is not None:
-        b &= np.frombuffer(valid, dtype=np.uint8, count=nbytes)
-    if length % 8:
-        b[-1] &= (1 << (length % 8)) - 1
-    return pa.py_buffer(b.tobytes())
+        b &= int.from_bytes(valid.to_pybytes()[:nbytes], "little")
+    b &= (1 << length) - 1
+    return pa.py_buffer(b.to_bytes(nbytes, "little"))
 
 
 def zero_undefined(arr):
@@ -56,7 +55,6 @@ def zero_undefined(arr):
     entries (and in bitmap bits past the end), so without this two runs write
     different IPC bytes for the same logical table.  Logical content is unchanged:
     only value slots under nulls and trailing bitmap bits are touched."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -77,10 +75,12 @@ def zero_undefined(arr):
         width = t.bit_width // 8
         data = bufs[1]
         if nulls and n:
-            d = np.frombuffer(data, dtype=np.uint8, count=n * width).reshape(n, width).copy()
-            valid = np.asarray(arr.is_valid())
-            d[~valid] = 0
-            data = pa.py_buffer(d.tobytes())
+            d = bytearray(data.to_pybytes()[:n * width])
+            zero = bytes(width)
+            for i, ok in enumerate(arr.is_valid().to_pylist()):
+                if not ok:
+                    d[i * width:(i + 1) * width] = zero
+            data = pa.py_buffer(bytes(d))
         return pa.Array.from_buffers(t, n, [new_validity, data], nulls)
     if pt.is_string(t) or pt.is_binary(t) or pt.is_large_string(t) or pt.is_large_binary(t):
         return pa.Array.from_buffers(t, n, [new_validity] + bufs[1:], nulls)
