@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds a self-contained folder for a CUDA host without a Rust toolchain:
-# the stripped release binary, the stripped test binaries (unit and
-# integration), the benchmark's real-data files, and run-gpu.sh.
+# the stripped release binary, the stripped integration-test binary (and the
+# unit tests with BUNDLE_UNIT=1), the ORC and Parquet corpus, and run-gpu.sh;
+# the benchmark's real-data files go to a sibling folder OUT_DIR-data, so a
+# device call carries only what it needs (64 MiB a call: binaries that link
+# DataFusion are ~17 MiB each after xz).
 #
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #
@@ -23,34 +26,35 @@ for line in sys.stdin:
         print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
 ')
 
-rm -rf "$out"
-mkdir -p "$out/realdata"
+rm -rf "$out" "$out-data"
+mkdir -p "$out" "$out-data/realdata"
 cp target/release/warpread "$out/warpread"
 for t in "${tests[@]}"; do
   read -r kind name exe <<<"$t"
   case "$kind" in
-    lib) cp "$exe" "$out/unit-tests" ;;
+    lib) [ "${BUNDLE_UNIT:-0}" = 1 ] && cp "$exe" "$out/unit-tests" ;;
     test) cp "$exe" "$out/it-tests" ;;
   esac
 done
-strip "$out"/warpread "$out"/unit-tests "$out"/it-tests
+strip "$out"/warpread "$out"/it-tests
+[ -f "$out/unit-tests" ] && strip "$out/unit-tests"
 
 realdata=${WARPREAD_REALDATA:-../shared/realdata}
 if [ -d "$realdata" ]; then
   for f in fannie_mae_performance_2007Q3_10k.parquet nyc_yellow_taxi_2018_2020_sample_360k.parquet \
            criteo_kaggle_train_head999.parquet snap_ego_twitter_edges.parquet \
            genome_hg38_chr2_1-2333275.fa.xz english_corpus_19mb.txt.xz; do
-    [ -f "$realdata/$f" ] && cp "$realdata/$f" "$out/realdata/"
+    [ -f "$realdata/$f" ] && cp "$realdata/$f" "$out-data/realdata/"
   done
 fi
 
-# The ORC part of the third-party corpus (4.5 MiB), for the GPU-vs-CPU
-# differential test; never committed, only carried in the bundle.
+# The ORC and Parquet part of the third-party corpus (~14 MiB), for the
+# GPU-vs-CPU differential tests; never committed, only carried in the bundle.
 corpus=${WARPREAD_CORPUS:-../shared/corpora}
 if [ -f "$corpus/INDEX.tsv" ]; then
   mkdir -p "$out/corpus"
   head -1 "$corpus/INDEX.tsv" > "$out/corpus/INDEX.tsv"
-  grep -P '\tfmt:orc|,fmt:orc' "$corpus/INDEX.tsv" >> "$out/corpus/INDEX.tsv" || true
+  grep -P '\tfmt:(orc|parquet)|,fmt:(orc|parquet)' "$corpus/INDEX.tsv" >> "$out/corpus/INDEX.tsv" || true
   tail -n +2 "$out/corpus/INDEX.tsv" | cut -f1 | while read -r f; do
     mkdir -p "$out/corpus/$(dirname "$f")" && cp "$corpus/$f" "$out/corpus/$f"
   done
@@ -58,7 +62,8 @@ fi
 
 size_mib=$(( $(du -sb "$out" | cut -f1) / 1048576 ))
 if [ "$size_mib" -gt "$limit_mib" ]; then
-  xz -9 -T0 "$out"/warpread "$out"/unit-tests "$out"/it-tests
+  xz -9 -T0 "$out"/warpread "$out"/it-tests
+  [ -f "$out/unit-tests" ] && xz -9 -T0 "$out/unit-tests"
 fi
 
 cat > "$out/run-gpu.sh" <<'RUN'
@@ -70,8 +75,10 @@ cat > "$out/run-gpu.sh" <<'RUN'
 set -uo pipefail
 cd "$(dirname "$0")"
 for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done
-chmod +x warpread unit-tests it-tests
-export WARPREAD_REALDATA="$PWD/realdata"
+chmod +x warpread it-tests; [ -f unit-tests ] && chmod +x unit-tests
+# Real data travels in the sibling folder <bundle>-data when a call needs it.
+export WARPREAD_REALDATA="$PWD-data/realdata"
+ln -sfn "$PWD-data/realdata" realdata
 export WARPREAD_BIN="$PWD/warpread"
 export WARPREAD_KERNEL_CACHE="${WARPREAD_KERNEL_CACHE:-$PWD/.kernel-cache}"
 # Fixtures and scripts live in the repository copy around this folder.
@@ -83,7 +90,7 @@ rc=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
 ./warpread info || rc=1
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  ./unit-tests --test-threads=2 || rc=1
+  [ -f unit-tests ] && { ./unit-tests --test-threads=2 || rc=1; }
   ./it-tests --test-threads=1 || rc=1
 fi
 if [ "$what" = sanitize ]; then
@@ -143,5 +150,5 @@ fi
 exit $rc
 RUN
 chmod +x "$out/run-gpu.sh"
-du -sh "$out"
+du -sh "$out" "$out-data"
 ls -la "$out"
