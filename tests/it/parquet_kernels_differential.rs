@@ -226,7 +226,7 @@ fn hybrid_edge_cases_match() {
         let (bytes, stage) = stage_of(
             &mut rng,
             ParquetOp::Hybrid { bit_width: bw },
-            &[input.clone()],
+            std::slice::from_ref(&input),
             &[n],
         );
         let out = both(test, &stage, &bytes);
@@ -420,7 +420,7 @@ fn plain_gather_split_edge_cases_match() {
         (ParquetOp::ByteStreamSplit { width: 4 }, vec![], 0, Ok),
     ];
     for (op, input, n, code) in cases {
-        let (bytes, stage) = stage_of(&mut rng, op, &[input.clone()], &[n]);
+        let (bytes, stage) = stage_of(&mut rng, op, std::slice::from_ref(&input), &[n]);
         let out = both(test, &stage, &bytes);
         assert_eq!(
             out.statuses[0].status(),
@@ -697,7 +697,7 @@ fn delta_edge_cases_match() {
         let (bytes, stage) = stage_of(
             &mut rng,
             ParquetOp::DeltaBinaryPacked(ty),
-            &[input.clone()],
+            std::slice::from_ref(&input),
             &[n],
         );
         let st = both(test, &stage, &bytes).statuses[0];
