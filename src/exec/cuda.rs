@@ -166,11 +166,17 @@ impl CudaBackend {
             output.get(stream, 0)?,
             status.get(stream, 0)?,
         );
+        let param = kernels::launch_param(&stage.op);
         let mut b = stream.launch_builder(func);
         b.arg(i).arg(j).arg(&njobs).arg(o).arg(st);
+        if let Some(p) = &param {
+            b.arg(p);
+        }
         // SAFETY: argument types match the entry's signature (byte pointers,
-        // a u32 count); buffers hold what `upload` and `reset` sized them for,
-        // and the kernel bounds-checks every access against the job table.
+        // a u32 count, and the op's u32 parameter for the entries that take
+        // one, `kernels::launch_param`); buffers hold what `upload` and
+        // `reset` sized them for, and the kernel bounds-checks every access
+        // against the job table.
         unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("launching a kernel", e))?;
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! The kernel sources compiled into the binary, and which entry point runs
 //! each stage operation.
 
-use crate::plan::StageOp;
+use crate::plan::{IntType, ParquetOp, StageOp};
 
 /// One `.cu` file of `kernels/`.
 #[derive(Debug)]
@@ -48,8 +48,72 @@ pub const GSST: KernelSource = KernelSource {
     text: include_str!("../../kernels/gsst.cu"),
 };
 
+/// Parquet RLE/bit-packed hybrid.
+pub const PARQUET_HYBRID: KernelSource = KernelSource {
+    file: "parquet_hybrid.cu",
+    text: include_str!("../../kernels/parquet_hybrid.cu"),
+};
+
+/// Parquet PLAIN (fixed-width, booleans), fixed-width dictionary gathers and
+/// BYTE_STREAM_SPLIT.
+pub const PARQUET_PLAIN: KernelSource = KernelSource {
+    file: "parquet_plain.cu",
+    text: include_str!("../../kernels/parquet_plain.cu"),
+};
+
+/// Parquet DELTA_BINARY_PACKED.
+pub const PARQUET_DELTA: KernelSource = KernelSource {
+    file: "parquet_delta.cu",
+    text: include_str!("../../kernels/parquet_delta.cu"),
+};
+
 /// Every kernel source.
-pub const SOURCES: &[KernelSource] = &[ORC_RLE_V1, ORC_RLE_V2, ORC_BYTE_RLE, INFLATE, GSST];
+pub const SOURCES: &[KernelSource] = &[
+    ORC_RLE_V1,
+    ORC_RLE_V2,
+    ORC_BYTE_RLE,
+    INFLATE,
+    GSST,
+    PARQUET_HYBRID,
+    PARQUET_PLAIN,
+    PARQUET_DELTA,
+];
+
+/// The extra `u32` launch argument of a stage's entry point, after the
+/// status array: Parquet entries take their op's parameter (bit width or
+/// value width; 0 when the op has none), so one entry serves every width.
+/// `None` for entries without it.
+pub fn launch_param(op: &StageOp) -> Option<u32> {
+    match op {
+        StageOp::Parquet(p) => Some(match *p {
+            ParquetOp::Hybrid { bit_width } => u32::from(bit_width),
+            ParquetOp::PlainFixed { width }
+            | ParquetOp::ByteStreamSplit { width }
+            | ParquetOp::DictGather { width } => width,
+            _ => 0,
+        }),
+        _ => None,
+    }
+}
+
+/// The Parquet ops with a kernel, and its entry.
+fn parquet_entry(op: ParquetOp) -> Option<(&'static KernelSource, &'static str)> {
+    match op {
+        ParquetOp::Hybrid { .. } => Some((&PARQUET_HYBRID, "parquet_hybrid")),
+        ParquetOp::PlainBool => Some((&PARQUET_PLAIN, "parquet_plain_bool")),
+        ParquetOp::PlainFixed { .. } => Some((&PARQUET_PLAIN, "parquet_plain_fixed")),
+        ParquetOp::DictGather { .. } => Some((&PARQUET_PLAIN, "parquet_dict_gather")),
+        ParquetOp::ByteStreamSplit { .. } => Some((&PARQUET_PLAIN, "parquet_byte_stream_split")),
+        // The CPU reference decodes I32 into i32 and every other type into
+        // i64 (the reader asks for I32 and I64 only); other types stay on
+        // the CPU rather than mimic that.
+        ParquetOp::DeltaBinaryPacked(IntType::I32) => Some((&PARQUET_DELTA, "parquet_delta_i32")),
+        ParquetOp::DeltaBinaryPacked(IntType::I64) => Some((&PARQUET_DELTA, "parquet_delta_i64")),
+        ParquetOp::DeltaBinaryPacked(_)
+        | ParquetOp::ByteArrayLengths(_)
+        | ParquetOp::ByteArrayData(_) => None,
+    }
+}
 
 /// The source file and `extern "C"` entry point for a stage operation, or
 /// `None` for operations without a kernel, which the CUDA backend runs on
@@ -62,14 +126,15 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
         StageOp::OrcBoolRle => Some((&ORC_BYTE_RLE, "orc_bool_rle".to_string())),
         StageOp::Inflate => Some((&INFLATE, "inflate_raw".to_string())),
         StageOp::Gsst(layout) => Some((&GSST, format!("gsst_{}", layout.name()))),
-        StageOp::Decompress(_) | StageOp::Parquet(_) => None,
+        StageOp::Parquet(p) => parquet_entry(*p).map(|(src, e)| (src, e.to_string())),
+        StageOp::Decompress(_) => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::IntType;
+    use crate::plan::ByteArrayEncoding;
 
     #[test]
     fn every_entry_exists_in_its_source() {
@@ -103,5 +168,54 @@ mod tests {
         for src in SOURCES {
             assert!(src.text.contains("#include \"codag.cuh\""));
         }
+    }
+
+    #[test]
+    fn parquet_entries_exist_and_take_their_parameter() {
+        let mut ops = vec![
+            ParquetOp::PlainBool,
+            ParquetOp::DeltaBinaryPacked(IntType::I32),
+            ParquetOp::DeltaBinaryPacked(IntType::I64),
+        ];
+        for w in [0u32, 1, 4, 12, 16] {
+            ops.push(ParquetOp::PlainFixed { width: w });
+            ops.push(ParquetOp::ByteStreamSplit { width: w });
+            ops.push(ParquetOp::DictGather { width: w });
+        }
+        ops.extend((0..=33).map(|bit_width| ParquetOp::Hybrid { bit_width }));
+        for p in ops {
+            let op = StageOp::Parquet(p);
+            let (src, entry) = entry_for(&op).unwrap_or_else(|| panic!("{p:?} has no kernel"));
+            // The entry is defined (directly or through a macro) with the
+            // extra parameter the launcher passes.
+            let direct = src.text.contains(&format!(" {entry}("));
+            let macro_ = src.text.contains(&format!("({entry},"));
+            assert!(direct || macro_, "{} lacks {entry}", src.file);
+            assert!(src.text.contains("u32 param)"), "{} lacks param", src.file);
+            assert!(launch_param(&op).is_some());
+        }
+        assert_eq!(
+            launch_param(&StageOp::Parquet(ParquetOp::Hybrid { bit_width: 7 })),
+            Some(7)
+        );
+        assert_eq!(
+            launch_param(&StageOp::Parquet(ParquetOp::DictGather { width: 12 })),
+            Some(12)
+        );
+        assert_eq!(launch_param(&StageOp::OrcByteRle), None);
+        for e in [
+            ByteArrayEncoding::Plain,
+            ByteArrayEncoding::DeltaLength,
+            ByteArrayEncoding::Delta,
+        ] {
+            assert!(entry_for(&StageOp::Parquet(ParquetOp::ByteArrayLengths(e))).is_none());
+            assert!(entry_for(&StageOp::Parquet(ParquetOp::ByteArrayData(e))).is_none());
+        }
+        assert!(
+            entry_for(&StageOp::Parquet(ParquetOp::DeltaBinaryPacked(
+                IntType::U32
+            )))
+            .is_none()
+        );
     }
 }

@@ -10,3 +10,4 @@ mod orc_corrupt;
 pub mod orc_differential;
 mod parquet_corrupt;
 pub mod parquet_differential;
+mod parquet_kernels_differential;

@@ -1,0 +1,145 @@
+// The Parquet RLE/bit-packed hybrid (definition and repetition levels,
+// dictionary indices, RLE booleans) on the CODAG framework.
+//
+// A stream is a sequence of runs, each after a ULEB128 header h (at most 5
+// bytes, a 32-bit value): h even, an RLE run of h >> 1 copies of one value
+// in ceil(bit_width / 8) little-endian bytes; h odd, h >> 1 groups of eight
+// values bit-packed LSB first.
+//
+// One warp per job; every lane reads the same header bytes from the ring.
+// RLE runs are written with write_run. Bit-packed runs are unpacked 32
+// values per warp step (the step's 4 * bit_width bytes are whole), each lane
+// assembling its value from three aligned ring words with two funnel shifts:
+// a value of up to 32 bits starting at any bit of a byte fits in 40 bits.
+//
+// Statuses match src/codecs/parquet_hybrid/decode.rs exactly: the checks run
+// in the same order, and a run is cut short once the job's count is reached
+// (a last bit-packed run may lack the bytes of values nobody asked for).
+#include "codag.cuh"
+
+using namespace codag;
+
+// The `width`-bit (0..32) little-endian field starting `skip` (0..7) bits
+// into byte in.pos + off; the bytes must be ensured. Bytes past the field
+// are masked off, so stale ring bytes past the chunk's end are harmless.
+__device__ __forceinline__ u32 ring_field_le(const input_stream& in, u32 off, u32 skip, u32 width) {
+    const u32 r = in.pos + in.skew + off;
+    const u32* words = reinterpret_cast<const u32*>(in.ring);
+    constexpr u32 M = RING / 4 - 1;
+    const u32 i = r >> 2;
+    const u32 a = words[i & M], b = words[(i + 1) & M], c = words[(i + 2) & M];
+    const u32 sh = 8 * (r & 3);
+    const u64 x = (u64)__funnelshift_r(a, b, sh) | ((u64)__funnelshift_r(b, c, sh) << 32);
+    return (u32)((x >> skip) & ((1ull << width) - 1));
+}
+
+__device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32* out, ChunkStatus* st,
+                              u8* ring) {
+    const u32 lane = lane_id();
+    const u32 count = (u32)job.out_count;  // Stage::validate: below 2^32
+    u32 produced = 0;
+    u32 code = OK;
+    u32 run_at = 0;
+    if (bw > 32) {
+        code = INPUT_CORRUPT;
+    } else {
+        input_stream in;
+        in.init(chunk, (u32)job.in_len, ring);
+        const u32 value_bytes = (bw + 7) / 8;
+        while (produced < count) {
+            run_at = in.pos;
+            if (in.remaining() == 0) {
+                code = OUTPUT_SHORT;
+                break;
+            }
+            in.ensure(16);
+            // ULEB128 header of at most 5 bytes, with the CPU's order of
+            // checks: end of input, then the 32-bit range, then the length.
+            const u32 rem = in.remaining();
+            u64 h = 0;
+            u32 hn = 0;
+            for (;; ++hn) {
+                if (hn == 5) {
+                    code = VARINT_OVERLONG;
+                    break;
+                }
+                if (hn >= rem) {
+                    code = INPUT_TRUNCATED;
+                    break;
+                }
+                const u32 b = in.byte(hn);
+                h |= (u64)(b & 0x7f) << (7 * hn);
+                if (b < 0x80) {
+                    if (h > 0xffffffffull) code = VALUE_OUT_OF_RANGE;
+                    ++hn;
+                    break;
+                }
+            }
+            if (code != OK) break;
+            const u32 len = (u32)(h >> 1);
+            const u32 room = count - produced;
+            if ((h & 1) == 0) {
+                if (rem - hn < value_bytes) {
+                    code = INPUT_TRUNCATED;
+                    break;
+                }
+                u32 v = 0;
+                for (u32 k = 0; k < value_bytes; ++k) v |= (u32)in.byte(hn + k) << (8 * k);
+                if (bw < 32 && (v >> bw) != 0) {
+                    code = VALUE_OUT_OF_RANGE;
+                    break;
+                }
+                const u32 take = len < room ? len : room;
+                write_run<u32>(out + produced, take, v, 0);
+                produced += take;
+                in.advance(hn + value_bytes);
+            } else {
+                const u32 left = rem - hn;
+                const u64 run_bytes = (u64)len * bw;
+                const u32 avail_bytes = run_bytes < left ? (u32)run_bytes : left;
+                const u64 avail_values = bw == 0 ? (u64)len * 8 : (u64)avail_bytes * 8 / bw;
+                const u64 all = (u64)len * 8;
+                const u32 want = all < room ? (u32)all : room;
+                if (avail_values < want) {
+                    code = INPUT_TRUNCATED;
+                    break;
+                }
+                in.advance(hn);
+                u32* o = out + produced;
+                if (bw == 0) {
+                    write_run<u32>(o, want, 0, 0);
+                } else {
+                    // 32 values a step: 4 * bw bytes, so every step starts on
+                    // a byte and lane l's value starts at bit l * bw.
+                    const u32 start = in.pos;
+                    const u32 step_bytes = 4 * bw;
+                    const u32 bit = lane * bw;
+                    for (u32 j = 0; j < want; j += WARP) {
+                        in.pos = start + (j / WARP) * step_bytes;
+                        in.ensure(step_bytes + 12);
+                        const u32 v = ring_field_le(in, bit >> 3, bit & 7, bw);
+                        if (j + lane < want) o[j + lane] = v;
+                    }
+                    in.pos = start;
+                }
+                produced += want;
+                in.advance(avail_bytes);
+            }
+        }
+    }
+    if (lane == 0) {
+        st->code = code;
+        st->detail = code == OK ? 0u : run_at;
+        st->produced = produced;
+    }
+}
+
+// `param` is the bit width (ParquetOp::Hybrid), the same for every job.
+extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
+    parquet_hybrid(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
+                   u32* __restrict__ output, ChunkStatus* __restrict__ status, u32 param) {
+    for_each_chunk(njobs, [&](u64 j, u8* ring) {
+        const ChunkJob job = jobs[j];
+        hybrid_decode(input + job.in_off, job, param, output + job.out_off, status + j, ring);
+    });
+}

@@ -1,0 +1,856 @@
+//! Parquet decoder kernels (hybrid, PLAIN fixed-width and booleans,
+//! dictionary gathers, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED): CUDA against
+//! the CPU reference on fresh random streams of every shape, width and
+//! alignment, on hand-made edge cases, and on damaged inputs (statuses equal
+//! exactly, outputs of OK jobs equal); the CPU against the values encoded.
+
+use warpread::codecs::varint::{write, zigzag};
+use warpread::codecs::{
+    parquet_byte_stream_split, parquet_delta_binary_packed, parquet_dict, parquet_hybrid,
+    parquet_plain,
+};
+use warpread::exec::{Backend, CpuBackend, StageOutput};
+use warpread::plan::{ChunkJob, ChunkStatus, IntType, ParquetOp, Stage, StageOp, StatusCode};
+
+use crate::common::{Rng, cuda, mutate};
+
+/// Job inputs laid end to end with 0..7 junk bytes before each, so chunk
+/// starts take every alignment; `counts[i]` values asked of input `i`.
+fn stage_of(rng: &mut Rng, op: ParquetOp, inputs: &[Vec<u8>], counts: &[u64]) -> (Vec<u8>, Stage) {
+    let mut bytes = Vec::new();
+    let mut jobs = Vec::new();
+    let mut out = 0u64;
+    for (input, &n) in inputs.iter().zip(counts) {
+        bytes.extend(std::iter::repeat_n(0xEEu8, rng.below(8) as usize));
+        let start = bytes.len() as u64;
+        bytes.extend_from_slice(input);
+        jobs.push(ChunkJob {
+            input: start..bytes.len() as u64,
+            output_offset: out,
+            values: n,
+        });
+        out += n;
+    }
+    // Junk after the last chunk too, so a read past a chunk's end would see
+    // bytes rather than the allocation's end.
+    bytes.extend(std::iter::repeat_n(0xEEu8, rng.below(8) as usize));
+    let stage = Stage {
+        op: StageOp::Parquet(op),
+        jobs,
+        output_values: out,
+        location: Default::default(),
+    };
+    (bytes, stage)
+}
+
+/// Runs `stage` on the CPU and, with a device, on the GPU: statuses must be
+/// equal, and the bytes of every OK job's produced elements too. Returns the
+/// CPU's output.
+fn both(test: &str, stage: &Stage, bytes: &[u8]) -> StageOutput {
+    let want = CpuBackend::new().run_stage(stage, bytes).unwrap();
+    for st in &want.statuses {
+        assert_ne!(st.status(), StatusCode::Pending, "{test}");
+    }
+    if let Some(gpu) = cuda(test) {
+        let got = gpu.run_stage(stage, bytes).unwrap();
+        let w = stage.op.output_width();
+        for (i, (job, (g, c))) in stage
+            .jobs
+            .iter()
+            .zip(got.statuses.iter().zip(&want.statuses))
+            .enumerate()
+        {
+            assert_eq!(
+                g,
+                c,
+                "{test} {}: job {i} ({} input bytes, {} values): GPU status {g}, CPU {c}",
+                stage.op.name(),
+                job.input.end - job.input.start,
+                job.values
+            );
+            if c.is_ok() {
+                let r = job.output_offset as usize * w
+                    ..(job.output_offset as usize + c.produced as usize) * w;
+                assert!(
+                    got.data.as_bytes()[r.clone()] == want.data.as_bytes()[r],
+                    "{test} {}: job {i}: GPU output differs from the CPU reference",
+                    stage.op.name()
+                );
+            }
+        }
+    }
+    want
+}
+
+/// Random chunk sizes, some empty or of one value, a few large.
+fn chunk_len(rng: &mut Rng) -> usize {
+    match rng.below(8) {
+        0 => 0,
+        1 => 1,
+        2 => rng.below(40) as usize,
+        3 => 31 + rng.below(3) as usize,
+        4 => rng.below(600) as usize,
+        _ => rng.below(20_000) as usize,
+    }
+}
+
+/// Hybrid values below 2^bw in one of several shapes.
+fn hybrid_values(rng: &mut Rng, n: usize, bw: u8) -> Vec<u32> {
+    let max = if bw == 32 { u32::MAX } else { (1u32 << bw) - 1 };
+    let mut v = Vec::with_capacity(n);
+    let shape = rng.below(5);
+    while v.len() < n {
+        match shape {
+            // long runs (RLE runs with multi-byte headers)
+            0 => {
+                let x = rng.next() as u32 & max;
+                v.extend(std::iter::repeat_n(x, 1 + rng.below(3000) as usize));
+            }
+            // random (bit-packed)
+            1 => v.push(rng.next() as u32 & max),
+            // mixed short and long runs, as levels look
+            2 => {
+                let x = rng.next() as u32 & max;
+                v.extend(std::iter::repeat_n(x, 1 + rng.below(12) as usize));
+            }
+            // extremes
+            3 => v.push([0, max, max >> 1, 1 & max][rng.below(4) as usize]),
+            // small values in a wide width
+            _ => v.push(rng.below(3) as u32 & max),
+        }
+    }
+    v.truncate(n);
+    v
+}
+
+#[test]
+fn hybrid_every_width_matches() {
+    let test = "hybrid_every_width_matches";
+    let mut rng = Rng::fresh(test);
+    for bw in 0..=32u8 {
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(40) {
+            let n = chunk_len(&mut rng);
+            let vals = hybrid_values(&mut rng, n, bw);
+            let mut enc = parquet_hybrid::encode(&vals, bw);
+            // Ask for a prefix now and then (pages hold more levels than a
+            // column needs; the rest of the stream is ignored).
+            let ask = if n > 0 && rng.below(4) == 0 {
+                rng.below(n as u64 + 1) as usize
+            } else {
+                n
+            };
+            // Or cut the padding of the last bit-packed group: the values
+            // asked for are still all there.
+            if ask == n && rng.below(4) == 0 && bw > 0 {
+                let pad_bits = (8 - n % 8) % 8 * bw as usize;
+                let cut = pad_bits / 8;
+                if enc.len() > cut
+                    && vals.len() >= 8
+                    && vals[n - 8..].windows(2).any(|w| w[0] != w[1])
+                {
+                    // only bit-packed endings have padding to cut safely
+                    enc.truncate(enc.len() - cut);
+                }
+            }
+            inputs.push(enc);
+            counts.push(ask as u64);
+            wants.extend_from_slice(&vals[..ask]);
+        }
+        let (bytes, stage) = stage_of(
+            &mut rng,
+            ParquetOp::Hybrid { bit_width: bw },
+            &inputs,
+            &counts,
+        );
+        let out = both(test, &stage, &bytes);
+        // The cut may have hit an RLE ending; those jobs fail alike on both
+        // backends, and are left out of the value check.
+        for (job, st) in stage.jobs.iter().zip(&out.statuses) {
+            if st.is_ok() {
+                let r = job.output_offset as usize..(job.output_offset + job.values) as usize;
+                assert_eq!(&out.data.typed::<u32>()[r.clone()], &wants[r], "bw {bw}");
+            } else {
+                assert_eq!(st.status(), StatusCode::InputTruncated, "bw {bw}: {st}");
+            }
+        }
+    }
+}
+
+/// Hand-made hybrid streams: (bit width, bytes, count, expected status).
+fn hybrid_cases() -> Vec<(u8, Vec<u8>, u64, StatusCode)> {
+    use StatusCode::*;
+    let mut huge_rle = Vec::new();
+    write(&mut huge_rle, (0x7fff_ffffu64) << 1); // 2^31 - 1 copies
+    huge_rle.push(5);
+    let mut huge_packed = Vec::new();
+    write(&mut huge_packed, ((0x7fff_ffffu64) << 1) | 1);
+    huge_packed.extend((0..200u8).map(|i| i.wrapping_mul(37)));
+    vec![
+        (33, vec![0], 0, InputCorrupt),
+        (40, vec![2, 1], 1, InputCorrupt),
+        (3, vec![], 0, Ok),
+        (3, vec![], 4, OutputShort),
+        (3, vec![0x80], 4, InputTruncated),
+        (3, vec![0x80, 0x80, 0x80, 0x80, 0x80, 1], 4, VarintOverlong),
+        (3, vec![0x80, 0x80, 0x80, 0x80, 0x10], 4, ValueOutOfRange),
+        (3, vec![0xfe, 0xff, 0xff, 0xff, 0x0f, 1], 4, Ok),
+        (3, vec![8, 9], 4, ValueOutOfRange),
+        (3, vec![8, 7], 4, Ok),
+        (16, vec![8, 1], 4, InputTruncated),
+        (16, vec![8, 1, 0], 4, Ok),
+        (32, vec![8, 0xff, 0xff, 0xff, 0xff], 4, Ok),
+        (31, vec![8, 0xff, 0xff, 0xff, 0xff], 4, ValueOutOfRange),
+        (3, vec![4, 1], 4, OutputShort),
+        (8, vec![0x03, 1, 2], 4, InputTruncated),
+        (8, vec![0x03, 1, 2], 2, Ok),
+        (0, vec![0x03], 8, Ok),
+        (0, vec![0x03], 9, OutputShort),
+        (0, vec![0x02], 1, Ok),
+        (0, vec![0x00, 0x02], 1, Ok),
+        (5, vec![0x01, 0x02, 1], 1, Ok),
+        (5, vec![0x01, 0x01, 0x02, 1], 1, Ok),
+        (7, huge_rle, 100_000, Ok),
+        (7, huge_packed.clone(), 228, Ok),
+        (7, huge_packed, 229, InputTruncated),
+    ]
+}
+
+#[test]
+fn hybrid_edge_cases_match() {
+    let test = "hybrid_edge_cases_match";
+    let mut rng = Rng::fresh(test);
+    for (bw, input, n, code) in hybrid_cases() {
+        let (bytes, stage) = stage_of(
+            &mut rng,
+            ParquetOp::Hybrid { bit_width: bw },
+            std::slice::from_ref(&input),
+            &[n],
+        );
+        let out = both(test, &stage, &bytes);
+        assert_eq!(
+            out.statuses[0].status(),
+            code,
+            "bw {bw} {input:x?} n {n}: {}",
+            out.statuses[0]
+        );
+    }
+}
+
+#[test]
+fn plain_bool_and_fixed_match() {
+    let test = "plain_bool_and_fixed_match";
+    let mut rng = Rng::fresh(test);
+    // Booleans.
+    for _ in 0..4 {
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(60) {
+            let n = chunk_len(&mut rng);
+            let vals: Vec<bool> = (0..n).map(|_| rng.below(2) == 0).collect();
+            let mut enc = parquet_plain::encode_bool(&vals);
+            // Trailing bytes are ignored.
+            enc.extend(std::iter::repeat_n(0xA5u8, rng.below(3) as usize));
+            inputs.push(enc);
+            counts.push(n as u64);
+            wants.extend(vals.iter().map(|&b| u8::from(b)));
+        }
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::PlainBool, &inputs, &counts);
+        let out = both(test, &stage, &bytes);
+        out.check(&stage).unwrap();
+        assert_eq!(out.data.as_bytes(), wants.as_slice());
+    }
+    // Fixed widths, INT96 and odd FIXED_LEN_BYTE_ARRAY widths included.
+    for width in [1u32, 2, 3, 4, 5, 7, 8, 12, 16, 33] {
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(40) {
+            let n = chunk_len(&mut rng) / if width > 8 { 4 } else { 1 };
+            let vals: Vec<u8> = (0..n * width as usize).map(|_| rng.next() as u8).collect();
+            let mut enc = vals.clone();
+            enc.extend(std::iter::repeat_n(
+                0xA5u8,
+                rng.below(2 * width as u64) as usize,
+            ));
+            inputs.push(enc);
+            counts.push(n as u64);
+            wants.extend(vals);
+        }
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::PlainFixed { width }, &inputs, &counts);
+        let out = both(test, &stage, &bytes);
+        out.check(&stage).unwrap();
+        assert_eq!(out.data.as_bytes(), wants.as_slice(), "width {width}");
+    }
+}
+
+#[test]
+fn dict_gather_and_byte_stream_split_match() {
+    let test = "dict_gather_and_byte_stream_split_match";
+    let mut rng = Rng::fresh(test);
+    for width in [1u32, 2, 3, 4, 8, 12, 16] {
+        let w = width as usize;
+        // Dictionary gathers.
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(40) {
+            let n = chunk_len(&mut rng);
+            let dict_len = 1 + rng.below(300) as usize;
+            let dict: Vec<u8> = (0..dict_len * w).map(|_| rng.next() as u8).collect();
+            let idx: Vec<u32> = (0..n).map(|_| rng.below(dict_len as u64) as u32).collect();
+            let mut enc = Vec::new();
+            parquet_dict::encode_input(&dict, w, &idx, &mut enc);
+            inputs.push(enc);
+            counts.push(n as u64);
+            for &k in &idx {
+                wants.extend_from_slice(&dict[k as usize * w..(k as usize + 1) * w]);
+            }
+        }
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::DictGather { width }, &inputs, &counts);
+        let out = both(test, &stage, &bytes);
+        out.check(&stage).unwrap();
+        assert_eq!(
+            out.data.as_bytes(),
+            wants.as_slice(),
+            "gather width {width}"
+        );
+
+        // BYTE_STREAM_SPLIT, sometimes asking for fewer values than the page
+        // holds.
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(40) {
+            let n = chunk_len(&mut rng);
+            let vals: Vec<u8> = (0..n * w).map(|_| rng.next() as u8).collect();
+            let ask = if rng.below(4) == 0 {
+                rng.below(n as u64 + 1) as usize
+            } else {
+                n
+            };
+            inputs.push(parquet_byte_stream_split::encode(&vals, w));
+            counts.push(ask as u64);
+            wants.extend_from_slice(&vals[..ask * w]);
+        }
+        let (bytes, stage) = stage_of(
+            &mut rng,
+            ParquetOp::ByteStreamSplit { width },
+            &inputs,
+            &counts,
+        );
+        let out = both(test, &stage, &bytes);
+        out.check(&stage).unwrap();
+        assert_eq!(out.data.as_bytes(), wants.as_slice(), "bss width {width}");
+    }
+}
+
+#[test]
+fn plain_gather_split_edge_cases_match() {
+    use StatusCode::*;
+    let test = "plain_gather_split_edge_cases_match";
+    let mut rng = Rng::fresh(test);
+    let mut dict = Vec::new();
+    parquet_dict::encode_input(&[1, 2, 3, 4, 5, 6], 2, &[0, 2, 1, 3, 0], &mut dict);
+    let cases: Vec<(ParquetOp, Vec<u8>, u64, StatusCode)> = vec![
+        (ParquetOp::PlainBool, vec![], 0, Ok),
+        (ParquetOp::PlainBool, vec![0xff], 8, Ok),
+        (ParquetOp::PlainBool, vec![0xff], 9, InputTruncated),
+        (ParquetOp::PlainFixed { width: 0 }, vec![1, 2], 5, Ok),
+        (
+            ParquetOp::PlainFixed { width: 4 },
+            vec![1, 2, 3, 4, 5],
+            2,
+            InputTruncated,
+        ),
+        (ParquetOp::PlainFixed { width: 3 }, vec![0; 9], 3, Ok),
+        (
+            ParquetOp::DictGather { width: 2 },
+            vec![1, 0, 0],
+            0,
+            InputTruncated,
+        ),
+        (ParquetOp::DictGather { width: 0 }, vec![1, 0, 0, 0], 3, Ok),
+        (ParquetOp::DictGather { width: 2 }, dict.clone(), 3, Ok),
+        (
+            ParquetOp::DictGather { width: 2 },
+            dict.clone(),
+            4,
+            ValueOutOfRange,
+        ),
+        (
+            ParquetOp::DictGather { width: 2 },
+            dict.clone(),
+            6,
+            InputTruncated,
+        ),
+        (
+            ParquetOp::DictGather { width: 2 },
+            dict[..dict.len() - 1].to_vec(),
+            5,
+            InputTruncated,
+        ),
+        (
+            ParquetOp::DictGather { width: 4 },
+            vec![0xff, 0xff, 0xff, 0xff],
+            0,
+            InputTruncated,
+        ),
+        (
+            ParquetOp::ByteStreamSplit { width: 0 },
+            vec![],
+            0,
+            InputCorrupt,
+        ),
+        (
+            ParquetOp::ByteStreamSplit { width: 4 },
+            vec![0; 7],
+            1,
+            InputCorrupt,
+        ),
+        (
+            ParquetOp::ByteStreamSplit { width: 4 },
+            vec![0; 8],
+            3,
+            OutputShort,
+        ),
+        (ParquetOp::ByteStreamSplit { width: 4 }, vec![], 0, Ok),
+    ];
+    for (op, input, n, code) in cases {
+        let (bytes, stage) = stage_of(&mut rng, op, std::slice::from_ref(&input), &[n]);
+        let out = both(test, &stage, &bytes);
+        assert_eq!(
+            out.statuses[0].status(),
+            code,
+            "{op:?} {input:x?} n {n}: {}",
+            out.statuses[0]
+        );
+    }
+    // An out-of-range index deep in a long job: the lowest one wins.
+    let idx: Vec<u32> = (0..5000u32)
+        .map(|i| if i == 3333 || i == 4000 { 9 } else { i % 3 })
+        .collect();
+    let mut input = Vec::new();
+    parquet_dict::encode_input(&[7; 24], 8, &idx, &mut input);
+    let (bytes, stage) = stage_of(
+        &mut rng,
+        ParquetOp::DictGather { width: 8 },
+        &[input],
+        &[5000],
+    );
+    let st = both(test, &stage, &bytes).statuses[0];
+    assert_eq!(
+        (st.status(), st.produced, st.detail),
+        (ValueOutOfRange, 3333, 4 + 24 + 4 * 3333)
+    );
+}
+
+/// A DELTA_BINARY_PACKED encoder with any block shape (the crate's encoder
+/// always writes 128 values in 4 miniblocks): `bits` 32 or 64.
+fn dbp_encode(vals: &[u64], bits: u32, block: usize, minis: usize) -> Vec<u8> {
+    let sext = |v: u64| {
+        if bits == 32 {
+            v as u32 as i32 as i64
+        } else {
+            v as i64
+        }
+    };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let mut out = Vec::new();
+    write(&mut out, block as u64);
+    write(&mut out, minis as u64);
+    write(&mut out, vals.len() as u64);
+    write(&mut out, zigzag(vals.first().map_or(0, |&v| sext(v))));
+    let deltas: Vec<u64> = vals
+        .windows(2)
+        .map(|w| w[1].wrapping_sub(w[0]) & mask)
+        .collect();
+    let per = block / minis;
+    for chunk in deltas.chunks(block) {
+        let min = chunk.iter().map(|&d| sext(d)).min().unwrap_or(0);
+        write(&mut out, zigzag(min));
+        let rel: Vec<u64> = chunk
+            .iter()
+            .map(|&d| d.wrapping_sub(min as u64) & mask)
+            .collect();
+        let parts: Vec<&[u64]> = rel.chunks(per).collect();
+        let widths: Vec<u32> = (0..minis)
+            .map(|k| {
+                parts.get(k).map_or(0, |m| {
+                    m.iter().map(|&d| 64 - d.leading_zeros()).max().unwrap_or(0)
+                })
+            })
+            .collect();
+        out.extend(widths.iter().map(|&w| w as u8));
+        for (m, &w) in parts.iter().zip(&widths) {
+            let mut bytes = vec![0u8; per * w as usize / 8];
+            for (i, &d) in m.iter().enumerate() {
+                for b in 0..w as usize {
+                    if (d >> b) & 1 == 1 {
+                        let at = i * w as usize + b;
+                        bytes[at / 8] |= 1 << (at % 8);
+                    }
+                }
+            }
+            out.extend_from_slice(&bytes);
+        }
+    }
+    out
+}
+
+fn delta_values(rng: &mut Rng, n: usize, bits: u32) -> Vec<u64> {
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let mut v = Vec::with_capacity(n);
+    let mut cur = rng.next();
+    let shape = rng.below(6);
+    while v.len() < n {
+        match shape {
+            // constant steps: zero-width miniblocks
+            0 => cur = cur.wrapping_add(7),
+            // small random steps
+            1 => {
+                let bits = rng.below(20);
+                cur = cur.wrapping_add(rng.below(1 << bits)).wrapping_sub(1 << 10);
+            }
+            // full-width random: widths at the type's maximum
+            2 => cur = rng.next(),
+            // extremes: wrapping deltas
+            3 => cur = [0, mask, mask >> 1, (mask >> 1) + 1, 1][rng.below(5) as usize],
+            // mostly constant with rare jumps: mixed widths per miniblock
+            4 => {
+                cur = if rng.below(50) == 0 {
+                    rng.next()
+                } else {
+                    cur.wrapping_add(1)
+                };
+            }
+            // widths around 56..64 bits
+            _ => cur = cur.wrapping_add(rng.next() >> rng.below(10)),
+        }
+        v.push(cur & mask);
+    }
+    v
+}
+
+fn sext_bytes(vals: &[u64], bits: u32) -> Vec<u8> {
+    if bits == 32 {
+        vals.iter()
+            .flat_map(|&v| (v as u32).to_le_bytes())
+            .collect()
+    } else {
+        vals.iter().flat_map(|&v| v.to_le_bytes()).collect()
+    }
+}
+
+#[test]
+fn delta_binary_packed_matches() {
+    let test = "delta_binary_packed_matches";
+    let mut rng = Rng::fresh(test);
+    let shapes: [(usize, usize); 6] =
+        [(128, 4), (128, 1), (256, 8), (256, 2), (512, 4), (1024, 32)];
+    for (ty, bits) in [(IntType::I32, 32u32), (IntType::I64, 64)] {
+        for round in 0..6 {
+            let mut inputs = Vec::new();
+            let mut counts = Vec::new();
+            let mut wants = Vec::new();
+            for _ in 0..1 + rng.below(30) {
+                let n = chunk_len(&mut rng);
+                let vals = delta_values(&mut rng, n, bits);
+                let enc = if round == 0 {
+                    parquet_delta_binary_packed::encode(&vals, bits)
+                } else {
+                    let (b, m) = shapes[rng.below(shapes.len() as u64) as usize];
+                    dbp_encode(&vals, bits, b, m)
+                };
+                let ask = if n > 0 && rng.below(4) == 0 {
+                    rng.below(n as u64 + 1) as usize
+                } else {
+                    n
+                };
+                inputs.push(enc);
+                counts.push(ask as u64);
+                wants.extend(sext_bytes(&vals[..ask], bits));
+            }
+            let (bytes, stage) =
+                stage_of(&mut rng, ParquetOp::DeltaBinaryPacked(ty), &inputs, &counts);
+            let out = both(test, &stage, &bytes);
+            out.check(&stage).unwrap();
+            assert_eq!(
+                out.data.as_bytes(),
+                wants.as_slice(),
+                "{ty:?} round {round}"
+            );
+        }
+    }
+}
+
+/// Hand-made DELTA_BINARY_PACKED streams: (i64?, bytes, count, status,
+/// detail, produced).
+fn delta_cases() -> Vec<(bool, Vec<u8>, u64, StatusCode, u32, u64)> {
+    use StatusCode::*;
+    let head = |block: u64, minis: u64, total: u64, first: i64| {
+        let mut v = Vec::new();
+        write(&mut v, block);
+        write(&mut v, minis);
+        write(&mut v, total);
+        write(&mut v, zigzag(first));
+        v
+    };
+    let mut cases = vec![
+        (true, vec![], 0, InputTruncated, 0, 0),
+        (true, vec![0x80, 1], 0, InputTruncated, 2, 0),
+        (
+            true,
+            vec![0x80, 0x80, 0x80, 0x80, 0x80, 1],
+            0,
+            VarintOverlong,
+            0,
+            0,
+        ),
+        (
+            true,
+            vec![0x80, 1, 0x80, 0x80, 0x80, 0x80, 0x10],
+            0,
+            ValueOutOfRange,
+            2,
+            0,
+        ),
+        (true, vec![0x40, 1, 4, 0], 0, InputCorrupt, 0, 0),
+        (true, vec![0x80, 1, 3, 4, 0], 0, InputCorrupt, 0, 0),
+        (true, vec![0x80, 1, 8, 4, 0], 0, InputCorrupt, 0, 0),
+        (true, vec![0x80, 1, 1, 2, 0], 4, OutputShort, 5, 0),
+        (true, vec![0x80, 1, 1, 2, 0], 0, Ok, 0, 0),
+        (true, vec![0x80, 1, 1, 2, 0], 1, Ok, 0, 0),
+        // The second value needs a block header the input lacks.
+        (true, vec![0x80, 1, 1, 2, 0], 2, InputTruncated, 5, 1),
+    ];
+    // Ten-byte first value with a bad top byte.
+    let mut v = vec![0x80, 1, 4, 4];
+    v.extend([0xff; 9]);
+    v.push(2);
+    cases.push((true, v, 1, ValueOutOfRange, 4, 0));
+    // First value only: no block header is read.
+    cases.push((true, head(128, 4, 1, -5), 1, Ok, 0, 0));
+    // Missing block header.
+    let h = head(128, 4, 3, 9);
+    let hl = h.len() as u32;
+    cases.push((true, h.clone(), 2, InputTruncated, hl, 1));
+    // Widths cut short.
+    let mut v = h.clone();
+    v.extend([0, 1, 1]);
+    cases.push((true, v, 2, InputTruncated, hl, 1));
+    // A width over the type's in a miniblock that is entered, and one that
+    // is not.
+    let mut v = h.clone();
+    v.extend([0, 33, 0, 0, 0]);
+    v.extend([0u8; 132]);
+    cases.push((false, v.clone(), 2, InputCorrupt, hl, 1));
+    cases.push((true, v, 3, Ok, 0, 0));
+    let mut v = h.clone();
+    v.extend([0, 0, 65, 0, 0]);
+    cases.push((true, v, 3, Ok, 0, 0));
+    // Zero-width miniblocks need no body, even past the input's end.
+    let mut v = head(128, 4, 200, 1);
+    let vl = v.len() as u32;
+    v.extend([2, 0, 0, 0, 0]);
+    cases.push((true, v.clone(), 129, Ok, 0, 0));
+    // ... but the next block header must exist.
+    cases.push((true, v, 130, InputTruncated, vl + 5, 129));
+    // A miniblock whose body ends early: the first value without bits.
+    let mut v = head(128, 4, 100, 0);
+    let vl = v.len() as u32;
+    v.extend([0, 8, 8, 8, 8]);
+    v.extend([1u8; 20]);
+    cases.push((true, v.clone(), 21, Ok, 0, 0));
+    cases.push((true, v.clone(), 22, InputTruncated, vl, 21));
+    cases.push((true, v, 90, InputTruncated, vl, 21));
+    // 64-bit widths straddling bytes, min delta at the extremes (a
+    // 15-byte header); as i32 the width is over 32.
+    let mut v = head(128, 1, 129, i64::MIN);
+    let mut md = Vec::new();
+    write(&mut md, zigzag(i64::MAX));
+    v.extend(md);
+    v.push(63);
+    v.extend((0..128 * 63 / 8).map(|i| (i * 29 + 3) as u8));
+    cases.push((true, v.clone(), 129, Ok, 0, 0));
+    cases.push((false, v, 129, InputCorrupt, 15, 1));
+    cases
+}
+
+#[test]
+fn delta_edge_cases_match() {
+    let test = "delta_edge_cases_match";
+    let mut rng = Rng::fresh(test);
+    for (k, (wide, input, n, code, detail, produced)) in delta_cases().into_iter().enumerate() {
+        let ty = if wide { IntType::I64 } else { IntType::I32 };
+        let (bytes, stage) = stage_of(
+            &mut rng,
+            ParquetOp::DeltaBinaryPacked(ty),
+            std::slice::from_ref(&input),
+            &[n],
+        );
+        let st = both(test, &stage, &bytes).statuses[0];
+        if code == StatusCode::Ok {
+            assert_eq!(st, ChunkStatus::ok(n), "case {k}: {input:x?}");
+        } else {
+            assert_eq!(
+                (st.status(), st.detail, st.produced),
+                (code, detail, produced),
+                "case {k}: {input:x?} n {n}"
+            );
+        }
+    }
+}
+
+/// Clean stages of every op with a kernel, for the damage test.
+fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
+    let mut inputs = Vec::new();
+    let mut counts = Vec::new();
+    let kind = round % 6;
+    let width = [1u32, 2, 3, 4, 8, 12, 16][rng.below(7) as usize];
+    let bw = rng.below(33) as u8;
+    let op = match kind {
+        0 => ParquetOp::Hybrid { bit_width: bw },
+        1 => ParquetOp::PlainBool,
+        2 => ParquetOp::PlainFixed { width },
+        3 => ParquetOp::DictGather { width },
+        4 => ParquetOp::ByteStreamSplit { width },
+        _ => ParquetOp::DeltaBinaryPacked(if rng.below(2) == 0 {
+            IntType::I32
+        } else {
+            IntType::I64
+        }),
+    };
+    for _ in 0..1 + rng.below(30) {
+        let n = chunk_len(rng) / 4;
+        let w = width as usize;
+        let enc = match op {
+            ParquetOp::Hybrid { .. } => parquet_hybrid::encode(&hybrid_values(rng, n, bw), bw),
+            ParquetOp::PlainBool => {
+                parquet_plain::encode_bool(&(0..n).map(|_| rng.below(2) == 0).collect::<Vec<_>>())
+            }
+            ParquetOp::PlainFixed { .. } => (0..n * w).map(|_| rng.next() as u8).collect(),
+            ParquetOp::DictGather { .. } => {
+                let d = 1 + rng.below(50) as usize;
+                let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
+                let idx: Vec<u32> = (0..n).map(|_| rng.below(d as u64) as u32).collect();
+                let mut e = Vec::new();
+                parquet_dict::encode_input(&dict, w, &idx, &mut e);
+                e
+            }
+            ParquetOp::ByteStreamSplit { .. } => {
+                let vals: Vec<u8> = (0..n * w).map(|_| rng.next() as u8).collect();
+                parquet_byte_stream_split::encode(&vals, w)
+            }
+            ParquetOp::DeltaBinaryPacked(t) => {
+                let bits = t.bits();
+                let vals = delta_values(rng, n, bits);
+                if rng.below(2) == 0 {
+                    parquet_delta_binary_packed::encode(&vals, bits)
+                } else {
+                    dbp_encode(&vals, bits, 256, 2)
+                }
+            }
+            _ => unreachable!(),
+        };
+        inputs.push(enc);
+        counts.push(n as u64);
+    }
+    stage_of(rng, op, &inputs, &counts)
+}
+
+#[test]
+fn damaged_parquet_streams_give_equal_statuses() {
+    let test = "damaged_parquet_streams_give_equal_statuses";
+    let mut rng = Rng::fresh(test);
+    let mut seen =
+        std::collections::HashMap::<String, std::collections::HashSet<StatusCode>>::new();
+    for round in 0..240 {
+        let (mut bytes, mut stage) = clean_stage(&mut rng, round);
+        mutate(&mut rng, &mut bytes, &mut stage);
+        // Now and then ask for more values than encoded, too.
+        if rng.below(4) == 0 {
+            let extra = 1 + rng.below(40);
+            if let Some(last) = stage.jobs.last_mut() {
+                last.values += extra;
+                stage.output_values += extra;
+            }
+        }
+        let out = both(test, &stage, &bytes);
+        let kind = stage
+            .op
+            .name()
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        seen.entry(kind)
+            .or_default()
+            .extend(out.statuses.iter().map(|s| s.status()));
+    }
+    // The damage must reach the error paths of every op.
+    for (kind, codes) in &seen {
+        assert!(
+            codes.iter().any(|c| *c != StatusCode::Ok),
+            "{kind}: only {codes:?}"
+        );
+    }
+    let hybrid = &seen["parquet-hybrid"];
+    assert!(hybrid.len() >= 3, "hybrid saw only {hybrid:?}");
+}
+
+#[test]
+fn garbage_streams_give_equal_statuses() {
+    // Pure random bytes of random lengths for every op and width: most
+    // fail, some decode; both backends must say the same.
+    let test = "garbage_streams_give_equal_statuses";
+    let mut rng = Rng::fresh(test);
+    let mut ops: Vec<ParquetOp> = (0..=33)
+        .map(|bit_width| ParquetOp::Hybrid { bit_width })
+        .collect();
+    for width in [0u32, 1, 2, 4, 8, 12] {
+        ops.push(ParquetOp::PlainFixed { width });
+        ops.push(ParquetOp::DictGather { width });
+        ops.push(ParquetOp::ByteStreamSplit { width });
+    }
+    ops.extend([
+        ParquetOp::PlainBool,
+        ParquetOp::DeltaBinaryPacked(IntType::I32),
+        ParquetOp::DeltaBinaryPacked(IntType::I64),
+    ]);
+    for op in ops {
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        for _ in 0..200 {
+            let cap = if rng.below(4) == 0 { 2000 } else { 24 };
+            let len = rng.below(cap) as usize;
+            let mut input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            // Plausible delta headers now and then, so the block paths run.
+            if matches!(op, ParquetOp::DeltaBinaryPacked(_)) && rng.below(2) == 0 {
+                let mut h = Vec::new();
+                write(&mut h, 128 * (1 + rng.below(3)));
+                write(&mut h, [1, 2, 4][rng.below(3) as usize]);
+                write(&mut h, rng.below(3000));
+                write(&mut h, rng.next() >> rng.below(64));
+                h.extend(input);
+                input = h;
+            }
+            inputs.push(input);
+            let cap = if rng.below(3) == 0 { 3000 } else { 40 };
+            counts.push(rng.below(cap));
+        }
+        let (bytes, stage) = stage_of(&mut rng, op, &inputs, &counts);
+        both(test, &stage, &bytes);
+    }
+}
