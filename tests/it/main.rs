@@ -8,3 +8,6 @@ mod gsst;
 mod orc_corrupt;
 pub mod orc_differential;
 mod rle_v1_differential;
+mod sql_cli;
+mod sql_taxi;
+mod sql_tpch;
