@@ -14,7 +14,11 @@ fn main() -> warpread::Result<()> {
         .unwrap_or_else(|| "testdata/orc/types_v12_zlib.orc".into());
     let backend = exec::select(BackendChoice::Auto)?;
     let file = OrcFile::open(&path)?;
-    println!("{path}: {} rows in {} stripes", file.rows(), file.stripes().len());
+    println!(
+        "{path}: {} rows in {} stripes",
+        file.rows(),
+        file.stripes().len()
+    );
     println!("schema: {}", file.root().type_string());
     let (batches, stats) = file.read_with_stats(&ReadOptions::default(), backend.as_ref())?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
