@@ -198,6 +198,27 @@ pub enum Error {
         /// The underlying error.
         source: parquet::errors::ParquetError,
     },
+    /// An error from DataFusion (planning or running a query), with what
+    /// warpread was doing.
+    #[error("query error while {context}: {source}")]
+    DataFusion {
+        /// What warpread was doing.
+        context: String,
+        /// The underlying error (boxed: it is large).
+        source: Box<datafusion::error::DataFusionError>,
+    },
+}
+
+/// Errors of the warpread reader inside a query keep their message (file,
+/// stripe, column) as an external error; a DataFusion error that went
+/// through warpread is unwrapped rather than nested.
+impl From<Error> for datafusion::error::DataFusionError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::DataFusion { source, .. } => *source,
+            other => Self::External(Box::new(other)),
+        }
+    }
 }
 
 /// `Result` with warpread's [`Error`].
@@ -235,6 +256,17 @@ impl Error {
         Self::Arrow {
             context: context.into(),
             source,
+        }
+    }
+
+    /// Wraps a DataFusion error with what warpread was doing.
+    pub fn datafusion(
+        context: impl Into<String>,
+        source: datafusion::error::DataFusionError,
+    ) -> Self {
+        Self::DataFusion {
+            context: context.into(),
+            source: Box::new(source),
         }
     }
 

@@ -12,7 +12,8 @@
 //! - [`exec`]: the CPU reference and CUDA backends, same plan in, same bytes out;
 //! - [`gpu`]: CUDA probing, NVRTC compilation with a disk cache, launch constants;
 //! - [`gsst`]: GSST string compression (format, compressor, CPU reference decoder);
-//! - [`bench`]: the codec benchmark suite behind `warpread bench`.
+//! - [`bench`]: the codec benchmark suite behind `warpread bench`;
+//! - [`datafusion`]: SQL over ORC files through DataFusion, decoded by warpread.
 //!
 //! ```
 //! use warpread::codecs::orc_rle_v1;
@@ -40,6 +41,7 @@
 pub mod bench;
 pub mod cli;
 pub mod codecs;
+pub mod datafusion;
 pub mod datagen;
 pub mod error;
 pub mod exec;

@@ -1,4 +1,4 @@
-//! `warpread bench codecs` and `warpread bench gsst`.
+//! `warpread bench codecs`, `bench gsst`, `bench read` and `bench sql`.
 
 use std::path::PathBuf;
 
@@ -95,6 +95,33 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// TPC-H queries through DataFusion: warpread's provider (ORC, the
+    /// chosen backend) against DataFusion's built-in Parquet reader on the
+    /// same generated data (kept in the cache), results compared.
+    Sql {
+        /// TPC-H scale factor.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Format warpread reads (orc; parquet once warpread's Parquet
+        /// reader is plugged in).
+        #[arg(long, value_enum, default_value = "orc")]
+        format: crate::datagen::tpch::GenFormat,
+        /// Compression (zlib for ORC is gzip for the Parquet twin).
+        #[arg(long, value_enum, default_value = "zlib")]
+        compression: crate::datagen::tpch::GenCompression,
+        /// Only these queries (comma-separated numbers; default all 22).
+        #[arg(long, value_delimiter = ',')]
+        queries: Vec<usize>,
+        /// Timed runs per query and reader; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Data folder (default: $WARPREAD_CACHE or ~/.cache/warpread).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// End-to-end read of ORC files into host Arrow (I/O, decompression,
     /// decoding, assembly), median wall-clock of several runs.
     Read {
@@ -159,7 +186,77 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             warmup,
             json,
         } => run_read(&files, &columns, backend, warmup, runs, json),
+        BenchCommand::Sql {
+            scale,
+            format,
+            compression,
+            queries,
+            runs,
+            data_dir,
+            json,
+        } => {
+            let cfg = crate::bench::sql::SqlBenchConfig {
+                scale,
+                format,
+                compression,
+                queries: if queries.is_empty() {
+                    (1..=22).collect()
+                } else {
+                    queries
+                },
+                runs,
+                backend,
+                data_dir,
+            };
+            run_sql_bench(&cfg, json)
+        }
     }
+}
+
+fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = crate::bench::sql::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "TPC-H scale {}: warpread {} on {} against DataFusion {} (median of {} runs)",
+        r.scale, r.warpread_input, r.backend, r.datafusion_input, cfg.runs
+    );
+    println!(
+        "{:>5} {:>8} {:>12} {:>14} {:>8} {:>10} {:>10} {:>6}",
+        "query", "rows", "warpread s", "datafusion s", "speedup", "decomp s", "decode s", "same"
+    );
+    for q in &r.rows {
+        println!(
+            "{:>5} {:>8} {:>12.4} {:>14.4} {:>7.2}x {:>10.4} {:>10.4} {:>6}",
+            format!("Q{}", q.query),
+            q.rows,
+            q.warpread_s,
+            q.datafusion_s,
+            q.speedup,
+            q.warpread_stages.decompress_s,
+            q.warpread_stages.decode_s,
+            if q.results_match { "yes" } else { "NO" }
+        );
+    }
+    let (w, d): (f64, f64) = r.rows.iter().fold((0.0, 0.0), |(a, b), q| {
+        (a + q.warpread_s, b + q.datafusion_s)
+    });
+    println!("total: warpread {w:.3} s, DataFusion {d:.3} s");
+    if r.rows.iter().any(|q| !q.results_match) {
+        return Err(Error::Mismatch {
+            what: "TPC-H results".into(),
+            detail: "warpread and DataFusion disagree on the queries marked NO".into(),
+        });
+    }
+    Ok(())
 }
 
 fn spinner() -> ProgressBar {

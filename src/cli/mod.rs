@@ -2,10 +2,12 @@
 
 mod bench;
 mod cat;
+mod demo;
 mod gsst;
 mod info;
 mod inspect;
 mod inspect_parquet;
+mod sql;
 
 use std::path::PathBuf;
 
@@ -43,6 +45,24 @@ pub enum Command {
     },
     /// Shows whether CUDA is usable and which device and backend `auto` picks.
     Info,
+    /// The embedded default: generates TPC-H at scale 0.1 as ZLIB ORC into
+    /// the cache ($WARPREAD_CACHE, else ~/.cache/warpread) on first run, runs
+    /// TPC-H Q1 through the warpread provider and shows where the time went.
+    Demo,
+    /// Runs SQL over ORC files (read by warpread) and Parquet files (read
+    /// by DataFusion's built-in reader); without a query, an interactive
+    /// shell reading `;`-terminated statements from stdin.
+    Sql {
+        /// A table: NAME=PATH, where PATH is a file, a folder or a glob of
+        /// .orc or .parquet files (repeatable).
+        #[arg(long = "table")]
+        tables: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: sql::OutputFormat,
+        /// The SQL (one or more `;`-separated statements).
+        query: Option<String>,
+    },
     /// Generates data sets.
     Gen {
         /// What to generate.
@@ -89,13 +109,18 @@ pub enum GenCommand {
         /// Scale factor (1 = lineitem of 6 million rows).
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
-        /// File format: parquet (orc needs an ORC writer warpread lacks:
-        /// convert with scripts/parquet_to_orc.py).
-        #[arg(long, default_value = "parquet")]
-        format: String,
-        /// Compression.
-        #[arg(long, value_enum, default_value = "snappy")]
-        compression: crate::datagen::tpch::GenCompression,
+        /// File format: parquet, or orc (warpread's writer: RLE v1, no
+        /// dictionaries; for pyarrow-style ORC convert the Parquet output
+        /// with scripts/parquet_to_orc.py).
+        #[arg(long, value_enum, default_value = "parquet")]
+        format: crate::datagen::tpch::GenFormat,
+        /// Compression: gzip (Parquet), zlib (ORC), snappy, zstd or none
+        /// (default: snappy for Parquet, zlib for ORC).
+        #[arg(long, value_enum)]
+        compression: Option<crate::datagen::tpch::GenCompression>,
+        /// Rows per ORC stripe or Parquet row group.
+        #[arg(long, default_value_t = 1 << 18)]
+        rows_per_group: usize,
         /// Only these tables (comma-separated).
         #[arg(long, value_delimiter = ',')]
         tables: Vec<String>,
@@ -110,27 +135,45 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench { what } => bench::run(what, cli.backend),
         Command::Gsst { what } => gsst::run(what, cli.backend),
         Command::Info => info::run(cli.backend),
+        Command::Demo => demo::run(cli.backend),
+        Command::Sql {
+            tables,
+            format,
+            query,
+        } => sql::run(
+            sql::SqlArgs {
+                tables,
+                format,
+                query,
+            },
+            cli.backend,
+        ),
         Command::Gen {
             what:
                 GenCommand::Tpch {
                     scale,
                     format,
                     compression,
+                    rows_per_group,
                     tables,
                     out_dir,
                 },
         } => {
-            if format != "parquet" {
+            use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
+            if scale.is_nan() || scale <= 0.0 || rows_per_group == 0 {
                 return Err(crate::Error::Unsupported(format!(
-                    "gen --format {format}: warpread writes Parquet only; for ORC run \
-                     scripts/parquet_to_orc.py on the Parquet output"
+                    "scale factor {scale}, {rows_per_group} rows per group"
                 )));
             }
-            if scale.is_nan() || scale <= 0.0 {
-                return Err(crate::Error::Unsupported(format!("scale factor {scale}")));
-            }
-            for (path, rows) in
-                crate::datagen::tpch::generate(scale, compression, &out_dir, &tables)?
+            let compression = compression.unwrap_or(match format {
+                GenFormat::Parquet => GenCompression::Snappy,
+                GenFormat::Orc => GenCompression::Zlib,
+            });
+            let options = GenOptions {
+                rows_per_group,
+                ..GenOptions::new(format, compression)
+            };
+            for (path, rows) in crate::datagen::tpch::generate(scale, &options, &out_dir, &tables)?
             {
                 println!("{}: {rows} rows", path.display());
             }

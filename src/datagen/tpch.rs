@@ -1,9 +1,12 @@
-//! TPC-H tables generated in-process (tpchgen) and written as Parquet, one
-//! file per table, generator parts built in parallel. Strings are written as
-//! plain `Utf8` so every reader (pyarrow's ORC writer included) takes them.
+//! TPC-H tables generated in-process (tpchgen) and written as Parquet or
+//! ORC, one file per table, generator parts built in parallel. Strings are
+//! written as plain `Utf8` so every reader (pyarrow's ORC writer included)
+//! takes them.
 //!
-//! ORC output needs an ORC writer with compression, which warpread does not
-//! have: convert the Parquet files with `scripts/parquet_to_orc.py`.
+//! ORC comes from warpread's small writer ([`super::orc`]): RLE v1 (file
+//! version 0.11), no dictionaries. For files as Hive or pyarrow write them
+//! (RLE v2, dictionaries) convert the Parquet output with
+//! `scripts/parquet_to_orc.py`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -25,6 +28,7 @@ use tpchgen_arrow::{
     SupplierArrow,
 };
 
+use super::orc::{OrcCompression, OrcWriteOptions, OrcWriter};
 use crate::error::{Error, Result};
 
 /// The eight TPC-H tables.
@@ -32,26 +36,153 @@ pub const TABLES: [&str; 8] = [
     "lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region",
 ];
 
-/// Parquet compression for generated files.
+/// Compression for generated files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GenCompression {
     /// No compression.
     None,
-    /// GZIP (deflate), level 6.
+    /// GZIP (deflate in gzip members), level 6: Parquet only.
     Gzip,
+    /// ZLIB (raw deflate), level 6: ORC only.
+    Zlib,
     /// Snappy.
     Snappy,
     /// Zstandard, level 3.
     Zstd,
 }
 
-impl GenCompression {
-    fn parquet(self) -> Compression {
+/// File format of generated files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GenFormat {
+    /// Parquet (the parquet crate's writer).
+    Parquet,
+    /// ORC (warpread's RLE v1 writer).
+    Orc,
+}
+
+impl GenFormat {
+    /// File extension without the dot.
+    pub fn extension(self) -> &'static str {
         match self {
+            Self::Parquet => "parquet",
+            Self::Orc => "orc",
+        }
+    }
+}
+
+impl GenCompression {
+    fn parquet(self) -> Result<Compression> {
+        Ok(match self {
             Self::None => Compression::UNCOMPRESSED,
             Self::Gzip => Compression::GZIP(GzipLevel::default()),
             Self::Snappy => Compression::SNAPPY,
             Self::Zstd => Compression::ZSTD(ZstdLevel::default()),
+            Self::Zlib => {
+                return Err(Error::Unsupported(
+                    "Parquet has no ZLIB codec: use --compression gzip (deflate in gzip members)"
+                        .into(),
+                ));
+            }
+        })
+    }
+
+    fn orc(self) -> Result<OrcCompression> {
+        Ok(match self {
+            Self::None => OrcCompression::None,
+            Self::Zlib => OrcCompression::Zlib,
+            Self::Snappy => OrcCompression::Snappy,
+            Self::Zstd => OrcCompression::Zstd,
+            Self::Gzip => {
+                return Err(Error::Unsupported(
+                    "ORC has no GZIP codec: use --compression zlib (raw deflate)".into(),
+                ));
+            }
+        })
+    }
+}
+
+/// What to write: format, compression, and for ORC the stripe size.
+#[derive(Debug, Clone, Copy)]
+pub struct GenOptions {
+    /// File format.
+    pub format: GenFormat,
+    /// Compression.
+    pub compression: GenCompression,
+    /// Most rows per ORC stripe or Parquet row group.
+    pub rows_per_group: usize,
+}
+
+impl GenOptions {
+    /// `format` with `compression` and the default group size (2^18 rows:
+    /// several stripes per large table even at small scales, so scans split
+    /// across partitions).
+    pub fn new(format: GenFormat, compression: GenCompression) -> Self {
+        Self {
+            format,
+            compression,
+            rows_per_group: 1 << 18,
+        }
+    }
+
+    /// Checks that the compression exists in the format.
+    pub fn validate(&self) -> Result<()> {
+        match self.format {
+            GenFormat::Parquet => self.compression.parquet().map(drop),
+            GenFormat::Orc => self.compression.orc().map(drop),
+        }
+    }
+}
+
+/// One output file of either format.
+enum TableWriter {
+    Parquet(ArrowWriter<File>),
+    Orc(OrcWriter),
+}
+
+impl TableWriter {
+    fn create(path: &Path, schema: SchemaRef, o: &GenOptions) -> Result<Self> {
+        let perr = |e| Error::Parquet {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        Ok(match o.format {
+            GenFormat::Parquet => {
+                let file = File::create(path).map_err(|e| Error::io(path, e))?;
+                let props = WriterProperties::builder()
+                    .set_compression(o.compression.parquet()?)
+                    .set_max_row_group_row_count(Some(o.rows_per_group))
+                    .build();
+                Self::Parquet(ArrowWriter::try_new(file, schema, Some(props)).map_err(perr)?)
+            }
+            GenFormat::Orc => Self::Orc(OrcWriter::try_new(
+                path,
+                schema,
+                OrcWriteOptions {
+                    compression: o.compression.orc()?,
+                    stripe_rows: o.rows_per_group,
+                    ..OrcWriteOptions::default()
+                },
+            )?),
+        })
+    }
+
+    fn write(&mut self, path: &Path, batch: &RecordBatch) -> Result<()> {
+        match self {
+            Self::Parquet(w) => w.write(batch).map_err(|e| Error::Parquet {
+                path: path.to_path_buf(),
+                source: e,
+            }),
+            Self::Orc(w) => w.write(batch),
+        }
+    }
+
+    fn finish(self, path: &Path) -> Result<()> {
+        match self {
+            Self::Parquet(w) => w.close().map(drop).map_err(|e| Error::Parquet {
+                path: path.to_path_buf(),
+                source: e,
+            }),
+            Self::Orc(w) => w.finish().map(drop),
         }
     }
 }
@@ -116,12 +247,12 @@ fn part_batches(table: &str, sf: f64, part: i32, parts: i32) -> Result<Vec<Recor
         .collect()
 }
 
-/// Generates one table at scale factor `sf` into `dir/TABLE.parquet`;
+/// Generates one table at scale factor `sf` into `dir/TABLE.EXT`;
 /// returns the path and the row count.
 pub fn write_table(
     table: &str,
     sf: f64,
-    compression: GenCompression,
+    options: &GenOptions,
     dir: &Path,
     progress: Option<&ProgressBar>,
 ) -> Result<(PathBuf, u64)> {
@@ -131,14 +262,11 @@ pub fn write_table(
         ((rows_at_sf1(table) * sf) / ROWS_PER_PART).ceil().max(1.0) as i32
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = dir.join(format!("{table}.parquet"));
-    let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
-    let props = WriterProperties::builder()
-        .set_compression(compression.parquet())
-        .set_max_row_group_row_count(Some(1 << 20))
-        .build();
-    let mut writer: Option<ArrowWriter<File>> = None;
-    let mut file = Some(file);
+    let path = dir.join(format!("{table}.{}", options.format.extension()));
+    // Written under a temporary name so an interrupted run leaves no file
+    // that looks complete.
+    let tmp = dir.join(format!(".{table}.{}.tmp", options.format.extension()));
+    let mut writer: Option<TableWriter> = None;
     let mut rows = 0u64;
     let wave = rayon::current_num_threads().max(1) as i32;
     let mut next = 1;
@@ -152,33 +280,18 @@ pub fn write_table(
         for batch in generated.into_iter().flatten() {
             let w = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(
-                    ArrowWriter::try_new(
-                        file.take().expect("first batch"),
-                        batch.schema(),
-                        Some(props.clone()),
-                    )
-                    .map_err(|e| Error::Parquet {
-                        path: path.clone(),
-                        source: e,
-                    })?,
-                ),
+                None => writer.insert(TableWriter::create(&tmp, batch.schema(), options)?),
             };
             rows += batch.num_rows() as u64;
-            w.write(&batch).map_err(|e| Error::Parquet {
-                path: path.clone(),
-                source: e,
-            })?;
+            w.write(&tmp, &batch)?;
         }
         if let Some(p) = progress {
             p.inc(ids.len() as u64);
         }
     }
     if let Some(w) = writer {
-        w.close().map_err(|e| Error::Parquet {
-            path: path.clone(),
-            source: e,
-        })?;
+        w.finish(&tmp)?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
     }
     Ok((path, rows))
 }
@@ -186,10 +299,11 @@ pub fn write_table(
 /// Generates every table (or those named) into `dir` with a progress bar.
 pub fn generate(
     sf: f64,
-    compression: GenCompression,
+    options: &GenOptions,
     dir: &Path,
     tables: &[String],
 ) -> Result<Vec<(PathBuf, u64)>> {
+    options.validate()?;
     let chosen: Vec<&str> = if tables.is_empty() {
         TABLES.to_vec()
     } else {
@@ -207,7 +321,7 @@ pub fn generate(
     let mut out = Vec::new();
     for t in chosen {
         bar.set_message(t.to_string());
-        out.push(write_table(t, sf, compression, dir, Some(&bar))?);
+        out.push(write_table(t, sf, options, dir, Some(&bar))?);
     }
     bar.finish_and_clear();
     Ok(out)

@@ -34,7 +34,7 @@ pub const fn gsst_shared_bytes() -> u32 {
 }
 
 // Whole warps, at most 1024 threads, within the 48 KiB of static shared memory.
-const _: () = assert!(GSST_THREADS_PER_BLOCK % 32 == 0 && GSST_THREADS_PER_BLOCK <= 1024);
+const _: () = assert!(GSST_THREADS_PER_BLOCK.is_multiple_of(32) && GSST_THREADS_PER_BLOCK <= 1024);
 const _: () = assert!(gsst_shared_bytes() < 48 << 10);
 
 /// The `-D` options that pass the constants to NVRTC.
@@ -106,7 +106,9 @@ mod tests {
                     .any(|d| d.starts_with(&format!("-D{name}=")))
             );
         }
-        assert!(RING_BYTES.is_power_of_two() && RING_BYTES % 128 == 0 && RING_BYTES >= 512);
+        assert!(
+            RING_BYTES.is_power_of_two() && RING_BYTES.is_multiple_of(128) && RING_BYTES >= 512
+        );
         for src in super::super::kernels::SOURCES {
             assert!(
                 !src.text.contains("__launch_bounds__(")

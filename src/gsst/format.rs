@@ -135,7 +135,9 @@ impl Frame {
             let at = FRAME_HEADER_BYTES + i * DIRECTORY_ENTRY_BYTES;
             let compressed = u32_at(frame, at);
             let size = u32_at(frame, at + 4);
-            if compressed as usize % ALIGN != 0 || (compressed as usize) < BLOCK_FIXED_BYTES {
+            if !(compressed as usize).is_multiple_of(ALIGN)
+                || (compressed as usize) < BLOCK_FIXED_BYTES
+            {
                 return Err(bad(format!(
                     "block {i}: compressed size {compressed} is not a positive multiple of {ALIGN}"
                 )));
@@ -304,7 +306,7 @@ pub fn check_block(
     layout: GsstLayout,
 ) -> std::result::Result<BlockHeader, ChunkStatus> {
     use StatusCode::{InputCorrupt, InputTruncated};
-    if stage_offset % ALIGN as u64 != 0 {
+    if !stage_offset.is_multiple_of(ALIGN as u64) {
         return Err(fail(InputCorrupt, 0));
     }
     if block.len() < BLOCK_FIXED_BYTES {

@@ -11,3 +11,6 @@ pub mod orc_differential;
 mod parquet_corrupt;
 pub mod parquet_differential;
 mod parquet_kernels_differential;
+mod sql_cli;
+mod sql_taxi;
+mod sql_tpch;

@@ -1,0 +1,145 @@
+//! The plug-in point between DataFusion and warpread's file readers: a
+//! [`WarpFormat`] opens a file into a [`WarpFile`], which reports its schema
+//! and independently readable units (ORC stripes, Parquet row groups) and
+//! reads a run of them on a backend. The `FileFormat`, `FileSource` and
+//! `FileOpener` in this module are written once against these traits, so a
+//! second format is one more implementation of them (see [`OrcFormat`]).
+
+use std::fmt::Debug;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+
+use crate::error::Result;
+use crate::exec::Backend;
+use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats};
+
+/// A file format warpread decodes.
+pub trait WarpFormat: Debug + Send + Sync + 'static {
+    /// Short name shown in plans and errors: `orc`.
+    fn name(&self) -> &'static str;
+    /// The default file extension, with its dot: `.orc`.
+    fn extension(&self) -> &'static str;
+    /// Opens a local file and parses its metadata.
+    fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>>;
+}
+
+/// What a scan of one file asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ScanRequest {
+    /// Top-level columns, in output order.
+    pub columns: Vec<String>,
+    /// Conjunction of predicates for pruning units by statistics; rows of
+    /// kept units are not filtered.
+    pub predicates: Vec<Predicate>,
+    /// Only units starting inside this byte range (DataFusion's file
+    /// splitting), or the whole file.
+    pub byte_range: Option<Range<u64>>,
+    /// Most rows per batch.
+    pub batch_size: usize,
+}
+
+/// One independently readable piece of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadUnit {
+    /// Index in the file (stripe or row-group number).
+    pub index: usize,
+    /// File offset where it starts.
+    pub offset: u64,
+    /// Compressed bytes it spans.
+    pub bytes: u64,
+    /// Rows in it.
+    pub rows: u64,
+}
+
+/// An open file.
+pub trait WarpFile: Send + Sync {
+    /// The file's Arrow schema.
+    fn schema(&self) -> SchemaRef;
+    /// Rows in the file.
+    fn rows(&self) -> u64;
+    /// The units the request selects (byte range, then statistics), in file
+    /// order.
+    fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>>;
+    /// Reads `units` (consecutive entries of [`plan`](Self::plan)'s answer)
+    /// into batches of the requested columns, decoding on `backend`.
+    fn read(
+        &self,
+        units: &[ReadUnit],
+        request: &ScanRequest,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, ReadStats)>;
+}
+
+/// ORC through [`OrcFile`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OrcFormat;
+
+impl WarpFormat for OrcFormat {
+    fn name(&self) -> &'static str {
+        "orc"
+    }
+
+    fn extension(&self) -> &'static str {
+        ".orc"
+    }
+
+    fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>> {
+        Ok(Arc::new(OrcFile::open(path)?))
+    }
+}
+
+fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOptions {
+    ReadOptions {
+        columns: Some(request.columns.clone()),
+        batch_size: request.batch_size.max(1),
+        byte_range,
+        predicates: request.predicates.clone(),
+    }
+}
+
+impl WarpFile for OrcFile {
+    fn schema(&self) -> SchemaRef {
+        OrcFile::schema(self)
+    }
+
+    fn rows(&self) -> u64 {
+        OrcFile::rows(self)
+    }
+
+    fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {
+        let options = orc_options(request, request.byte_range.clone());
+        let stripes = self.stripes();
+        Ok(self
+            .selected_stripes(&options)?
+            .into_iter()
+            .map(|i| {
+                let s = &stripes[i];
+                ReadUnit {
+                    index: i,
+                    offset: s.offset,
+                    bytes: s.index_length + s.data_length + s.footer_length,
+                    rows: s.rows,
+                }
+            })
+            .collect())
+    }
+
+    fn read(
+        &self,
+        units: &[ReadUnit],
+        request: &ScanRequest,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, ReadStats)> {
+        let (Some(first), Some(last)) = (units.first(), units.last()) else {
+            return Ok((Vec::new(), ReadStats::default()));
+        };
+        // Stripes start at distinct offsets, so this range holds exactly the
+        // stripes from first to last; pruned ones between are pruned again.
+        let options = orc_options(request, Some(first.offset..last.offset + 1));
+        self.read_with_stats(&options, backend)
+    }
+}

@@ -1,0 +1,41 @@
+//! SQL over compressed files: DataFusion `FileFormat`, `FileSource` and
+//! `FileOpener` backed by warpread's readers, and a `SessionContext`
+//! extension to register tables (shaped like `datafusion-orc`).
+//!
+//! ```no_run
+//! use warpread::datafusion::{OrcReadOptions, SessionContextExt, WarpreadConfig, session};
+//! use warpread::exec::BackendChoice;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = session(WarpreadConfig::new(BackendChoice::Auto)?, Default::default());
+//! ctx.register_orc("lineitem", "tpch/lineitem.orc", OrcReadOptions::default()).await?;
+//! ctx.sql("SELECT count(*) FROM lineitem WHERE l_quantity > 10").await?.show().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Projection: only the projected file columns are read. Filters: simple
+//! `column op literal` conjuncts prune stripes by statistics; DataFusion
+//! still applies every filter to the rows. Limit: files are read a group of
+//! stripes at a time, so a satisfied `LIMIT` stops reading.
+
+mod compare;
+mod config;
+mod file_format;
+mod format;
+mod opener;
+mod predicate;
+mod session_ext;
+mod source;
+mod statements;
+mod tables;
+
+pub use compare::{compare_results, sorted_rows};
+pub use config::{StatsSink, WarpreadConfig, default_backend};
+pub use file_format::{WarpFileFormat, WarpFormatFactory};
+pub use format::{OrcFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
+pub use opener::{ScanMetrics, WarpOpener};
+pub use predicate::translate as translate_filter;
+pub use session_ext::{OrcReadOptions, SessionContextExt, session};
+pub use source::WarpSource;
+pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};
+pub use tables::{TableReader, reader_for, register_path, register_tpch};

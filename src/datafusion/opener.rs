@@ -1,0 +1,209 @@
+//! `WarpOpener`: DataFusion's `FileOpener` over any [`WarpFormat`]. Opening
+//! a file parses its metadata and plans its units; the batch stream then
+//! reads groups of units one after another on a blocking thread, so a scan
+//! that stops early (a `LIMIT`) never reads the groups it did not reach.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::object_store::local::LocalFileSystem;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
+use futures::{StreamExt, TryStreamExt};
+
+use super::config::StatsSink;
+use super::format::{ReadUnit, ScanRequest, WarpFile, WarpFormat};
+use crate::error::Error;
+use crate::exec::Backend;
+use crate::orc::Predicate;
+
+/// Compressed bytes read in one go: big enough for large decode stages (the
+/// GPU wants thousands of chunk jobs), small enough that a `LIMIT` stops
+/// early and memory stays bounded.
+const GROUP_BYTES: u64 = 64 << 20;
+
+/// DataFusion metrics of a warpread scan (shown by `EXPLAIN ANALYZE`).
+#[derive(Debug, Clone)]
+pub struct ScanMetrics {
+    io: Time,
+    decompress: Time,
+    decode: Time,
+    assemble: Time,
+    units_read: Count,
+    units_pruned: Count,
+}
+
+impl ScanMetrics {
+    /// Registers the metrics of one partition.
+    pub fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let time = |name| MetricBuilder::new(metrics).subset_time(name, partition);
+        let count = |name| MetricBuilder::new(metrics).counter(name, partition);
+        Self {
+            io: time("warpread_io_time"),
+            decompress: time("warpread_decompress_time"),
+            decode: time("warpread_decode_time"),
+            assemble: time("warpread_assemble_time"),
+            units_read: count("warpread_units_read"),
+            units_pruned: count("warpread_units_pruned"),
+        }
+    }
+}
+
+/// Opens files of one partition of a scan.
+pub struct WarpOpener {
+    /// The file format.
+    pub format: Arc<dyn WarpFormat>,
+    /// Decodes.
+    pub backend: Arc<dyn Backend>,
+    /// File columns to read, in the order the projection expects.
+    pub columns: Vec<String>,
+    /// Pruning predicates on file columns.
+    pub predicates: Vec<Predicate>,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Rows the scan needs at most (`LIMIT` pushed down), if known.
+    pub limit: Option<usize>,
+    /// Session-wide timing sums, if the session collects them.
+    pub stats: Option<Arc<StatsSink>>,
+    /// This partition's metrics.
+    pub metrics: ScanMetrics,
+}
+
+fn external(e: Error) -> DataFusionError {
+    e.into()
+}
+
+fn joined(e: tokio::task::JoinError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// Splits planned units into consecutive groups of about `GROUP_BYTES`.
+/// With a limit, each unit is its own group (the stream stops as soon as
+/// enough rows came) and units past the limit's row count are dropped.
+fn groups(units: Vec<ReadUnit>, limit: Option<usize>) -> Vec<Vec<ReadUnit>> {
+    let mut out: Vec<Vec<ReadUnit>> = Vec::new();
+    let (mut bytes, mut rows) = (0u64, 0u64);
+    for u in units {
+        if limit.is_some_and(|l| rows >= l as u64) {
+            break;
+        }
+        match out.last_mut() {
+            Some(g) if limit.is_none() && bytes + u.bytes <= GROUP_BYTES => g.push(u),
+            _ => {
+                out.push(vec![u]);
+                bytes = 0;
+            }
+        }
+        bytes += u.bytes;
+        rows += u.rows;
+    }
+    out
+}
+
+impl FileOpener for WarpOpener {
+    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        let path: PathBuf =
+            LocalFileSystem::new().path_to_filesystem(&file.object_meta.location)?;
+        let format = Arc::clone(&self.format);
+        let backend = Arc::clone(&self.backend);
+        let stats = self.stats.clone();
+        let metrics = self.metrics.clone();
+        let limit = self.limit;
+        let request = ScanRequest {
+            columns: self.columns.clone(),
+            predicates: self.predicates.clone(),
+            byte_range: file
+                .range
+                .as_ref()
+                .map(|r| r.start.max(0) as u64..r.end.max(0) as u64),
+            batch_size: self.batch_size,
+        };
+        Ok(Box::pin(async move {
+            let req = request.clone();
+            let (opened, units, considered) = tokio::task::spawn_blocking(move || {
+                let opened: Arc<dyn WarpFile> = format.open(&path)?;
+                let units = opened.plan(&req)?;
+                // Units in the byte range before statistics pruning.
+                let considered = opened
+                    .plan(&ScanRequest {
+                        predicates: Vec::new(),
+                        ..req.clone()
+                    })?
+                    .len();
+                Ok::<_, Error>((opened, units, considered))
+            })
+            .await
+            .map_err(joined)?
+            .map_err(external)?;
+            metrics
+                .units_pruned
+                .add(considered.saturating_sub(units.len()));
+            let stream = futures::stream::iter(groups(units, limit))
+                .then(move |group| {
+                    let opened = Arc::clone(&opened);
+                    let backend = Arc::clone(&backend);
+                    let request = request.clone();
+                    let stats = stats.clone();
+                    let metrics = metrics.clone();
+                    async move {
+                        let (batches, s) = tokio::task::spawn_blocking(move || {
+                            opened.read(&group, &request, backend.as_ref())
+                        })
+                        .await
+                        .map_err(joined)?
+                        .map_err(external)?;
+                        metrics.io.add_duration(Duration::from_secs_f64(s.io_s));
+                        metrics
+                            .decompress
+                            .add_duration(Duration::from_secs_f64(s.decompress_s));
+                        metrics
+                            .decode
+                            .add_duration(Duration::from_secs_f64(s.decode_s));
+                        metrics
+                            .assemble
+                            .add_duration(Duration::from_secs_f64(s.assemble_s));
+                        metrics.units_read.add(1);
+                        if let Some(sink) = &stats {
+                            sink.add(&s);
+                        }
+                        Ok::<_, DataFusionError>(futures::stream::iter(
+                            batches.into_iter().map(Ok::<_, DataFusionError>),
+                        ))
+                    }
+                })
+                .try_flatten();
+            Ok(stream.boxed())
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(i: usize, bytes: u64, rows: u64) -> ReadUnit {
+        ReadUnit {
+            index: i,
+            offset: i as u64 * 100,
+            bytes,
+            rows,
+        }
+    }
+
+    #[test]
+    fn groups_respect_size_and_limit() {
+        let units: Vec<_> = (0..5).map(|i| unit(i, 40 << 20, 1000)).collect();
+        let g = groups(units.clone(), None);
+        assert_eq!(
+            g.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![1, 1, 1, 1, 1]
+        );
+        let small: Vec<_> = (0..5).map(|i| unit(i, 1 << 20, 1000)).collect();
+        assert_eq!(groups(small.clone(), None).len(), 1);
+        let g = groups(small, Some(1500));
+        assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1]);
+    }
+}

@@ -1,0 +1,115 @@
+//! Registering warpread tables in a DataFusion `SessionContext`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::datasource::listing::ListingOptions;
+use datafusion::datasource::listing_table_factory::ListingTableFactory;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::config::SessionConfig;
+use datafusion::prelude::SessionContext;
+
+use super::config::WarpreadConfig;
+use super::file_format::{WarpFileFormat, WarpFormatFactory};
+use super::format::{OrcFormat, WarpFormat};
+use crate::exec::Backend;
+
+/// How to register a table of ORC files read by warpread.
+#[derive(Clone, Default)]
+pub struct OrcReadOptions {
+    /// Only files with this extension (default `.orc`) are read when the
+    /// path is a folder.
+    pub file_extension: Option<String>,
+    /// Decode on this backend instead of the session's.
+    pub backend: Option<Arc<dyn Backend>>,
+}
+
+impl OrcReadOptions {
+    /// Sets the file extension.
+    pub fn with_file_extension(mut self, ext: impl Into<String>) -> Self {
+        self.file_extension = Some(ext.into());
+        self
+    }
+
+    /// Decodes on `backend` instead of the session's.
+    pub fn with_backend(mut self, backend: Arc<dyn Backend>) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+}
+
+/// A session whose warpread scans use `config`, and where
+/// `CREATE EXTERNAL TABLE ... STORED AS ORC` reads with warpread.
+/// `STORED AS PARQUET` stays DataFusion's own Parquet reader until
+/// warpread's Parquet reader plugs in as a second [`WarpFormat`].
+pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
+    let ctx = SessionContext::new_with_config(config.install(session_config));
+    ctx.register_orc_format();
+    ctx
+}
+
+/// warpread's additions to `SessionContext`.
+#[async_trait]
+pub trait SessionContextExt {
+    /// Makes `STORED AS ORC` (and `.orc` paths) read with warpread.
+    fn register_orc_format(&self);
+
+    /// Registers a table of ORC files: one file, a folder of them, or a
+    /// glob. Files are spread over the session's partitions.
+    async fn register_orc(&self, name: &str, path: &str, options: OrcReadOptions) -> DfResult<()>;
+
+    /// Registers a table of any warpread format (the same as
+    /// [`register_orc`](Self::register_orc) for other formats).
+    async fn register_warp(
+        &self,
+        name: &str,
+        path: &str,
+        format: Arc<dyn WarpFormat>,
+        file_extension: Option<String>,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> DfResult<()>;
+}
+
+#[async_trait]
+impl SessionContextExt for SessionContext {
+    fn register_orc_format(&self) {
+        let factory = Arc::new(WarpFormatFactory::new(Arc::new(OrcFormat)));
+        let state = self.state_ref();
+        let mut state = state.write();
+        // Overwriting cannot fail; the result only reports conflicts.
+        let _ = state.register_file_format(factory, true);
+        // `CREATE EXTERNAL TABLE` finds its table factory by the STORED AS
+        // name; the listing factory then asks for the `orc` file format.
+        state
+            .table_factories_mut()
+            .insert("ORC".into(), Arc::new(ListingTableFactory::new()));
+    }
+
+    async fn register_orc(&self, name: &str, path: &str, options: OrcReadOptions) -> DfResult<()> {
+        self.register_warp(
+            name,
+            path,
+            Arc::new(OrcFormat),
+            options.file_extension,
+            options.backend,
+        )
+        .await
+    }
+
+    async fn register_warp(
+        &self,
+        name: &str,
+        path: &str,
+        format: Arc<dyn WarpFormat>,
+        file_extension: Option<String>,
+        backend: Option<Arc<dyn Backend>>,
+    ) -> DfResult<()> {
+        let ext = file_extension.unwrap_or_else(|| format.extension().to_string());
+        let file_format = WarpFileFormat::new(format).with_backend(backend);
+        // Files and byte ranges are spread over the session's
+        // `target_partitions` when the scan is planned.
+        let options = ListingOptions::new(Arc::new(file_format)).with_file_extension(ext);
+        self.register_listing_table(name, path, options, None, None)
+            .await
+    }
+}

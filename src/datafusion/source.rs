@@ -1,0 +1,199 @@
+//! `WarpSource`: DataFusion's `FileSource` for warpread formats. It carries
+//! the projection (file columns only: partition columns and expressions are
+//! left to DataFusion's `ProjectionOpener`), the pushed filters (used for
+//! pruning only, so DataFusion keeps applying them) and the backend.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::config::ConfigOptions;
+use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
+use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result as DfResult;
+use datafusion::object_store::ObjectStore;
+use datafusion::physical_expr::{PhysicalExpr, conjunction};
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_plan::{DisplayFormatType, apply_expression_roots};
+
+use super::config::{StatsSink, default_backend};
+use super::format::WarpFormat;
+use super::opener::{ScanMetrics, WarpOpener};
+use super::predicate;
+use crate::exec::Backend;
+
+/// A scan of files of one warpread format.
+#[derive(Clone)]
+pub struct WarpSource {
+    format: Arc<dyn WarpFormat>,
+    table_schema: TableSchema,
+    projection: SplitProjection,
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    batch_size: Option<usize>,
+    backend: Option<Arc<dyn Backend>>,
+    stats: Option<Arc<StatsSink>>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for WarpSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WarpSource")
+            .field("format", &self.format.name())
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WarpSource {
+    /// A scan of `table_schema` (file columns, then partition columns).
+    pub fn new(format: Arc<dyn WarpFormat>, table_schema: TableSchema) -> Self {
+        Self {
+            format,
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            filter: None,
+            batch_size: None,
+            backend: None,
+            stats: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// Decodes on `backend` (else the process default, `auto`).
+    pub fn with_backend(mut self, backend: Option<Arc<dyn Backend>>) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Adds stage timings to `stats`.
+    pub fn with_stats(mut self, stats: Option<Arc<StatsSink>>) -> Self {
+        self.stats = stats;
+        self
+    }
+
+    /// Whether a backend was chosen.
+    pub fn has_backend(&self) -> bool {
+        self.backend.is_some()
+    }
+}
+
+impl FileSource for WarpSource {
+    fn create_file_opener(
+        &self,
+        _object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> DfResult<Arc<dyn FileOpener>> {
+        let file_schema = self.table_schema.file_schema();
+        let columns = self
+            .projection
+            .file_indices
+            .iter()
+            .map(|&i| file_schema.field(i).name().clone())
+            .collect();
+        let predicates = self
+            .filter
+            .as_ref()
+            .map(|f| predicate::translate(f, file_schema))
+            .unwrap_or_default();
+        let opener = Arc::new(WarpOpener {
+            format: Arc::clone(&self.format),
+            backend: self.backend.clone().unwrap_or_else(default_backend),
+            columns,
+            predicates,
+            batch_size: self.batch_size.unwrap_or(8192),
+            limit: base_config.limit,
+            stats: self.stats.clone(),
+            metrics: ScanMetrics::new(&self.metrics, partition),
+        });
+        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        let mut s = self.clone();
+        s.batch_size = Some(batch_size);
+        Arc::new(s)
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.filter.clone()
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        Some(&self.projection.source)
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        self.format.name()
+    }
+
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let backend = self.backend.as_ref().map_or("auto", |b| b.name());
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(f, ", reader=warpread, backend={backend}")?;
+                if let Some(p) = &self.filter {
+                    write!(f, ", pruning_predicate={p}")?;
+                }
+                Ok(())
+            }
+            DisplayFormatType::TreeRender => writeln!(f, "reader=warpread backend={backend}"),
+        }
+    }
+
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        // Every filter stays with DataFusion (`No`): statistics only prune
+        // whole stripes, so rows of kept stripes still need the filter.
+        let verdicts = vec![PushedDown::No; filters.len()];
+        let file_schema = self.table_schema.file_schema();
+        let useful: Vec<_> = filters
+            .into_iter()
+            .filter(|f| !predicate::translate(f, file_schema).is_empty())
+            .collect();
+        if useful.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
+                verdicts,
+            ));
+        }
+        let mut source = self.clone();
+        source.filter = Some(conjunction(self.filter.clone().into_iter().chain(useful)));
+        Ok(
+            FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
+                .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
+        )
+    }
+
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> DfResult<Option<Arc<dyn FileSource>>> {
+        let mut source = self.clone();
+        let merged = self.projection.source.try_merge(projection)?;
+        source.projection = SplitProjection::new(self.table_schema.file_schema(), &merged);
+        Ok(Some(Arc::new(source)))
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        let mut roots: Vec<&Arc<dyn PhysicalExpr>> = self.filter.iter().collect();
+        roots.extend(self.projection.source.iter().map(|p| &p.expr));
+        apply_expression_roots(roots, f)
+    }
+}

@@ -1,0 +1,86 @@
+//! `warpread gen tpch --format orc` and `warpread sql` end to end.
+
+use std::process::Command;
+
+fn warpread() -> Command {
+    let bin =
+        std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
+    Command::new(bin)
+}
+
+#[test]
+fn gen_orc_then_query_it_with_sql_and_the_shell() {
+    let dir = std::env::temp_dir().join(format!("warpread-sql-cli-{}", std::process::id()));
+    let out = warpread()
+        .args(["gen", "tpch", "--scale", "0.001", "--format", "orc"])
+        .args(["--compression", "zlib", "--tables", "nation,region"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nation = format!("nation={}", dir.join("nation.orc").display());
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "sql",
+            "--format",
+            "csv",
+            "--table",
+            &nation,
+        ])
+        .arg("SELECT count(*) AS n FROM nation WHERE n_regionkey = 1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n5\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ORC via warpread"), "{stderr}");
+
+    let mut child = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "sql",
+            "--format",
+            "csv",
+            "--table",
+            &nation,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"SELECT max(n_nationkey) AS m\n  FROM nation;\nSELECT nope;\nSELECT 1 AS one;\n",
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "m\n24\none\n1\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+
+    let out = warpread()
+        .args(["gen", "tpch", "--scale", "0.001", "--format", "orc"])
+        .args(["--compression", "gzip"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --compression zlib"));
+    std::fs::remove_dir_all(&dir).ok();
+}
