@@ -8,6 +8,9 @@ mod gsst;
 mod orc_corrupt;
 pub mod orc_differential;
 mod rle_v1_differential;
+#[cfg(feature = "sql")]
 mod sql_cli;
+#[cfg(feature = "sql")]
 mod sql_taxi;
+#[cfg(feature = "sql")]
 mod sql_tpch;
