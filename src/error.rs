@@ -200,6 +200,7 @@ pub enum Error {
     },
     /// An error from DataFusion (planning or running a query), with what
     /// warpread was doing.
+    #[cfg(feature = "sql")]
     #[error("query error while {context}: {source}")]
     DataFusion {
         /// What warpread was doing.
@@ -209,6 +210,7 @@ pub enum Error {
     },
 }
 
+#[cfg(feature = "sql")]
 /// Errors of the warpread reader inside a query keep their message (file,
 /// stripe, column) as an external error; a DataFusion error that went
 /// through warpread is unwrapped rather than nested.
@@ -260,6 +262,7 @@ impl Error {
     }
 
     /// Wraps a DataFusion error with what warpread was doing.
+    #[cfg(feature = "sql")]
     pub fn datafusion(
         context: impl Into<String>,
         source: datafusion::error::DataFusionError,

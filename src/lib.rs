@@ -41,6 +41,7 @@
 pub mod bench;
 pub mod cli;
 pub mod codecs;
+#[cfg(feature = "sql")]
 pub mod datafusion;
 pub mod datagen;
 pub mod error;

@@ -5,5 +5,6 @@
 pub mod codecs;
 pub mod gsst;
 pub mod read;
+#[cfg(feature = "sql")]
 pub mod sql;
 pub mod suite;

@@ -95,6 +95,7 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    #[cfg(feature = "sql")]
     /// TPC-H queries through DataFusion: warpread's provider (ORC, the
     /// chosen backend) against DataFusion's built-in Parquet reader on the
     /// same generated data (kept in the cache), results compared.
@@ -186,6 +187,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             warmup,
             json,
         } => run_read(&files, &columns, backend, warmup, runs, json),
+        #[cfg(feature = "sql")]
         BenchCommand::Sql {
             scale,
             format,
@@ -213,6 +215,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
     }
 }
 
+#[cfg(feature = "sql")]
 fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<()> {
     let bar = spinner();
     let report = crate::bench::sql::run(cfg, |m| bar.set_message(m.to_string()));

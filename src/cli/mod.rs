@@ -2,11 +2,13 @@
 
 mod bench;
 mod cat;
+#[cfg(feature = "sql")]
 mod demo;
 mod gsst;
 mod info;
 mod inspect;
 mod inspect_parquet;
+#[cfg(feature = "sql")]
 mod sql;
 
 use std::path::PathBuf;
@@ -45,10 +47,12 @@ pub enum Command {
     },
     /// Shows whether CUDA is usable and which device and backend `auto` picks.
     Info,
+    #[cfg(feature = "sql")]
     /// The embedded default: generates TPC-H at scale 0.1 as ZLIB ORC into
     /// the cache ($WARPREAD_CACHE, else ~/.cache/warpread) on first run, runs
     /// TPC-H Q1 through the warpread provider and shows where the time went.
     Demo,
+    #[cfg(feature = "sql")]
     /// Runs SQL over ORC files (read by warpread) and Parquet files (read
     /// by DataFusion's built-in reader); without a query, an interactive
     /// shell reading `;`-terminated statements from stdin.
@@ -135,7 +139,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench { what } => bench::run(what, cli.backend),
         Command::Gsst { what } => gsst::run(what, cli.backend),
         Command::Info => info::run(cli.backend),
+        #[cfg(feature = "sql")]
         Command::Demo => demo::run(cli.backend),
+        #[cfg(feature = "sql")]
         Command::Sql {
             tables,
             format,

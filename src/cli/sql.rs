@@ -43,7 +43,11 @@ pub(crate) async fn session_with_tables(
 ) -> Result<SessionContext> {
     let config = WarpreadConfig::new(choice)?;
     eprintln!("backend: {}", config.backend.describe());
-    let ctx = session(config, Default::default());
+    // information_schema backs SHOW TABLES and the shell's `\d`.
+    let ctx = session(
+        config,
+        datafusion::prelude::SessionConfig::new().with_information_schema(true),
+    );
     for t in tables {
         let (name, path) = t.split_once('=').ok_or_else(|| {
             Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))

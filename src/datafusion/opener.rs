@@ -122,9 +122,14 @@ impl FileOpener for WarpOpener {
             batch_size: self.batch_size,
         };
         Ok(Box::pin(async move {
-            let req = request.clone();
-            let (opened, units, considered) = tokio::task::spawn_blocking(move || {
+            let req = request;
+            let (opened, units, considered, request) = tokio::task::spawn_blocking(move || {
                 let opened: Arc<dyn WarpFile> = format.open(&path)?;
+                // A file of a multi-file table may lack a filtered column.
+                let schema = opened.schema();
+                let mut req = req;
+                req.predicates
+                    .retain(|p| schema.field_with_name(&p.column).is_ok());
                 let units = opened.plan(&req)?;
                 // Units in the byte range before statistics pruning.
                 let considered = opened
@@ -133,7 +138,7 @@ impl FileOpener for WarpOpener {
                         ..req.clone()
                     })?
                     .len();
-                Ok::<_, Error>((opened, units, considered))
+                Ok::<_, Error>((opened, units, considered, req))
             })
             .await
             .map_err(joined)?

@@ -11,6 +11,9 @@ pub mod orc_differential;
 mod parquet_corrupt;
 pub mod parquet_differential;
 mod parquet_kernels_differential;
+#[cfg(feature = "sql")]
 mod sql_cli;
+#[cfg(feature = "sql")]
 mod sql_taxi;
+#[cfg(feature = "sql")]
 mod sql_tpch;
