@@ -20,6 +20,7 @@
 //! ```
 
 pub mod arrow;
+pub mod container;
 mod compress;
 mod decode;
 pub mod format;
