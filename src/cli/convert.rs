@@ -82,10 +82,16 @@ pub fn read_any(
     let options = ReadOptions::default().with_batch_size(batch_size);
     if crate::parquet::is_parquet(path) {
         let file = crate::parquet::ParquetFile::open(path)?;
-        Ok((file.projected_schema(&options)?, file.read(&options, backend)?))
+        Ok((
+            file.projected_schema(&options)?,
+            file.read(&options, backend)?,
+        ))
     } else if has_magic(path, b"ORC") {
         let file = OrcFile::open(path)?;
-        Ok((file.projected_schema(&options)?, file.read(&options, backend)?))
+        Ok((
+            file.projected_schema(&options)?,
+            file.read(&options, backend)?,
+        ))
     } else if container::is_arrow_file(path) {
         container::read_container(path, &[], backend)
     } else {

@@ -112,7 +112,10 @@ fn locate(e: Error, location: &Location) -> Error {
             location: Box::new(location.clone()),
             message,
         },
-        Error::Corrupt { location: l, status } if l.file.is_none() => Error::Corrupt {
+        Error::Corrupt {
+            location: l,
+            status,
+        } if l.file.is_none() => Error::Corrupt {
             location: Box::new(Location {
                 chunk: l.chunk,
                 offset: l.offset,
@@ -263,7 +266,10 @@ fn col_values_len(a: &dyn Array) -> usize {
     }
 }
 
-/// Writes `batches` (all of `schema`) as a container.
+/// Writes `batches` (all of `schema`) as a container. With dictionary
+/// columns the batches are first concatenated into one: an IPC file allows
+/// one dictionary per field, and batches read from Parquet or ORC each
+/// bring their own.
 pub fn write_container<W: Write>(
     sink: W,
     schema: &Schema,
@@ -272,6 +278,19 @@ pub fn write_container<W: Write>(
 ) -> Result<ContainerStats> {
     let encoded = encode_schema(schema, options.layout);
     let err = |e| Error::arrow("writing the GSST container", e);
+    let has_dictionary = schema
+        .fields()
+        .iter()
+        .any(|f| matches!(f.data_type(), DataType::Dictionary(..)));
+    let batches: Box<dyn Iterator<Item = Result<RecordBatch>>> = if has_dictionary {
+        let all = batches.into_iter().collect::<Result<Vec<_>>>()?;
+        let schema = Arc::new(schema.clone());
+        let one = arrow::compute::concat_batches(&schema, &all)
+            .map_err(|e| Error::arrow("joining batches with dictionaries", e))?;
+        Box::new(std::iter::once(Ok(one)))
+    } else {
+        Box::new(batches.into_iter())
+    };
     let mut w = FileWriter::try_new(sink, &encoded).map_err(err)?;
     let mut stats = ContainerStats::default();
     for b in batches {
@@ -336,7 +355,11 @@ pub fn decode_batch(
         if layout.name() != ext.layout {
             return Err(container_error(
                 &loc,
-                format!("frame layout {} but the field says {}", layout.name(), ext.layout),
+                format!(
+                    "frame layout {} but the field says {}",
+                    layout.name(),
+                    ext.layout
+                ),
             ));
         }
         columns.push(decompress_strings(&col, backend).map_err(|e| locate(e, &loc))?);
@@ -374,16 +397,20 @@ pub fn read_container(
         let idx = columns
             .iter()
             .map(|c| {
-                full.index_of(c)
-                    .map_err(|_| Error::Unsupported(format!("no column `{c}` in {}", path.display())))
+                full.index_of(c).map_err(|_| {
+                    Error::Unsupported(format!("no column `{c}` in {}", path.display()))
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Some(idx)
     };
+    // The reader reports the whole file's schema even when projecting.
+    let stored = match &projection {
+        Some(idx) => Arc::new(full.project(idx).map_err(err)?),
+        None => full.clone(),
+    };
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader =
-        FileReader::try_new(std::io::BufReader::new(file), projection).map_err(err)?;
-    let stored = reader.schema();
+    let reader = FileReader::try_new(std::io::BufReader::new(file), projection).map_err(err)?;
     let schema = decode_schema(&stored, &location)?;
     let mut batches = Vec::new();
     for (i, b) in reader.enumerate() {

@@ -20,8 +20,8 @@
 //! ```
 
 pub mod arrow;
-pub mod container;
 mod compress;
+pub mod container;
 mod decode;
 pub mod format;
 mod params;
