@@ -9,6 +9,7 @@
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #
 # On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
+#                   bash OUT_DIR/run-gpu.sh gsst RESULTS_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bundle}
@@ -70,6 +71,7 @@ cat > "$out/run-gpu.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs warpread's GPU tests and benchmarks from this folder.
 #   run-gpu.sh tests | bench | deflate | sanitize | orc | parquet | all   (default all)
+#   run-gpu.sh gsst [RESULTS_DIR]   (default RESULTS_DIR: ./gsst-results)
 # `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
 # folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
@@ -112,6 +114,38 @@ if [ "$what" = deflate ]; then
   else
     echo "nvCOMP not bundled (run scripts/fetch-nvcomp.sh): skipped the nvCOMP comparison"
   fi
+fi
+if [ "$what" = gsst ]; then
+  # GSST (both layouts) and nvCOMP's codecs on the same 1 GiB of TPC-H
+  # comment text, same run; RESULTS_DIR gets gsst.json, nvcomp_codecs.json
+  # and results.json (both, for scripts/gsst_plots.py).
+  res=${2:-$PWD/gsst-results}
+  mkdir -p "$res"
+  dump=$(mktemp -d)
+  ./warpread --backend cuda bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both \
+    --json --dump "$dump/tpch-comments.txt" > "$res/gsst.json" || rc=1
+  if [ -d ../.nvcomp ]; then
+    PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
+    LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      python3 ../scripts/nvcomp_codecs_bench.py "$dump/tpch-comments.txt" --chunk-kib "${NVCOMP_CHUNK_KIB:-64}" \
+        --json "$res/nvcomp_codecs.json" > "$res/nvcomp_codecs.txt" || rc=1
+    cat "$res/nvcomp_codecs.txt" | sed -n '1,/^{/p' | head -n -1
+  else
+    echo "nvCOMP not bundled (run scripts/fetch-nvcomp.sh): skipped the nvCOMP codecs"
+  fi
+  python3 - "$res" <<'PY' || rc=1
+import json, pathlib, sys
+res = pathlib.Path(sys.argv[1])
+out = {}
+for key, name in (("gsst", "gsst.json"), ("nvcomp", "nvcomp_codecs.json")):
+    try:
+        out[key] = json.loads((res / name).read_text())
+    except (OSError, ValueError) as e:
+        print(f"{name}: {e}", file=sys.stderr)
+(res / "results.json").write_text(json.dumps(out, indent=2) + "\n")
+print(f"wrote {res / 'results.json'}: {', '.join(out) or 'nothing'}")
+PY
+  rm -rf "$dump"
 fi
 if [ "$what" = orc ]; then
   # End to end, ORC ZLIB file to host Arrow: TPC-H lineitem (SF 1) and the

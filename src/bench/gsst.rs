@@ -61,6 +61,9 @@ pub struct GsstBenchConfig {
     pub runs: usize,
     /// The real-data folder (default: `suite::default_realdata_dir`).
     pub realdata: Option<PathBuf>,
+    /// Also write the exact input bytes here, so that other codecs (nvCOMP,
+    /// scripts/nvcomp_codecs_bench.py) can be measured on the same bytes.
+    pub dump: Option<PathBuf>,
 }
 
 impl Default for GsstBenchConfig {
@@ -75,6 +78,7 @@ impl Default for GsstBenchConfig {
             warmup: 3,
             runs: 11,
             realdata: None,
+            dump: None,
         }
     }
 }
@@ -242,6 +246,9 @@ pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<Gsst
     };
     progress("loading input");
     let (name, data) = load_input(cfg)?;
+    if let Some(p) = &cfg.dump {
+        std::fs::write(p, &data).map_err(|e| Error::io(p, e))?;
+    }
     let runs = cfg.runs.max(1);
     let mut rows = Vec::new();
     for &layout in &cfg.layouts {

@@ -91,6 +91,10 @@ pub enum BenchCommand {
         /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
         #[arg(long)]
         realdata: Option<PathBuf>,
+        /// Write the exact input bytes to this file (for measuring other
+        /// codecs on the same bytes).
+        #[arg(long)]
+        dump: Option<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -155,6 +159,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             runs,
             warmup,
             realdata,
+            dump,
             json,
         } => {
             let layouts = match layout.as_str() {
@@ -176,6 +181,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                 warmup,
                 runs,
                 realdata,
+                dump,
             };
             run_gsst(&cfg, json)
         }

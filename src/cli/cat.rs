@@ -49,7 +49,14 @@ pub fn run(args: CatArgs, choice: BackendChoice) -> Result<()> {
         options = options.with_columns(args.columns.clone());
     }
     options.predicates = args.predicates;
-    let (schema, batches) = if crate::parquet::is_parquet(&args.input) {
+    let (schema, batches) = if crate::gsst::container::is_arrow_file(&args.input) {
+        if !options.predicates.is_empty() {
+            return Err(Error::Unsupported(
+                "--where on Arrow IPC files (they have no statistics)".into(),
+            ));
+        }
+        crate::gsst::container::read_container(&args.input, &args.columns, backend.as_ref())?
+    } else if crate::parquet::is_parquet(&args.input) {
         let file = crate::parquet::ParquetFile::open(&args.input)?;
         let schema = file.projected_schema(&options)?;
         (schema, file.read(&options, backend.as_ref())?)

@@ -4,6 +4,7 @@ mod bench;
 mod cat;
 #[cfg(feature = "sql")]
 mod demo;
+mod convert;
 mod gsst;
 mod info;
 mod inspect;
@@ -67,6 +68,31 @@ pub enum Command {
         /// The SQL (one or more `;`-separated statements).
         query: Option<String>,
     },
+    /// Converts a Parquet, ORC, CSV or Arrow IPC file to an Arrow IPC file
+    /// whose string columns are GSST-compressed (docs/gsst-format.md, "File
+    /// container"); `cat` decodes it.
+    Convert {
+        /// Parquet, ORC, CSV (header line, types inferred) or Arrow IPC.
+        input: PathBuf,
+        /// The Arrow IPC file to write.
+        output: PathBuf,
+        /// String columns: gsst or plain.
+        #[arg(long, value_enum, default_value = "gsst")]
+        strings: convert::Strings,
+        /// GSST code layout: splits or coalesced.
+        #[arg(long, default_value = "splits")]
+        layout: crate::gsst::GsstLayout,
+        /// Rows per record batch; each batch's string column is one GSST
+        /// frame, so larger batches give the GPU more blocks at once.
+        #[arg(long, default_value_t = 1 << 20)]
+        batch_size: usize,
+        /// Uncompressed KiB per GSST block (default: derived from the device).
+        #[arg(long)]
+        block_kib: Option<usize>,
+        /// Splits per GSST block (default: one per kernel thread).
+        #[arg(long)]
+        splits: Option<usize>,
+    },
     /// Generates data sets.
     Gen {
         /// What to generate.
@@ -84,7 +110,8 @@ pub enum Command {
     },
     /// Decodes a file (or some columns) to Arrow IPC, CSV or JSON lines.
     Cat {
-        /// The ORC or Parquet file.
+        /// The ORC, Parquet or Arrow IPC file (GSST columns of a `convert`
+        /// container are decoded on the backend).
         file: PathBuf,
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]
@@ -151,6 +178,26 @@ pub fn run(cli: Cli) -> Result<()> {
                 tables,
                 format,
                 query,
+            },
+            cli.backend,
+        ),
+        Command::Convert {
+            input,
+            output,
+            strings,
+            layout,
+            batch_size,
+            block_kib,
+            splits,
+        } => convert::run(
+            convert::ConvertArgs {
+                input,
+                output,
+                strings,
+                layout,
+                batch_size,
+                block_kib,
+                splits,
             },
             cli.backend,
         ),

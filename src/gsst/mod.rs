@@ -21,6 +21,7 @@
 
 pub mod arrow;
 mod compress;
+pub mod container;
 mod decode;
 pub mod format;
 mod params;

@@ -5,6 +5,7 @@ mod common;
 mod corrupt_inputs;
 mod deflate_differential;
 mod gsst;
+mod gsst_container;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
