@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a self-contained folder for a CUDA host without a Rust toolchain:
-# the stripped release binary, the stripped integration-test binary (and the
+# the stripped release binary, the stripped integration-test binary (built
+# without the `sql` feature: DataFusion stays out of it; and the
 # unit tests with BUNDLE_UNIT=1), the ORC and Parquet corpus, and run-gpu.sh;
 # the benchmark's real-data files go to a sibling folder OUT_DIR-data, so a
 # device call carries only what it needs (64 MiB a call: binaries that link
@@ -18,7 +19,7 @@ out=${1:-bundle}
 limit_mib=30
 
 cargo build --release --bin warpread
-mapfile -t tests < <(cargo test --release --no-run --message-format=json 2>/dev/null |
+mapfile -t tests < <(cargo test --release --no-run --no-default-features --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:
