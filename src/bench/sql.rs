@@ -1,19 +1,22 @@
 //! TPC-H through DataFusion: each query timed with warpread's table
-//! provider (ORC, the chosen backend) and with DataFusion's built-in
-//! Parquet reader on the same generated data, results compared.
+//! provider (ORC, Parquet or both, on the chosen backend) and with
+//! DataFusion's built-in Parquet reader on the same generated data, results
+//! compared. warpread's Parquet side reads the very files DataFusion reads.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use crate::datafusion::{
-    TPCH, WarpreadConfig, compare_results, register_tpch, run_sql, runtime, session,
+    ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, register_tpch_with,
+    run_sql, runtime, session,
 };
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
 use crate::error::{Error, Result};
-use crate::exec::BackendChoice;
+use crate::exec::{Backend, BackendChoice};
 use crate::orc::ReadStats;
 
 /// What to run.
@@ -21,9 +24,10 @@ use crate::orc::ReadStats;
 pub struct SqlBenchConfig {
     /// TPC-H scale factor.
     pub scale: f64,
-    /// Format read by warpread (ORC; Parquet once warpread reads it).
-    pub format: GenFormat,
-    /// Compression of both data sets.
+    /// Formats read by warpread, each timed (ORC, Parquet or both).
+    pub formats: Vec<GenFormat>,
+    /// Compression: of the ORC data, and of the Parquet data after
+    /// [`parquet_twin`] (ZLIB for ORC is GZIP for Parquet).
     pub compression: GenCompression,
     /// Queries (1..=22).
     pub queries: Vec<usize>,
@@ -35,23 +39,39 @@ pub struct SqlBenchConfig {
     pub data_dir: Option<PathBuf>,
 }
 
+/// One warpread input's timing of one query.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarpTiming {
+    /// The input, e.g. `orc/zlib` or `parquet/gzip`.
+    pub input: String,
+    /// Median seconds.
+    pub seconds: f64,
+    /// DataFusion's median over this one.
+    pub speedup: f64,
+    /// Reader stages of the last run (summed over files).
+    pub stages: ReadStats,
+    /// Whether the rows equal DataFusion's.
+    pub results_match: bool,
+}
+
 /// One query's timings.
 #[derive(Debug, Clone, Serialize)]
 pub struct SqlBenchRow {
     /// Query number.
     pub query: usize,
-    /// Result rows.
+    /// Result rows (DataFusion's).
     pub rows: usize,
-    /// Median seconds with the warpread provider.
-    pub warpread_s: f64,
+    /// The warpread provider, one entry per format in the configured order.
+    pub warpread: Vec<WarpTiming>,
     /// Median seconds with DataFusion's Parquet reader.
     pub datafusion_s: f64,
-    /// `datafusion_s / warpread_s`.
-    pub speedup: f64,
-    /// Reader stages of the warpread side's last run (summed over files).
-    pub warpread_stages: ReadStats,
-    /// Whether both readers gave the same rows.
-    pub results_match: bool,
+}
+
+impl SqlBenchRow {
+    /// Whether every warpread input gave DataFusion's rows.
+    pub fn results_match(&self) -> bool {
+        self.warpread.iter().all(|w| w.results_match)
+    }
 }
 
 /// The whole run.
@@ -59,8 +79,8 @@ pub struct SqlBenchRow {
 pub struct SqlBenchReport {
     /// Scale factor.
     pub scale: f64,
-    /// warpread's input, e.g. `orc/zlib`.
-    pub warpread_input: String,
+    /// warpread's inputs, e.g. `orc/zlib`, `parquet/gzip`.
+    pub warpread_inputs: Vec<String>,
     /// DataFusion's input, e.g. `parquet/gzip`.
     pub datafusion_input: String,
     /// The warpread backend.
@@ -74,8 +94,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The Parquet twin of an ORC compression for the DataFusion side.
-fn parquet_twin(c: GenCompression) -> GenCompression {
+/// The Parquet twin of an ORC compression (ZLIB is GZIP's deflate body).
+pub fn parquet_twin(c: GenCompression) -> GenCompression {
     match c {
         GenCompression::Zlib => GenCompression::Gzip,
         other => other,
@@ -88,74 +108,116 @@ fn data_dir(root: &Path, scale: f64, o: &GenOptions) -> Result<PathBuf> {
     Ok(dir)
 }
 
+fn input_name(o: &GenOptions) -> String {
+    format!("{}/{:?}", o.format.extension(), o.compression).to_ascii_lowercase()
+}
+
+/// One timed side: a session with the eight tables.
+struct Side {
+    input: String,
+    ctx: SessionContext,
+    stats: std::sync::Arc<crate::datafusion::StatsSink>,
+}
+
 /// Runs the benchmark; `progress` hears which query runs.
 pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchReport> {
-    if cfg.format != GenFormat::Orc {
-        return Err(Error::Unsupported(
-            "bench sql --format parquet: warpread's Parquet reader is not plugged into \
-             DataFusion yet; only ORC is read by warpread"
-                .into(),
-        ));
-    }
     if cfg.runs == 0 || cfg.queries.iter().any(|q| !(1..=22).contains(q)) {
         return Err(Error::Unsupported(
             "--runs must be positive and queries in 1..=22".into(),
         ));
     }
+    if cfg.formats.is_empty() {
+        return Err(Error::Unsupported(
+            "--format: name orc, parquet or both".into(),
+        ));
+    }
     let root = cfg.data_dir.clone().unwrap_or_else(cache_root);
-    let warp_opts = GenOptions::new(cfg.format, cfg.compression);
     let df_opts = GenOptions::new(GenFormat::Parquet, parquet_twin(cfg.compression));
-    let warp_dir = data_dir(&root, cfg.scale, &warp_opts)?;
     let df_dir = data_dir(&root, cfg.scale, &df_opts)?;
-    let config = WarpreadConfig::new(cfg.backend)?;
-    let backend = config.backend.describe();
-    let stats = config.stats.clone();
+    // One backend for every warpread side: a CUDA context is costly, and
+    // the sides then share its kernel cache and warm state alike.
+    let backend: std::sync::Arc<dyn Backend> =
+        std::sync::Arc::from(crate::exec::select(cfg.backend)?);
+    let described = backend.describe();
     let rt = runtime()?;
     let rows = rt.block_on(async {
-        let warp = session(config, Default::default());
-        register_tpch(&warp, &warp_dir, warp_opts.format.extension()).await?;
+        let mut sides = Vec::new();
+        for &format in &cfg.formats {
+            let (opts, dir) = match format {
+                GenFormat::Orc => {
+                    let o = GenOptions::new(GenFormat::Orc, cfg.compression);
+                    let d = data_dir(&root, cfg.scale, &o)?;
+                    (o, d)
+                }
+                // The same files as DataFusion's side.
+                GenFormat::Parquet => (df_opts, df_dir.clone()),
+            };
+            let config = WarpreadConfig::with_backend(backend.clone());
+            let stats = config.stats.clone();
+            let ctx = session(config, Default::default());
+            register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
+            sides.push(Side {
+                input: input_name(&opts),
+                ctx,
+                stats,
+            });
+        }
         let df = session(WarpreadConfig::new(BackendChoice::Cpu)?, Default::default());
-        register_tpch(&df, &df_dir, "parquet").await?;
+        register_tpch_with(&df, &df_dir, "parquet", ParquetReader::Datafusion).await?;
         let mut rows = Vec::new();
         for &q in &cfg.queries {
             let sql = TPCH[q - 1];
-            let mut times = (Vec::new(), Vec::new());
-            let mut last = (Vec::new(), Vec::new());
-            let mut stages = ReadStats::default();
+            let mut times = vec![Vec::new(); sides.len()];
+            let mut df_times = Vec::new();
+            let mut last: Vec<Vec<StatementResult>> = vec![Vec::new(); sides.len()];
+            let mut df_last = Vec::new();
+            let mut stages = vec![ReadStats::default(); sides.len()];
             for run in 0..cfg.runs {
                 progress(&format!("Q{q} run {}/{}", run + 1, cfg.runs));
-                stats.take();
+                for (i, side) in sides.iter().enumerate() {
+                    side.stats.take();
+                    let t = Instant::now();
+                    last[i] = run_sql(&side.ctx, sql).await?;
+                    times[i].push(t.elapsed().as_secs_f64());
+                    stages[i] = side.stats.take();
+                }
                 let t = Instant::now();
-                let a = run_sql(&warp, sql).await?;
-                times.0.push(t.elapsed().as_secs_f64());
-                stages = stats.take();
-                let t = Instant::now();
-                let b = run_sql(&df, sql).await?;
-                times.1.push(t.elapsed().as_secs_f64());
-                last = (a, b);
+                df_last = run_sql(&df, sql).await?;
+                df_times.push(t.elapsed().as_secs_f64());
             }
-            let batches = |r: &Vec<crate::datafusion::StatementResult>| {
-                r.last().map(|s| s.batches.clone()).unwrap_or_default()
-            };
-            let (a, b) = (batches(&last.0), batches(&last.1));
-            let (w, d) = (median(times.0), median(times.1));
+            let batches =
+                |r: &[StatementResult]| r.last().map(|s| s.batches.clone()).unwrap_or_default();
+            let reference = batches(&df_last);
+            let d = median(df_times);
+            let warpread = sides
+                .iter()
+                .zip(times)
+                .zip(last.iter().zip(stages))
+                .map(|((side, t), (result, stages))| {
+                    let seconds = median(t);
+                    WarpTiming {
+                        input: side.input.clone(),
+                        seconds,
+                        speedup: d / seconds,
+                        stages,
+                        results_match: compare_results(&batches(result), &reference, 1e-9).is_ok(),
+                    }
+                })
+                .collect();
             rows.push(SqlBenchRow {
                 query: q,
-                rows: a.iter().map(|x| x.num_rows()).sum(),
-                warpread_s: w,
+                rows: reference.iter().map(|x| x.num_rows()).sum(),
+                warpread,
                 datafusion_s: d,
-                speedup: d / w,
-                warpread_stages: stages,
-                results_match: compare_results(&a, &b, 1e-9).is_ok(),
             });
         }
-        Ok::<_, Error>(rows)
+        Ok::<_, Error>((sides.iter().map(|s| s.input.clone()).collect(), rows))
     })?;
     Ok(SqlBenchReport {
         scale: cfg.scale,
-        warpread_input: format!("orc/{:?}", cfg.compression).to_ascii_lowercase(),
-        datafusion_input: format!("parquet/{:?}", df_opts.compression).to_ascii_lowercase(),
-        backend,
-        rows,
+        warpread_inputs: rows.0,
+        datafusion_input: input_name(&df_opts),
+        backend: described,
+        rows: rows.1,
     })
 }

@@ -100,17 +100,18 @@ pub enum BenchCommand {
         json: bool,
     },
     #[cfg(feature = "sql")]
-    /// TPC-H queries through DataFusion: warpread's provider (ORC, the
-    /// chosen backend) against DataFusion's built-in Parquet reader on the
-    /// same generated data (kept in the cache), results compared.
+    /// TPC-H queries through DataFusion: warpread's provider (ORC and/or
+    /// Parquet, the chosen backend) against DataFusion's built-in Parquet
+    /// reader on the same generated data (kept in the cache), results
+    /// compared.
     Sql {
         /// TPC-H scale factor.
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
-        /// Format warpread reads (orc; parquet once warpread's Parquet
-        /// reader is plugged in).
-        #[arg(long, value_enum, default_value = "orc")]
-        format: crate::datagen::tpch::GenFormat,
+        /// Formats warpread reads, each timed: orc, parquet, or both
+        /// (`orc,parquet`). warpread's Parquet side reads DataFusion's files.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "orc")]
+        format: Vec<crate::datagen::tpch::GenFormat>,
         /// Compression (zlib for ORC is gzip for the Parquet twin).
         #[arg(long, value_enum, default_value = "zlib")]
         compression: crate::datagen::tpch::GenCompression,
@@ -205,7 +206,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         } => {
             let cfg = crate::bench::sql::SqlBenchConfig {
                 scale,
-                format,
+                formats: format,
                 compression,
                 queries: if queries.is_empty() {
                     (1..=22).collect()
@@ -236,30 +237,47 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
     }
     println!(
         "TPC-H scale {}: warpread {} on {} against DataFusion {} (median of {} runs)",
-        r.scale, r.warpread_input, r.backend, r.datafusion_input, cfg.runs
+        r.scale,
+        r.warpread_inputs.join(" and "),
+        r.backend,
+        r.datafusion_input,
+        cfg.runs
     );
-    println!(
-        "{:>5} {:>8} {:>12} {:>14} {:>8} {:>10} {:>10} {:>6}",
-        "query", "rows", "warpread s", "datafusion s", "speedup", "decomp s", "decode s", "same"
-    );
-    for q in &r.rows {
-        println!(
-            "{:>5} {:>8} {:>12.4} {:>14.4} {:>7.2}x {:>10.4} {:>10.4} {:>6}",
-            format!("Q{}", q.query),
-            q.rows,
-            q.warpread_s,
-            q.datafusion_s,
-            q.speedup,
-            q.warpread_stages.decompress_s,
-            q.warpread_stages.decode_s,
-            if q.results_match { "yes" } else { "NO" }
+    // Per warpread input: seconds, DataFusion's time over it, and its
+    // decompression and decode stage sums.
+    let mut head = format!("{:>5} {:>8}", "query", "rows");
+    for input in &r.warpread_inputs {
+        head += &format!(
+            " {:>14} {:>8} {:>9} {:>9}",
+            format!("{input} s"),
+            "speedup",
+            "decomp s",
+            "decode s"
         );
     }
-    let (w, d): (f64, f64) = r.rows.iter().fold((0.0, 0.0), |(a, b), q| {
-        (a + q.warpread_s, b + q.datafusion_s)
-    });
-    println!("total: warpread {w:.3} s, DataFusion {d:.3} s");
-    if r.rows.iter().any(|q| !q.results_match) {
+    println!("{head} {:>14} {:>6}", "datafusion s", "same");
+    for q in &r.rows {
+        let mut line = format!("{:>5} {:>8}", format!("Q{}", q.query), q.rows);
+        for w in &q.warpread {
+            line += &format!(
+                " {:>14.4} {:>7.2}x {:>9.4} {:>9.4}",
+                w.seconds, w.speedup, w.stages.decompress_s, w.stages.decode_s
+            );
+        }
+        println!(
+            "{line} {:>14.4} {:>6}",
+            q.datafusion_s,
+            if q.results_match() { "yes" } else { "NO" }
+        );
+    }
+    let d: f64 = r.rows.iter().map(|q| q.datafusion_s).sum();
+    let mut total = String::from("total:");
+    for (i, input) in r.warpread_inputs.iter().enumerate() {
+        let w: f64 = r.rows.iter().map(|q| q.warpread[i].seconds).sum();
+        total += &format!(" warpread {input} {w:.3} s,");
+    }
+    println!("{total} DataFusion {d:.3} s");
+    if r.rows.iter().any(|q| !q.results_match()) {
         return Err(Error::Mismatch {
             what: "TPC-H results".into(),
             detail: "warpread and DataFusion disagree on the queries marked NO".into(),

@@ -2,9 +2,9 @@
 
 mod bench;
 mod cat;
+mod convert;
 #[cfg(feature = "sql")]
 mod demo;
-mod convert;
 mod gsst;
 mod info;
 mod inspect;
@@ -54,14 +54,19 @@ pub enum Command {
     /// TPC-H Q1 through the warpread provider and shows where the time went.
     Demo,
     #[cfg(feature = "sql")]
-    /// Runs SQL over ORC files (read by warpread) and Parquet files (read
-    /// by DataFusion's built-in reader); without a query, an interactive
-    /// shell reading `;`-terminated statements from stdin.
+    /// Runs SQL over ORC and Parquet files read by warpread (Parquet by
+    /// DataFusion's built-in reader with `--parquet-reader datafusion`);
+    /// without a query, an interactive shell reading `;`-terminated
+    /// statements from stdin.
     Sql {
         /// A table: NAME=PATH, where PATH is a file, a folder or a glob of
         /// .orc or .parquet files (repeatable).
         #[arg(long = "table")]
         tables: Vec<String>,
+        /// Reader of .parquet tables: warpread, or datafusion (its built-in
+        /// reader, to compare).
+        #[arg(long, value_enum, default_value = "warpread")]
+        parquet_reader: crate::datafusion::ParquetReader,
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: sql::OutputFormat,
@@ -171,11 +176,13 @@ pub fn run(cli: Cli) -> Result<()> {
         #[cfg(feature = "sql")]
         Command::Sql {
             tables,
+            parquet_reader,
             format,
             query,
         } => sql::run(
             sql::SqlArgs {
                 tables,
+                parquet_reader,
                 format,
                 query,
             },

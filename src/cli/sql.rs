@@ -1,5 +1,6 @@
-//! `warpread sql`: SQL over ORC (warpread) and Parquet (DataFusion) files,
-//! one query from the command line or an interactive shell on stdin.
+//! `warpread sql`: SQL over ORC and Parquet files read by warpread (Parquet
+//! optionally by DataFusion's built-in reader), one query from the command
+//! line or an interactive shell on stdin.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Instant;
@@ -9,7 +10,7 @@ use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::{
-    StatementResult, WarpreadConfig, register_path, run_sql, runtime, session,
+    ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql, runtime, session,
 };
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
@@ -30,6 +31,8 @@ pub enum OutputFormat {
 pub struct SqlArgs {
     /// `NAME=PATH_OR_GLOB` tables.
     pub tables: Vec<String>,
+    /// Reader of Parquet tables.
+    pub parquet_reader: ParquetReader,
     /// Output format.
     pub format: OutputFormat,
     /// The query; `None` starts the shell.
@@ -40,6 +43,7 @@ pub struct SqlArgs {
 pub(crate) async fn session_with_tables(
     choice: BackendChoice,
     tables: &[String],
+    parquet: ParquetReader,
 ) -> Result<SessionContext> {
     let config = WarpreadConfig::new(choice)?;
     eprintln!("backend: {}", config.backend.describe());
@@ -52,7 +56,7 @@ pub(crate) async fn session_with_tables(
         let (name, path) = t.split_once('=').ok_or_else(|| {
             Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))
         })?;
-        let reader = register_path(&ctx, name.trim(), path.trim()).await?;
+        let reader = register_path_with(&ctx, name.trim(), path.trim(), parquet).await?;
         eprintln!("table {}: {path} ({reader})", name.trim());
     }
     Ok(ctx)
@@ -112,7 +116,7 @@ async fn execute(ctx: &SessionContext, sql: &str, format: OutputFormat) -> Resul
 /// Runs `sql`.
 pub fn run(args: SqlArgs, choice: BackendChoice) -> Result<()> {
     runtime()?.block_on(async {
-        let ctx = session_with_tables(choice, &args.tables).await?;
+        let ctx = session_with_tables(choice, &args.tables, args.parquet_reader).await?;
         match &args.query {
             Some(q) => execute(&ctx, q, args.format).await,
             None => shell(&ctx, args.format).await,

@@ -78,7 +78,11 @@ pub struct StatsSink {
 impl StatsSink {
     /// Adds one read's timings.
     pub fn add(&self, s: &ReadStats) {
-        let mut t = self.total.lock().unwrap_or_else(|p| p.into_inner());
+        Self::add_to(&mut self.total.lock().unwrap_or_else(|p| p.into_inner()), s);
+    }
+
+    /// Adds `s` to `t`, field by field.
+    pub fn add_to(t: &mut ReadStats, s: &ReadStats) {
         t.file_bytes += s.file_bytes;
         t.stream_bytes += s.stream_bytes;
         t.io_s += s.io_s;

@@ -1,6 +1,6 @@
 //! `WarpFileFormat` (DataFusion's `FileFormat`) and `WarpFormatFactory`
 //! (its `FileFormatFactory`, what `CREATE EXTERNAL TABLE ... STORED AS ORC`
-//! looks up by name) for any [`WarpFormat`].
+//! or `STORED AS WARPREAD_PARQUET` looks up by name) for any [`WarpFormat`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -191,8 +191,10 @@ impl WarpFormatFactory {
 }
 
 impl GetExt for WarpFormatFactory {
+    /// The STORED AS name: DataFusion keys file format factories by this
+    /// (lower case), and by it `CREATE EXTERNAL TABLE` finds them.
     fn get_ext(&self) -> String {
-        self.format.extension().trim_start_matches('.').to_string()
+        self.format.stored_as().to_ascii_lowercase()
     }
 }
 

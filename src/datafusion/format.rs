@@ -2,8 +2,8 @@
 //! [`WarpFormat`] opens a file into a [`WarpFile`], which reports its schema
 //! and independently readable units (ORC stripes, Parquet row groups) and
 //! reads a run of them on a backend. The `FileFormat`, `FileSource` and
-//! `FileOpener` in this module are written once against these traits, so a
-//! second format is one more implementation of them (see [`OrcFormat`]).
+//! `FileOpener` in this module are written once against these traits; ORC
+//! ([`OrcFormat`]) and Parquet ([`ParquetFormat`]) are the implementations.
 
 use std::fmt::Debug;
 use std::ops::Range;
@@ -16,6 +16,7 @@ use arrow::datatypes::SchemaRef;
 use crate::error::Result;
 use crate::exec::Backend;
 use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats};
+use crate::parquet::ParquetFile;
 
 /// A file format warpread decodes.
 pub trait WarpFormat: Debug + Send + Sync + 'static {
@@ -23,6 +24,13 @@ pub trait WarpFormat: Debug + Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// The default file extension, with its dot: `.orc`.
     fn extension(&self) -> &'static str;
+    /// The `CREATE EXTERNAL TABLE ... STORED AS` name (any case) that reads
+    /// with this format; by default [`name`](Self::name). A format whose
+    /// natural name DataFusion already serves picks another, so the
+    /// built-in reader stays reachable.
+    fn stored_as(&self) -> &'static str {
+        self.name()
+    }
     /// Opens a local file and parses its metadata.
     fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>>;
 }
@@ -141,5 +149,98 @@ impl WarpFile for OrcFile {
         // stripes from first to last; pruned ones between are pruned again.
         let options = orc_options(request, Some(first.offset..last.offset + 1));
         self.read_with_stats(&options, backend)
+    }
+}
+
+/// Parquet through warpread's own reader ([`ParquetFile`]): units are row
+/// groups. `CREATE EXTERNAL TABLE ... STORED AS WARPREAD_PARQUET` reads with
+/// it; `STORED AS PARQUET` stays DataFusion's built-in reader, which users
+/// of DataFusion expect behind that name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParquetFormat;
+
+impl WarpFormat for ParquetFormat {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn extension(&self) -> &'static str {
+        ".parquet"
+    }
+
+    fn stored_as(&self) -> &'static str {
+        "warpread_parquet"
+    }
+
+    fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>> {
+        Ok(Arc::new(ParquetFile::open(path)?))
+    }
+}
+
+impl WarpFile for ParquetFile {
+    fn schema(&self) -> SchemaRef {
+        ParquetFile::schema(self)
+    }
+
+    fn rows(&self) -> u64 {
+        ParquetFile::rows(self)
+    }
+
+    fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {
+        // A row group belongs to the byte range holding its first page (the
+        // first column chunk's dictionary or data page), as in DataFusion's
+        // own Parquet scan (`prune_by_range`): every row group falls in
+        // exactly one of the ranges DataFusion cuts a file into.
+        let options = orc_options(request, request.byte_range.clone());
+        let meta = self.metadata();
+        Ok(self
+            .selected_row_groups(&options)?
+            .into_iter()
+            .map(|g| {
+                let rg = meta.row_group(g);
+                ReadUnit {
+                    index: g,
+                    offset: rg.columns().first().map_or(0, |c| c.byte_range().0),
+                    bytes: rg.compressed_size().max(0) as u64,
+                    rows: rg.num_rows().max(0) as u64,
+                }
+            })
+            .collect())
+    }
+
+    fn read(
+        &self,
+        units: &[ReadUnit],
+        request: &ScanRequest,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, ReadStats)> {
+        let (Some(first), Some(last)) = (units.first(), units.last()) else {
+            return Ok((Vec::new(), ReadStats::default()));
+        };
+        // Row groups normally start at increasing offsets, so this range
+        // selects exactly the planned run (pruned ones between are pruned
+        // again by the same predicates).
+        let options = orc_options(request, Some(first.offset..last.offset + 1));
+        let want: Vec<usize> = units.iter().map(|u| u.index).collect();
+        if self.selected_row_groups(&options)? == want {
+            return self.read_with_stats(&options, backend);
+        }
+        // A footer listing row groups out of file order: read them one by
+        // one rather than return a row group twice or miss one.
+        let mut out = (Vec::new(), ReadStats::default());
+        for u in units {
+            let one = orc_options(request, Some(u.offset..u.offset + 1));
+            if self.selected_row_groups(&one)? != [u.index] {
+                return Err(crate::error::Error::Unsupported(format!(
+                    "{}: several row groups start at byte {}",
+                    self.path().display(),
+                    u.offset
+                )));
+            }
+            let (batches, s) = self.read_with_stats(&one, backend)?;
+            out.0.extend(batches);
+            crate::datafusion::StatsSink::add_to(&mut out.1, &s);
+        }
+        Ok(out)
     }
 }

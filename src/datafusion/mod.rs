@@ -13,10 +13,16 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Parquet tables go the same way through warpread's Parquet reader
+//! ([`SessionContextExt::register_warpread_parquet`], or
+//! `STORED AS WARPREAD_PARQUET`; `STORED AS PARQUET` and
+//! `SessionContext::register_parquet` stay DataFusion's reader).
+//!
 //! Projection: only the projected file columns are read. Filters: simple
-//! `column op literal` conjuncts prune stripes by statistics; DataFusion
-//! still applies every filter to the rows. Limit: files are read a group of
-//! stripes at a time, so a satisfied `LIMIT` stops reading.
+//! `column op literal` conjuncts prune stripes and row groups by
+//! statistics; DataFusion still applies every filter to the rows. Limit:
+//! files are read a group of stripes or row groups at a time, so a
+//! satisfied `LIMIT` stops reading.
 
 mod compare;
 mod config;
@@ -32,10 +38,13 @@ mod tables;
 pub use compare::{compare_results, sorted_rows};
 pub use config::{StatsSink, WarpreadConfig, default_backend};
 pub use file_format::{WarpFileFormat, WarpFormatFactory};
-pub use format::{OrcFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
+pub use format::{OrcFormat, ParquetFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
 pub use opener::{ScanMetrics, WarpOpener};
 pub use predicate::translate as translate_filter;
-pub use session_ext::{OrcReadOptions, SessionContextExt, session};
+pub use session_ext::{OrcReadOptions, SessionContextExt, WarpReadOptions, session};
 pub use source::WarpSource;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};
-pub use tables::{TableReader, reader_for, register_path, register_tpch};
+pub use tables::{
+    ParquetReader, TableReader, reader_for, register_path, register_path_with, register_tpch,
+    register_tpch_with,
+};

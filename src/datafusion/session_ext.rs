@@ -11,20 +11,23 @@ use datafusion::prelude::SessionContext;
 
 use super::config::WarpreadConfig;
 use super::file_format::{WarpFileFormat, WarpFormatFactory};
-use super::format::{OrcFormat, WarpFormat};
+use super::format::{OrcFormat, ParquetFormat, WarpFormat};
 use crate::exec::Backend;
 
-/// How to register a table of ORC files read by warpread.
+/// How to register a table of files read by warpread (ORC or Parquet).
 #[derive(Clone, Default)]
-pub struct OrcReadOptions {
-    /// Only files with this extension (default `.orc`) are read when the
-    /// path is a folder.
+pub struct WarpReadOptions {
+    /// Only files with this extension (default: the format's, `.orc` or
+    /// `.parquet`) are read when the path is a folder.
     pub file_extension: Option<String>,
     /// Decode on this backend instead of the session's.
     pub backend: Option<Arc<dyn Backend>>,
 }
 
-impl OrcReadOptions {
+/// The options of [`SessionContextExt::register_orc`].
+pub type OrcReadOptions = WarpReadOptions;
+
+impl WarpReadOptions {
     /// Sets the file extension.
     pub fn with_file_extension(mut self, ext: impl Into<String>) -> Self {
         self.file_extension = Some(ext.into());
@@ -38,25 +41,41 @@ impl OrcReadOptions {
     }
 }
 
-/// A session whose warpread scans use `config`, and where
-/// `CREATE EXTERNAL TABLE ... STORED AS ORC` reads with warpread.
-/// `STORED AS PARQUET` stays DataFusion's own Parquet reader until
-/// warpread's Parquet reader plugs in as a second [`WarpFormat`].
+/// A session whose warpread scans use `config`, where
+/// `CREATE EXTERNAL TABLE ... STORED AS ORC` and `STORED AS WARPREAD_PARQUET`
+/// read with warpread. `STORED AS PARQUET` stays DataFusion's own Parquet
+/// reader.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
     let ctx = SessionContext::new_with_config(config.install(session_config));
     ctx.register_orc_format();
+    ctx.register_warp_format(Arc::new(ParquetFormat));
     ctx
 }
 
 /// warpread's additions to `SessionContext`.
 #[async_trait]
 pub trait SessionContextExt {
-    /// Makes `STORED AS ORC` (and `.orc` paths) read with warpread.
+    /// Makes `STORED AS ORC` read with warpread.
     fn register_orc_format(&self);
+
+    /// Makes `STORED AS <format.stored_as()>` read with warpread's `format`
+    /// (`WARPREAD_PARQUET` for [`ParquetFormat`]).
+    fn register_warp_format(&self, format: Arc<dyn WarpFormat>);
 
     /// Registers a table of ORC files: one file, a folder of them, or a
     /// glob. Files are spread over the session's partitions.
     async fn register_orc(&self, name: &str, path: &str, options: OrcReadOptions) -> DfResult<()>;
+
+    /// Registers a table of Parquet files read by warpread's Parquet reader:
+    /// one file, a folder of them, or a glob. (Not `register_parquet`:
+    /// `SessionContext`'s own method of that name, DataFusion's reader,
+    /// would shadow it.)
+    async fn register_warpread_parquet(
+        &self,
+        name: &str,
+        path: &str,
+        options: WarpReadOptions,
+    ) -> DfResult<()>;
 
     /// Registers a table of any warpread format (the same as
     /// [`register_orc`](Self::register_orc) for other formats).
@@ -73,16 +92,25 @@ pub trait SessionContextExt {
 #[async_trait]
 impl SessionContextExt for SessionContext {
     fn register_orc_format(&self) {
-        let factory = Arc::new(WarpFormatFactory::new(Arc::new(OrcFormat)));
+        self.register_warp_format(Arc::new(OrcFormat));
+    }
+
+    fn register_warp_format(&self, format: Arc<dyn WarpFormat>) {
+        let stored_as = format.stored_as();
+        let factory = Arc::new(WarpFormatFactory::new(format));
         let state = self.state_ref();
         let mut state = state.write();
-        // Overwriting cannot fail; the result only reports conflicts.
+        // Overwriting cannot fail; the result only reports conflicts. The
+        // factory is keyed by its STORED AS name (lower case), so
+        // `ParquetFormat` does not replace DataFusion's `parquet` factory.
         let _ = state.register_file_format(factory, true);
         // `CREATE EXTERNAL TABLE` finds its table factory by the STORED AS
-        // name; the listing factory then asks for the `orc` file format.
-        state
-            .table_factories_mut()
-            .insert("ORC".into(), Arc::new(ListingTableFactory::new()));
+        // name (upper case); the listing factory then asks for the file
+        // format of that name.
+        state.table_factories_mut().insert(
+            stored_as.to_uppercase(),
+            Arc::new(ListingTableFactory::new()),
+        );
     }
 
     async fn register_orc(&self, name: &str, path: &str, options: OrcReadOptions) -> DfResult<()> {
@@ -90,6 +118,22 @@ impl SessionContextExt for SessionContext {
             name,
             path,
             Arc::new(OrcFormat),
+            options.file_extension,
+            options.backend,
+        )
+        .await
+    }
+
+    async fn register_warpread_parquet(
+        &self,
+        name: &str,
+        path: &str,
+        options: WarpReadOptions,
+    ) -> DfResult<()> {
+        self.register_warp(
+            name,
+            path,
+            Arc::new(ParquetFormat),
             options.file_extension,
             options.backend,
         )

@@ -1,14 +1,14 @@
 //! Registering tables by path for the command line, the demo, the
-//! benchmark and tests: `.orc` files are read by warpread, `.parquet` files
-//! by DataFusion's own Parquet reader (warpread's Parquet reader is not
-//! plugged in yet).
+//! benchmark and tests: `.orc` files are read by warpread; `.parquet` files
+//! by warpread's Parquet reader, or on request by DataFusion's own (to
+//! compare the two).
 
 use std::fmt;
 use std::path::Path;
 
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
-use super::session_ext::{OrcReadOptions, SessionContextExt};
+use super::session_ext::{SessionContextExt, WarpReadOptions};
 use crate::error::{Error, Result};
 
 /// Which reader serves a table.
@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 pub enum TableReader {
     /// warpread's ORC reader on the session's backend.
     WarpreadOrc,
+    /// warpread's Parquet reader on the session's backend.
+    WarpreadParquet,
     /// DataFusion's built-in Parquet reader (CPU).
     DataFusionParquet,
 }
@@ -24,26 +26,47 @@ impl fmt::Display for TableReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::WarpreadOrc => "ORC via warpread",
+            Self::WarpreadParquet => "Parquet via warpread",
             Self::DataFusionParquet => "Parquet via DataFusion's built-in reader",
         })
     }
 }
 
-fn reader_for_extension(name: &str) -> Option<TableReader> {
+/// Which reader `.parquet` tables get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ParquetReader {
+    /// warpread's Parquet reader on the session's backend.
+    #[default]
+    Warpread,
+    /// DataFusion's built-in Parquet reader (CPU), for comparisons.
+    Datafusion,
+}
+
+impl ParquetReader {
+    fn table_reader(self) -> TableReader {
+        match self {
+            Self::Warpread => TableReader::WarpreadParquet,
+            Self::Datafusion => TableReader::DataFusionParquet,
+        }
+    }
+}
+
+fn reader_for_extension(name: &str, parquet: ParquetReader) -> Option<TableReader> {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".orc") {
         Some(TableReader::WarpreadOrc)
     } else if lower.ends_with(".parquet") {
-        Some(TableReader::DataFusionParquet)
+        Some(parquet.table_reader())
     } else {
         None
     }
 }
 
 /// The reader for a file, a glob (by its extension) or a folder (by the
-/// files in it: ORC wins when both kinds are present).
-pub fn reader_for(path: &str) -> Result<TableReader> {
-    if let Some(r) = reader_for_extension(path) {
+/// files in it: ORC wins when both kinds are present); `parquet` says
+/// which reader Parquet files get.
+pub fn reader_for(path: &str, parquet: ParquetReader) -> Result<TableReader> {
+    if let Some(r) = reader_for_extension(path, parquet) {
         return Ok(r);
     }
     let p = Path::new(path);
@@ -53,8 +76,11 @@ pub fn reader_for(path: &str) -> Result<TableReader> {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        for want in [TableReader::WarpreadOrc, TableReader::DataFusionParquet] {
-            if names.iter().any(|n| reader_for_extension(n) == Some(want)) {
+        for want in [TableReader::WarpreadOrc, parquet.table_reader()] {
+            if names
+                .iter()
+                .any(|n| reader_for_extension(n, parquet) == Some(want))
+            {
                 return Ok(want);
             }
         }
@@ -64,13 +90,28 @@ pub fn reader_for(path: &str) -> Result<TableReader> {
     )))
 }
 
-/// Registers `path` as table `name` with the reader its files need.
+/// Registers `path` as table `name` with the reader its files need
+/// (Parquet: warpread's).
 pub async fn register_path(ctx: &SessionContext, name: &str, path: &str) -> Result<TableReader> {
-    let reader = reader_for(path)?;
+    register_path_with(ctx, name, path, ParquetReader::default()).await
+}
+
+/// [`register_path`], with `parquet` choosing the reader of Parquet files.
+pub async fn register_path_with(
+    ctx: &SessionContext,
+    name: &str,
+    path: &str,
+    parquet: ParquetReader,
+) -> Result<TableReader> {
+    let reader = reader_for(path, parquet)?;
     let what = format!("registering table {name} at {path}");
     let done = match reader {
         TableReader::WarpreadOrc => {
-            ctx.register_orc(name, path, OrcReadOptions::default())
+            ctx.register_orc(name, path, WarpReadOptions::default())
+                .await
+        }
+        TableReader::WarpreadParquet => {
+            ctx.register_warpread_parquet(name, path, WarpReadOptions::default())
                 .await
         }
         TableReader::DataFusionParquet => {
@@ -82,8 +123,19 @@ pub async fn register_path(ctx: &SessionContext, name: &str, path: &str) -> Resu
     Ok(reader)
 }
 
-/// Registers the eight TPC-H tables found in `dir` as `TABLE.EXT`.
+/// Registers the eight TPC-H tables found in `dir` as `TABLE.EXT`
+/// (Parquet: warpread's reader).
 pub async fn register_tpch(ctx: &SessionContext, dir: &Path, ext: &str) -> Result<TableReader> {
+    register_tpch_with(ctx, dir, ext, ParquetReader::default()).await
+}
+
+/// [`register_tpch`], with `parquet` choosing the reader of Parquet files.
+pub async fn register_tpch_with(
+    ctx: &SessionContext,
+    dir: &Path,
+    ext: &str,
+    parquet: ParquetReader,
+) -> Result<TableReader> {
     let mut reader = None;
     for t in crate::datagen::tpch::TABLES {
         let path = dir.join(format!("{t}.{ext}"));
@@ -93,7 +145,7 @@ pub async fn register_tpch(ctx: &SessionContext, dir: &Path, ext: &str) -> Resul
                 path.display()
             )));
         }
-        reader = Some(register_path(ctx, t, &path.to_string_lossy()).await?);
+        reader = Some(register_path_with(ctx, t, &path.to_string_lossy(), parquet).await?);
     }
     Ok(reader.expect("eight tables"))
 }

@@ -74,6 +74,43 @@ fn gen_orc_then_query_it_with_sql_and_the_shell() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "m\n24\none\n1\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
 
+    // Parquet: warpread's reader by default, DataFusion's on request.
+    let pq_dir = dir.join("parquet");
+    let out = warpread()
+        .args(["gen", "tpch", "--scale", "0.001", "--format", "parquet"])
+        .args(["--compression", "gzip", "--tables", "nation"])
+        .arg(&pq_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nation_pq = format!("nation={}", pq_dir.join("nation.parquet").display());
+    for (reader, says) in [
+        (None, "Parquet via warpread"),
+        (
+            Some("datafusion"),
+            "Parquet via DataFusion's built-in reader",
+        ),
+    ] {
+        let mut cmd = warpread();
+        cmd.args(["--backend", "cpu", "sql", "--format", "csv"])
+            .args(["--table", &nation_pq]);
+        if let Some(r) = reader {
+            cmd.args(["--parquet-reader", r]);
+        }
+        let out = cmd
+            .arg("SELECT count(n_name) AS n FROM nation WHERE n_regionkey = 1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n5\n");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+
     let out = warpread()
         .args(["gen", "tpch", "--scale", "0.001", "--format", "orc"])
         .args(["--compression", "gzip"])

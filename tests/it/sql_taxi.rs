@@ -1,6 +1,7 @@
 //! The NYC taxi example queries (`queries/taxi/`) on the real-data sample:
 //! its columns written as ZLIB ORC (with nulls, through PRESENT streams) and
-//! read by warpread give the rows DataFusion's Parquet reader gives on the
+//! read by warpread, and the original Parquet file read by warpread's
+//! Parquet provider, give the rows DataFusion's Parquet reader gives on the
 //! original file. Skipped when the sample is absent.
 
 use std::fs::File;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use warpread::datafusion::{
-    SessionContextExt, TAXI, WarpreadConfig, compare_results, run_sql, session,
+    SessionContextExt, TAXI, WarpReadOptions, WarpreadConfig, compare_results, run_sql, session,
 };
 use warpread::datagen::orc::{OrcCompression, OrcWriteOptions, OrcWriter};
 use warpread::exec::CpuBackend;
@@ -86,4 +87,43 @@ fn taxi_queries_match_datafusion_parquet() {
         }
     });
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn taxi_queries_on_warpread_parquet_match_datafusion_parquet() {
+    let Some(parquet) = sample() else {
+        println!(
+            "taxi_queries_on_warpread_parquet_match_datafusion_parquet: skipped: no taxi sample"
+        );
+        return;
+    };
+    let path = parquet.to_string_lossy();
+    warpread::datafusion::runtime().unwrap().block_on(async {
+        let cpu = || WarpreadConfig::with_backend(Arc::new(CpuBackend::new()));
+        let warp = session(cpu(), Default::default());
+        warp.register_warpread_parquet("taxi", &path, WarpReadOptions::default())
+            .await
+            .unwrap();
+        let df = session(cpu(), Default::default());
+        df.register_parquet("taxi", path.as_ref(), Default::default())
+            .await
+            .unwrap();
+        let explain = run_sql(&warp, "EXPLAIN SELECT fare_amount FROM taxi")
+            .await
+            .unwrap();
+        let text = warpread::datafusion::sorted_rows(&explain[0].batches)
+            .concat()
+            .join("\n");
+        assert!(text.contains("reader=warpread"), "{text}");
+        let every_column = "SELECT * FROM taxi WHERE pickup_location_id = 132";
+        for (name, sql) in TAXI.into_iter().chain([("every_column", every_column)]) {
+            let a = run_sql(&warp, sql).await.unwrap();
+            let b = run_sql(&df, sql).await.unwrap();
+            let (a, b) = (&a[0].batches, &b[0].batches);
+            assert!(!a.is_empty(), "{name}: no rows");
+            // Float sums of parallel partitions add in different orders.
+            compare_results(a, b, 1e-9).unwrap_or_else(|e| panic!("{name}: {e}"));
+            println!("{name}: same rows");
+        }
+    });
 }

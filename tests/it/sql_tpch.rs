@@ -1,14 +1,17 @@
 //! SQL through DataFusion: the 22 TPC-H queries at scale 0.01 on warpread's
-//! ORC provider (CPU backend) give the same rows as DataFusion's built-in
-//! Parquet reader on the same generated data; pushdown and error paths.
+//! ORC provider and on warpread's Parquet provider (CPU backend) give the
+//! same rows as DataFusion's built-in Parquet reader on the same generated
+//! data (the Parquet provider on the very same GZIP files); pushdown,
+//! pruning, file splitting and error paths.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use warpread::datafusion::{
-    OrcFormat, ScanRequest, TPCH, WarpFormat, WarpreadConfig, compare_results, register_tpch,
-    run_sql, session,
+    OrcFormat, ParquetFormat, ParquetReader, ReadUnit, ScanRequest, SessionContextExt, TPCH,
+    WarpFormat, WarpReadOptions, WarpreadConfig, compare_results, register_tpch,
+    register_tpch_with, run_sql, session, sorted_rows,
 };
 use warpread::datagen::tpch::{self, GenCompression, GenFormat, GenOptions};
 use warpread::exec::{BackendChoice, CpuBackend};
@@ -16,8 +19,9 @@ use warpread::orc::{CmpOp, Predicate, Scalar};
 
 const SCALE: f64 = 0.01;
 
-/// TPC-H at scale 0.01 as ZLIB ORC (small stripes, so scans have many
-/// units to prune and split) and Snappy Parquet, generated once per run.
+/// TPC-H at scale 0.01 as ZLIB ORC and GZIP Parquet, both with groups of
+/// 8192 rows (so scans have many stripes and row groups to prune and
+/// split), generated once per run.
 fn data() -> &'static (PathBuf, PathBuf) {
     static DATA: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     DATA.get_or_init(|| {
@@ -29,56 +33,92 @@ fn data() -> &'static (PathBuf, PathBuf) {
             ..GenOptions::new(GenFormat::Orc, GenCompression::Zlib)
         };
         tpch::generate(SCALE, &o, &orc, &[]).unwrap();
-        let p = GenOptions::new(GenFormat::Parquet, GenCompression::Snappy);
+        let p = GenOptions {
+            rows_per_group: 8192,
+            ..GenOptions::new(GenFormat::Parquet, GenCompression::Gzip)
+        };
         tpch::generate(SCALE, &p, &parquet, &[]).unwrap();
         (orc, parquet)
     })
 }
 
-fn cpu_session() -> SessionContext {
-    session(
-        WarpreadConfig::with_backend(Arc::new(CpuBackend::new())),
-        Default::default(),
-    )
+fn cpu_config() -> WarpreadConfig {
+    WarpreadConfig::with_backend(Arc::new(CpuBackend::new()))
 }
 
-async fn sessions() -> (SessionContext, SessionContext) {
+fn cpu_session() -> SessionContext {
+    session(cpu_config(), Default::default())
+}
+
+/// warpread on ORC, warpread on Parquet, DataFusion on the same Parquet.
+async fn sessions() -> (SessionContext, SessionContext, SessionContext) {
     let (orc, parquet) = data();
     let warp = cpu_session();
     register_tpch(&warp, orc, "orc").await.unwrap();
+    let warp_pq = cpu_session();
+    register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
+        .await
+        .unwrap();
     let df = cpu_session();
-    register_tpch(&df, parquet, "parquet").await.unwrap();
-    (warp, df)
+    register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+        .await
+        .unwrap();
+    (warp, warp_pq, df)
 }
 
 fn rt() -> tokio::runtime::Runtime {
     warpread::datafusion::runtime().unwrap()
 }
 
+fn plan_text(batches: &[arrow::array::RecordBatch]) -> String {
+    sorted_rows(batches).concat().join("\n")
+}
+
+async fn tpch_22_match(warp: &SessionContext, df: &SessionContext) {
+    let mut failures = Vec::new();
+    for (i, sql) in TPCH.iter().enumerate() {
+        let a = run_sql(warp, sql).await.unwrap();
+        let b = run_sql(df, sql).await.unwrap();
+        let (a, b) = (&a.last().unwrap().batches, &b.last().unwrap().batches);
+        let rows: usize = a.iter().map(|x| x.num_rows()).sum();
+        println!("Q{}: {rows} rows", i + 1);
+        // Identical data: only float sums added in another order may differ.
+        if let Err(e) = compare_results(a, b, 1e-12) {
+            failures.push(format!("Q{}: {e}", i + 1));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 #[test]
 fn tpch_22_queries_match_datafusion_parquet() {
     rt().block_on(async {
-        let (warp, df) = sessions().await;
-        let mut failures = Vec::new();
-        for (i, sql) in TPCH.iter().enumerate() {
-            let a = run_sql(&warp, sql).await.unwrap();
-            let b = run_sql(&df, sql).await.unwrap();
-            let (a, b) = (&a.last().unwrap().batches, &b.last().unwrap().batches);
-            let rows: usize = a.iter().map(|x| x.num_rows()).sum();
-            println!("Q{}: {rows} rows", i + 1);
-            // Identical data: only float sums added in another order may differ.
-            if let Err(e) = compare_results(a, b, 1e-12) {
-                failures.push(format!("Q{}: {e}", i + 1));
-            }
-        }
-        assert!(failures.is_empty(), "{failures:#?}");
+        let (warp, _, df) = sessions().await;
+        tpch_22_match(&warp, &df).await;
+    });
+}
+
+#[test]
+fn tpch_22_queries_on_warpread_parquet_match_datafusion_parquet() {
+    rt().block_on(async {
+        let (_, warp_pq, df) = sessions().await;
+        // The scans really are warpread's.
+        let explain = run_sql(&warp_pq, "EXPLAIN SELECT l_orderkey FROM lineitem")
+            .await
+            .unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(
+            text.contains("file_type=parquet, reader=warpread"),
+            "{text}"
+        );
+        tpch_22_match(&warp_pq, &df).await;
     });
 }
 
 #[test]
 fn scans_push_projection_filter_and_limit() {
     rt().block_on(async {
-        let (warp, _) = sessions().await;
+        let (warp, _, _) = sessions().await;
         let plan = run_sql(
             &warp,
             "EXPLAIN SELECT l_orderkey FROM lineitem WHERE l_orderkey < 100",
@@ -195,4 +235,233 @@ fn backend_choice_reaches_the_scan() {
             .join("\n");
         assert!(text.contains(&format!("backend={name}")), "{text}");
     });
+}
+
+/// The value of an `EXPLAIN ANALYZE` metric, summed over the plan's lines.
+fn metric(text: &str, name: &str) -> u64 {
+    text.match_indices(&format!("{name}="))
+        .map(|(i, m)| {
+            let digits: String = text[i + m.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            digits.parse::<u64>().unwrap_or(0)
+        })
+        .sum()
+}
+
+#[test]
+fn parquet_scans_push_projection_filter_limit_and_prune() {
+    rt().block_on(async {
+        let (_, warp_pq, df) = sessions().await;
+        let explain = run_sql(
+            &warp_pq,
+            "EXPLAIN SELECT l_orderkey FROM lineitem WHERE l_orderkey < 100",
+        )
+        .await
+        .unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("reader=warpread"), "{text}");
+        assert!(text.contains("pruning_predicate"), "{text}");
+        // Only the projected column is read.
+        assert!(text.contains("projection=[l_orderkey]"), "{text}");
+        let sql = "SELECT count(l_quantity) AS n, max(l_orderkey) AS m, sum(l_quantity) AS q \
+                   FROM lineitem WHERE l_orderkey < 100";
+        let analyzed = run_sql(&warp_pq, &format!("EXPLAIN ANALYZE {sql}"))
+            .await
+            .unwrap();
+        let text = plan_text(&analyzed[0].batches);
+        let (read, pruned) = (
+            metric(&text, "warpread_units_read"),
+            metric(&text, "warpread_units_pruned"),
+        );
+        // lineitem's ~60k rows are 8 row groups; l_orderkey is sorted, so
+        // statistics keep only the first.
+        assert_eq!(read, 1, "{text}");
+        assert!(pruned >= 6, "{text}");
+        let a = run_sql(&warp_pq, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        let r = run_sql(&warp_pq, "SELECT * FROM lineitem LIMIT 7")
+            .await
+            .unwrap();
+        assert_eq!(r[0].batches.iter().map(|b| b.num_rows()).sum::<usize>(), 7);
+        assert_eq!(r[0].schema.fields().len(), 16);
+        // A string and a date predicate prune too, and rows still match.
+        for sql in [
+            "SELECT count(o_orderkey) AS n FROM orders WHERE o_orderdate >= DATE '1998-07-01'",
+            "SELECT count(c_custkey) AS n FROM customer WHERE c_mktsegment = 'BUILDING'",
+            "SELECT count(o_orderkey) AS n FROM orders WHERE o_orderkey > 59000",
+        ] {
+            let a = run_sql(&warp_pq, sql).await.unwrap();
+            let b = run_sql(&df, sql).await.unwrap();
+            compare_results(&a[0].batches, &b[0].batches, 0.0)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+    });
+}
+
+#[test]
+fn statistics_prune_row_groups() {
+    let (_, parquet) = data();
+    let file = ParquetFormat
+        .open(&parquet.join("lineitem.parquet"))
+        .unwrap();
+    let all = ScanRequest {
+        columns: vec!["l_orderkey".into()],
+        batch_size: 8192,
+        ..Default::default()
+    };
+    let units = file.plan(&all).unwrap();
+    assert!(units.len() > 3, "{} row groups", units.len());
+    assert_eq!(units.iter().map(|u| u.rows).sum::<u64>(), file.rows());
+    let pred = |op, v| ScanRequest {
+        predicates: vec![Predicate {
+            column: "l_orderkey".into(),
+            op,
+            value: Scalar::Int(v),
+        }],
+        ..all.clone()
+    };
+    assert_eq!(file.plan(&pred(CmpOp::Lt, 100)).unwrap().len(), 1);
+    assert!(
+        file.plan(&pred(CmpOp::Gt, i64::MAX - 1))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(file.plan(&pred(CmpOp::Ge, 0)).unwrap(), units);
+    // Reading the planned unit gives just its rows.
+    let backend = CpuBackend::new();
+    let few = file.plan(&pred(CmpOp::Lt, 100)).unwrap();
+    let (batches, stats) = file.read(&few, &pred(CmpOp::Lt, 100), &backend).unwrap();
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows as u64, few[0].rows);
+    assert!(stats.file_bytes > 0 && stats.stream_bytes > stats.file_bytes);
+}
+
+#[test]
+fn byte_ranges_give_each_row_group_to_one_split() {
+    let (_, parquet) = data();
+    let path = parquet.join("lineitem.parquet");
+    let file = ParquetFormat.open(&path).unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    let all = ScanRequest {
+        columns: vec!["l_orderkey".into(), "l_comment".into()],
+        batch_size: 8192,
+        ..Default::default()
+    };
+    let whole: Vec<ReadUnit> = file.plan(&all).unwrap();
+    for splits in [2u64, 3, 5, 17] {
+        let step = len.div_ceil(splits);
+        let mut got = Vec::new();
+        let mut rows = 0;
+        for k in 0..splits {
+            let req = ScanRequest {
+                byte_range: Some(k * step..((k + 1) * step).min(len)),
+                ..all.clone()
+            };
+            let units = file.plan(&req).unwrap();
+            let (batches, _) = file.read(&units, &req, &CpuBackend::new()).unwrap();
+            rows += batches.iter().map(|b| b.num_rows()).sum::<usize>();
+            got.extend(units);
+        }
+        assert_eq!(got, whole, "{splits} splits");
+        assert_eq!(rows as u64, file.rows(), "{splits} splits");
+    }
+}
+
+#[test]
+fn split_parquet_files_scan_in_parallel_partitions() {
+    let (_, parquet) = data();
+    rt().block_on(async {
+        // Four partitions and no minimum size: DataFusion cuts lineitem
+        // into byte ranges, each opened separately.
+        let mut config = SessionConfig::new().with_target_partitions(4);
+        config.options_mut().optimizer.repartition_file_min_size = 1;
+        let warp = session(cpu_config(), config.clone());
+        let df = session(cpu_config(), config);
+        let path = parquet.join("lineitem.parquet");
+        let path = path.to_string_lossy();
+        warp.register_warpread_parquet("lineitem", &path, WarpReadOptions::default())
+            .await
+            .unwrap();
+        df.register_parquet("lineitem", path.as_ref(), Default::default())
+            .await
+            .unwrap();
+        let sql = "SELECT count(l_orderkey) AS n, sum(l_quantity) AS q, \
+                   min(l_comment) AS c FROM lineitem";
+        let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("4 groups"), "{text}");
+        assert!(text.contains("lineitem.parquet:0.."), "{text}");
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
+
+#[test]
+fn create_external_table_stored_as_warpread_parquet() {
+    let (_, parquet) = data();
+    let nation = parquet.join("nation.parquet");
+    rt().block_on(async {
+        let ctx = cpu_session();
+        let sql = format!(
+            "CREATE EXTERNAL TABLE nation STORED AS WARPREAD_PARQUET LOCATION '{}' \
+             OPTIONS ('backend' 'cpu')",
+            nation.display()
+        );
+        run_sql(&ctx, &sql).await.unwrap();
+        let r = run_sql(&ctx, "SELECT count(n_name) FROM nation")
+            .await
+            .unwrap();
+        assert_eq!(sorted_rows(&r[0].batches)[0][0], "25");
+        let explain = run_sql(&ctx, "EXPLAIN SELECT n_name FROM nation")
+            .await
+            .unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("reader=warpread, backend=cpu"), "{text}");
+        // STORED AS PARQUET is still DataFusion's reader.
+        let sql = format!(
+            "CREATE EXTERNAL TABLE nation_df STORED AS PARQUET LOCATION '{}'",
+            nation.display()
+        );
+        run_sql(&ctx, &sql).await.unwrap();
+        let explain = run_sql(&ctx, "EXPLAIN SELECT n_name FROM nation_df")
+            .await
+            .unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(!text.contains("reader=warpread"), "{text}");
+        assert!(text.contains("file_type=parquet"), "{text}");
+        let a = run_sql(&ctx, "SELECT * FROM nation").await.unwrap();
+        let b = run_sql(&ctx, "SELECT * FROM nation_df").await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
+
+#[test]
+fn parquet_reader_errors_name_file_and_row_group() {
+    let (_, parquet) = data();
+    let dir = std::env::temp_dir().join(format!("warpread-sql-pq-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("orders.parquet");
+    let mut bytes = std::fs::read(parquet.join("orders.parquet")).unwrap();
+    // Garbage over the first row group's first pages.
+    for b in &mut bytes[4..4000] {
+        *b = 0xA5;
+    }
+    std::fs::write(&bad, &bytes).unwrap();
+    rt().block_on(async {
+        let ctx = cpu_session();
+        warpread::datafusion::register_path(&ctx, "orders", &bad.to_string_lossy())
+            .await
+            .unwrap();
+        let err = run_sql(&ctx, "SELECT * FROM orders")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&bad.display().to_string()), "{err}");
+        assert!(err.contains("row group"), "{err}");
+    });
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -6,7 +6,7 @@ use crate::plan::{ChunkStatus, StatusCode};
 /// `InputCorrupt` when the page is not a whole number of values,
 /// `OutputShort` when it holds fewer values than asked.
 pub fn decode(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
-    if width == 0 || input.len() % width != 0 {
+    if width == 0 || !input.len().is_multiple_of(width) {
         return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
     }
     let stride = input.len() / width;
