@@ -19,6 +19,28 @@ pub mod parquet_plain;
 pub mod split;
 pub mod varint;
 
+/// Encodes `values` as independent streams of `chunk_values` values each
+/// (the last may be shorter) with `encode_into`, concatenated; returns the
+/// bytes and one job per chunk, the layout of the CODAG benchmarks.
+pub fn encode_chunks_with<T>(
+    values: &[T],
+    chunk_values: usize,
+    encode_into: impl Fn(&[T], &mut Vec<u8>),
+) -> (Vec<u8>, Vec<crate::plan::ChunkJob>) {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(values) / 4 + 16);
+    let mut jobs = Vec::new();
+    for (c, chunk) in values.chunks(chunk_values.max(1)).enumerate() {
+        let start = out.len() as u64;
+        encode_into(chunk, &mut out);
+        jobs.push(crate::plan::ChunkJob {
+            input: start..out.len() as u64,
+            output_offset: (c * chunk_values) as u64,
+            values: chunk.len() as u64,
+        });
+    }
+    (out, jobs)
+}
+
 /// A codec the `bench codecs` command and the backends know by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CodecName {

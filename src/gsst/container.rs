@@ -385,6 +385,24 @@ pub fn read_container(
     columns: &[String],
     backend: &dyn Backend,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    // arrow-ipc 59 can panic on damaged footers and buffer lengths instead
+    // of returning an error; a damaged file must be an error here.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read_container_inner(path, columns, backend)
+    }))
+    .unwrap_or_else(|_| {
+        Err(container_error(
+            &Location::file(path),
+            "damaged Arrow IPC file (the IPC reader panicked)",
+        ))
+    })
+}
+
+fn read_container_inner(
+    path: &Path,
+    columns: &[String],
+    backend: &dyn Backend,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let location = Location::file(path);
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let err = |e| Error::arrow(format!("reading {}", path.display()), e);

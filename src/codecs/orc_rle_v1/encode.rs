@@ -62,18 +62,7 @@ fn encode_into<T: IntElem>(values: &[T], out: &mut Vec<u8>) {
 /// (the last may be shorter), concatenated; returns the bytes and one job per
 /// chunk, the layout of the CODAG benchmarks.
 pub fn encode_chunks<T: IntElem>(values: &[T], chunk_values: usize) -> (Vec<u8>, Vec<ChunkJob>) {
-    let mut out = Vec::with_capacity(values.len() + values.len() / 64);
-    let mut jobs = Vec::new();
-    for (c, chunk) in values.chunks(chunk_values.max(1)).enumerate() {
-        let start = out.len() as u64;
-        encode_into(chunk, &mut out);
-        jobs.push(ChunkJob {
-            input: start..out.len() as u64,
-            output_offset: (c * chunk_values) as u64,
-            values: chunk.len() as u64,
-        });
-    }
-    (out, jobs)
+    crate::codecs::encode_chunks_with(values, chunk_values, encode_into)
 }
 
 #[cfg(test)]
