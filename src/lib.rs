@@ -51,6 +51,7 @@ pub mod gsst;
 pub mod orc;
 pub mod parquet;
 pub mod plan;
+pub mod source;
 
 pub use error::{Error, Location, Result};
 

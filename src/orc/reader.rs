@@ -96,7 +96,7 @@ pub struct OrcFile {
 impl OrcFile {
     /// Opens a file and parses its tail.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let src = Source::open(path.as_ref())?;
+        let src = Source::open(path.as_ref(), "ORC")?;
         let tail = tail::read_tail(&src)?;
         let at = Location::file(src.path());
         let root = schema::build(&tail.footer.types, &at)?;

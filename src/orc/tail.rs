@@ -1,10 +1,6 @@
 //! The ORC file tail: postscript, footer and metadata, read from the end of
 //! the file and checked against its length before anything trusts them.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-
 use prost::Message;
 
 use super::compression::{self, Compression, CompressionKind, MAX_BLOCK_SIZE};
@@ -19,70 +15,7 @@ const TAIL_GUESS: u64 = 64 * 1024;
 /// larger claims come from corrupt or hostile files.
 const MAX_TAIL_SECTION: u64 = 1 << 30;
 
-/// An open ORC file: its path, length and random-access reader.
-#[derive(Debug)]
-pub struct Source {
-    path: PathBuf,
-    file: File,
-    len: u64,
-}
-
-impl Source {
-    /// Opens a file.
-    pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        Ok(Self {
-            path: path.to_path_buf(),
-            file,
-            len,
-        })
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The file's length in bytes.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// True for an empty file.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Reads `len` bytes at `offset` into `buf` (appending), failing with
-    /// the location when the range is outside the file.
-    pub fn read_into(&self, offset: u64, len: u64, buf: &mut Vec<u8>, at: &Location) -> Result<()> {
-        let end = offset.checked_add(len).filter(|&e| e <= self.len);
-        if end.is_none() {
-            return Err(Error::orc(
-                &at.clone().at(offset),
-                format!(
-                    "range of {len} bytes at {offset} is outside the file of {} bytes",
-                    self.len
-                ),
-            ));
-        }
-        let start = buf.len();
-        buf.try_reserve(len as usize)
-            .map_err(|_| Error::orc(at, format!("cannot allocate {len} bytes")))?;
-        buf.resize(start + len as usize, 0);
-        self.file
-            .read_exact_at(&mut buf[start..], offset)
-            .map_err(|e| Error::io(&self.path, e))
-    }
-
-    /// Reads a range into a new buffer.
-    pub fn read(&self, offset: u64, len: u64, at: &Location) -> Result<Vec<u8>> {
-        let mut v = Vec::new();
-        self.read_into(offset, len, &mut v, at)?;
-        Ok(v)
-    }
-}
+pub use crate::source::Source;
 
 /// Everything in the file tail.
 #[derive(Debug, Clone)]

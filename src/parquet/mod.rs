@@ -30,7 +30,6 @@ pub mod page_header;
 mod pages;
 mod predicate;
 mod reader;
-mod source;
 mod values;
 
 // The parquet crate's modules stay reachable as `warpread::parquet::*`

@@ -6,8 +6,8 @@ use std::ops::Range;
 use parquet::file::metadata::ColumnChunkMetaData;
 
 use super::page_header::{self, PageHeader, PageKind};
-use super::source::Source;
 use crate::error::{Error, Location, Result};
+use crate::source::Source;
 
 /// Most level entries one page may claim per byte of its uncompressed body
 /// (plus a constant): an RLE run of bit width 1 stores 2^31 values in 6

@@ -18,10 +18,10 @@ use super::levels::{Builder, Node, Shape};
 use super::page_header;
 use super::pages::{self, RawChunk};
 use super::predicate;
-use super::source::Source;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::orc::{ReadOptions, ReadStats};
+use crate::source::Source;
 
 /// Compressed bytes of row groups decoded together (as for ORC stripes).
 const GROUP_BYTES: u64 = 256 << 20;
@@ -49,7 +49,7 @@ impl ParquetFile {
     /// Opens a file and parses its footer (and page index, when present).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let src = Source::open(path)?;
+        let src = Source::open(path, "Parquet")?;
         let at = Location::file(path);
         let len = src.len();
         if len < 12 {

@@ -1,0 +1,83 @@
+//! Positional reads from a file, every range checked against its length:
+//! the one way the format readers (ORC, Parquet) touch file bytes.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Location, Result};
+
+/// An open file: its path, length and random-access reader. Errors name
+/// the file format (`ORC`, `Parquet`) given at opening.
+#[derive(Debug)]
+pub struct Source {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    format: &'static str,
+}
+
+impl Source {
+    /// Opens a file read as `format`.
+    pub fn open(path: &Path, format: &'static str) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            len,
+            format,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn error(&self, at: &Location, message: String) -> Error {
+        Error::Format {
+            format: self.format,
+            location: Box::new(at.clone()),
+            message,
+        }
+    }
+
+    /// Reads `len` bytes at `offset` into `buf` (appending), failing with
+    /// the location when the range is outside the file.
+    pub fn read_into(&self, offset: u64, len: u64, buf: &mut Vec<u8>, at: &Location) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|e| e > self.len) {
+            return Err(self.error(
+                &at.clone().at(offset),
+                format!(
+                    "range of {len} bytes at {offset} is outside the file of {} bytes",
+                    self.len
+                ),
+            ));
+        }
+        let start = buf.len();
+        buf.try_reserve(len as usize)
+            .map_err(|_| self.error(at, format!("cannot allocate {len} bytes")))?;
+        buf.resize(start + len as usize, 0);
+        self.file
+            .read_exact_at(&mut buf[start..], offset)
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Reads a range into a new buffer.
+    pub fn read(&self, offset: u64, len: u64, at: &Location) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.read_into(offset, len, &mut v, at)?;
+        Ok(v)
+    }
+}
