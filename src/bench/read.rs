@@ -51,16 +51,6 @@ fn batches_bytes(b: &[RecordBatch]) -> u64 {
         .sum()
 }
 
-/// True for a Parquet file (`PAR1` magic), false for anything else (read
-/// as ORC, which names the problem if it is not ORC either).
-fn is_parquet(path: &std::path::Path) -> Result<bool> {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let n = f.read(&mut magic).map_err(|e| Error::io(path, e))?;
-    Ok(n == 4 && &magic == b"PAR1")
-}
-
 /// Reads each file (ORC or Parquet, by magic bytes) `warmup + runs` times
 /// on `backend`.
 pub fn run(
@@ -81,7 +71,7 @@ pub fn run(
             .len();
         let mut times = Vec::with_capacity(runs);
         let mut last = Vec::new();
-        let parquet = is_parquet(path)?;
+        let parquet = crate::parquet::is_parquet(path);
         let read = |backend: &dyn Backend| {
             if parquet {
                 ParquetFile::open(path)?.read_with_stats(&options, backend)

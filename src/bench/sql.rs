@@ -89,11 +89,6 @@ pub struct SqlBenchReport {
     pub rows: Vec<SqlBenchRow>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// The Parquet twin of an ORC compression (ZLIB is GZIP's deflate body).
 pub fn parquet_twin(c: GenCompression) -> GenCompression {
     match c {
@@ -188,13 +183,13 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             let batches =
                 |r: &[StatementResult]| r.last().map(|s| s.batches.clone()).unwrap_or_default();
             let reference = batches(&df_last);
-            let d = median(df_times);
+            let d = super::codecs::median(&df_times);
             let warpread = sides
                 .iter()
                 .zip(times)
                 .zip(last.iter().zip(stages))
                 .map(|((side, t), (result, stages))| {
-                    let seconds = median(t);
+                    let seconds = super::codecs::median(&t);
                     WarpTiming {
                         input: side.input.clone(),
                         seconds,
