@@ -153,6 +153,8 @@ impl FileOpener for WarpOpener {
                     let request = request.clone();
                     let stats = stats.clone();
                     let metrics = metrics.clone();
+                    // A group holds several units; count units, as units_pruned does.
+                    let units_in_group = group.len();
                     async move {
                         let (batches, s) = tokio::task::spawn_blocking(move || {
                             opened.read(&group, &request, backend.as_ref())
@@ -170,7 +172,7 @@ impl FileOpener for WarpOpener {
                         metrics
                             .assemble
                             .add_duration(Duration::from_secs_f64(s.assemble_s));
-                        metrics.units_read.add(1);
+                        metrics.units_read.add(units_in_group);
                         if let Some(sink) = &stats {
                             sink.add(&s);
                         }
