@@ -171,11 +171,15 @@ pub fn run(
         Some(fallback.run(backend)?)
     };
 
+    // Pieces are gathered into one buffer in a single parallel copy (as the
+    // ORC streams are), after every size is checked.
     let mut pages_out = Pages::default();
-    for ((pages, chunk), _) in plan.into_iter().zip(chunks).zip(codecs) {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    let mut len = 0usize;
+    for (pages, chunk) in plan.into_iter().zip(chunks) {
         let mut list = Vec::with_capacity(pages.len());
         for ((prefix, piece, at), rp) in pages.into_iter().zip(&chunk.pages) {
-            let start = pages_out.buf.len();
+            let start = len;
             let check = |got: usize, expect: usize| {
                 if got == expect {
                     Ok(())
@@ -186,13 +190,16 @@ pub fn run(
                     ))
                 }
             };
-            pages_out.buf.extend_from_slice(&raw[prefix.clone()]);
+            let part = &raw[prefix.clone()];
+            len += part.len();
+            parts.push(part);
             match piece {
                 Piece::Raw => {}
                 Piece::Job { id, expect, .. } => {
                     let n = out.produced(id)[0] as usize;
                     check(n, expect)?;
-                    pages_out.buf.extend_from_slice(&out.bytes(id)[..n]);
+                    len += n;
+                    parts.push(&out.bytes(id)[..n]);
                 }
                 Piece::Members(ids, expect) => {
                     let out2 = out2.as_ref().expect("fallback batch ran");
@@ -210,18 +217,20 @@ pub fn run(
                         if total > expect {
                             break;
                         }
-                        pages_out.buf.extend_from_slice(bytes);
+                        len += n;
+                        parts.push(bytes);
                     }
                     check(total, expect)?;
                 }
             }
             list.push(Page {
                 header: rp.header.clone(),
-                data: start..pages_out.buf.len(),
+                data: start..len,
                 location: at,
             });
         }
         pages_out.chunks.push(list);
     }
+    pages_out.buf = crate::exec::copy::gather(&parts)?;
     Ok(pages_out)
 }
