@@ -448,63 +448,6 @@ fn plain_gather_split_edge_cases_match() {
     );
 }
 
-/// A DELTA_BINARY_PACKED encoder with any block shape (the crate's encoder
-/// always writes 128 values in 4 miniblocks): `bits` 32 or 64.
-fn dbp_encode(vals: &[u64], bits: u32, block: usize, minis: usize) -> Vec<u8> {
-    let sext = |v: u64| {
-        if bits == 32 {
-            v as u32 as i32 as i64
-        } else {
-            v as i64
-        }
-    };
-    let mask = if bits == 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
-    let mut out = Vec::new();
-    write(&mut out, block as u64);
-    write(&mut out, minis as u64);
-    write(&mut out, vals.len() as u64);
-    write(&mut out, zigzag(vals.first().map_or(0, |&v| sext(v))));
-    let deltas: Vec<u64> = vals
-        .windows(2)
-        .map(|w| w[1].wrapping_sub(w[0]) & mask)
-        .collect();
-    let per = block / minis;
-    for chunk in deltas.chunks(block) {
-        let min = chunk.iter().map(|&d| sext(d)).min().unwrap_or(0);
-        write(&mut out, zigzag(min));
-        let rel: Vec<u64> = chunk
-            .iter()
-            .map(|&d| d.wrapping_sub(min as u64) & mask)
-            .collect();
-        let parts: Vec<&[u64]> = rel.chunks(per).collect();
-        let widths: Vec<u32> = (0..minis)
-            .map(|k| {
-                parts.get(k).map_or(0, |m| {
-                    m.iter().map(|&d| 64 - d.leading_zeros()).max().unwrap_or(0)
-                })
-            })
-            .collect();
-        out.extend(widths.iter().map(|&w| w as u8));
-        for (m, &w) in parts.iter().zip(&widths) {
-            let mut bytes = vec![0u8; per * w as usize / 8];
-            for (i, &d) in m.iter().enumerate() {
-                for b in 0..w as usize {
-                    if (d >> b) & 1 == 1 {
-                        let at = i * w as usize + b;
-                        bytes[at / 8] |= 1 << (at % 8);
-                    }
-                }
-            }
-            out.extend_from_slice(&bytes);
-        }
-    }
-    out
-}
-
 fn delta_values(rng: &mut Rng, n: usize, bits: u32) -> Vec<u64> {
     let mask = if bits == 64 {
         u64::MAX
@@ -571,7 +514,7 @@ fn delta_binary_packed_matches() {
                     parquet_delta_binary_packed::encode(&vals, bits)
                 } else {
                     let (b, m) = shapes[rng.below(shapes.len() as u64) as usize];
-                    dbp_encode(&vals, bits, b, m)
+                    parquet_delta_binary_packed::encode_shaped(&vals, bits, b, m)
                 };
                 let ask = if n > 0 && rng.below(4) == 0 {
                     rng.below(n as u64 + 1) as usize
@@ -759,7 +702,7 @@ fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
                 if rng.below(2) == 0 {
                     parquet_delta_binary_packed::encode(&vals, bits)
                 } else {
-                    dbp_encode(&vals, bits, 256, 2)
+                    parquet_delta_binary_packed::encode_shaped(&vals, bits, 256, 2)
                 }
             }
             _ => unreachable!(),

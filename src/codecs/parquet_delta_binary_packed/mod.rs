@@ -15,4 +15,4 @@ mod decode;
 mod encode;
 
 pub use decode::{Failure, Reader, decode, walk};
-pub use encode::encode;
+pub use encode::{encode, encode_shaped};
