@@ -85,9 +85,14 @@ impl FromStr for Predicate {
     }
 }
 
-/// Whether values in `[min, max]` may satisfy `op value`.
-fn may_match(min: Ordering, max: Ordering, op: CmpOp) -> bool {
-    // min/max: how the statistic compares with the literal.
+/// Whether values in `[min, max]` may satisfy `op value`, given how the
+/// statistics' `min` and `max` compare with the literal; an unknown bound
+/// (absent, or incomparable like NaN) may. Shared by the ORC and Parquet
+/// pruning.
+pub(crate) fn may_match_range(min: Option<Ordering>, max: Option<Ordering>, op: CmpOp) -> bool {
+    let (Some(min), Some(max)) = (min, max) else {
+        return true;
+    };
     match op {
         CmpOp::Eq => min != Ordering::Greater && max != Ordering::Less,
         CmpOp::Lt => min == Ordering::Less,
@@ -105,10 +110,7 @@ impl Predicate {
             // Only nulls (or no rows): no comparison can be true.
             return false;
         }
-        let cmp = |a: Option<Ordering>, b: Option<Ordering>| match (a, b) {
-            (Some(a), Some(b)) => may_match(a, b, self.op),
-            _ => true,
-        };
+        let cmp = |a, b| may_match_range(a, b, self.op);
         match (&self.value, col.kind) {
             (Scalar::Int(v), Kind::Byte | Kind::Short | Kind::Int | Kind::Long) => stats
                 .int_statistics

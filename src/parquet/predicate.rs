@@ -4,30 +4,12 @@
 //! whose order does not match the literal's (unsigned integers, decimals,
 //! binary without a string type) keep it.
 
-use std::cmp::Ordering;
-
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::statistics::Statistics;
 
-use crate::orc::{CmpOp, Predicate, Scalar};
-
-fn may_match(min: Ordering, max: Ordering, op: CmpOp) -> bool {
-    match op {
-        CmpOp::Eq => min != Ordering::Greater && max != Ordering::Less,
-        CmpOp::Lt => min == Ordering::Less,
-        CmpOp::Le => min != Ordering::Greater,
-        CmpOp::Gt => max == Ordering::Greater,
-        CmpOp::Ge => max != Ordering::Less,
-    }
-}
-
-fn cmp(a: Option<Ordering>, b: Option<Ordering>, op: CmpOp) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => may_match(a, b, op),
-        _ => true,
-    }
-}
+use crate::orc::predicate::may_match_range as cmp;
+use crate::orc::{Predicate, Scalar};
 
 /// Whether `p` may hold for some row of a column chunk with these
 /// statistics (`rows`: the row group's row count).
