@@ -200,7 +200,11 @@ impl WarpFile for ParquetFile {
                 let rg = meta.row_group(g);
                 ReadUnit {
                     index: g,
-                    offset: rg.columns().first().map_or(0, |c| c.byte_range().0),
+                    offset: rg
+                        .columns()
+                        .first()
+                        .and_then(crate::parquet::pages::chunk_range)
+                        .map_or(0, |r| r.0),
                     bytes: rg.compressed_size().max(0) as u64,
                     rows: rg.num_rows().max(0) as u64,
                 }

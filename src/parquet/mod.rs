@@ -27,7 +27,7 @@ mod decompress;
 pub mod gzip;
 pub mod levels;
 pub mod page_header;
-mod pages;
+pub(crate) mod pages;
 mod predicate;
 mod reader;
 mod values;

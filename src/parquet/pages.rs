@@ -37,6 +37,18 @@ pub struct RawChunk {
     pub location: Location,
 }
 
+/// Where a column chunk's bytes start in the file and how many there are:
+/// the dictionary page, if any, else the first data page. `None` when the
+/// footer gives a negative offset or size (the parquet crate's own
+/// `byte_range` panics on those, and footers come from untrusted files).
+pub fn chunk_range(cc: &ColumnChunkMetaData) -> Option<(u64, u64)> {
+    let start = cc.dictionary_page_offset().unwrap_or(cc.data_page_offset());
+    Some((
+        u64::try_from(start).ok()?,
+        u64::try_from(cc.compressed_size()).ok()?,
+    ))
+}
+
 /// Reads one column chunk into `raw` and walks its page headers.
 pub fn read_chunk(
     src: &Source,
@@ -44,7 +56,16 @@ pub fn read_chunk(
     raw: &mut Vec<u8>,
     at: &Location,
 ) -> Result<Vec<RawPage>> {
-    let (start, len) = cc.byte_range();
+    let (start, len) = chunk_range(cc).ok_or_else(|| {
+        Error::parquet(
+            at,
+            format!(
+                "column chunk with a negative offset or size (offset {}, {} bytes)",
+                cc.dictionary_page_offset().unwrap_or(cc.data_page_offset()),
+                cc.compressed_size()
+            ),
+        )
+    })?;
     let base = raw.len();
     src.read_into(start, len, raw, at)?;
     let chunk = &raw[base..];

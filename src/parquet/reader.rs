@@ -197,7 +197,11 @@ impl ParquetFile {
         Ok((0..self.meta.num_row_groups())
             .filter(|&g| {
                 let rg = self.meta.row_group(g);
-                let start = rg.columns().first().map_or(0, |c| c.byte_range().0);
+                let start = rg
+                    .columns()
+                    .first()
+                    .and_then(super::pages::chunk_range)
+                    .map_or(0, |r| r.0);
                 options
                     .byte_range
                     .as_ref()
