@@ -5,6 +5,9 @@ register / spill report before a device run is spent on them.
 
     LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
 
+With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
+kernels/ (codag.cuh included), as they do for warpread itself.
+
 libnvrtc comes with any CUDA toolkit, or from the PyPI wheel
 `nvidia-cuda-nvrtc` (unzip it; no GPU needed).
 """
@@ -24,9 +27,14 @@ opts = [f"--gpu-architecture={arch}", "--std=c++17", "--device-as-default-execut
         f"-DGSST_THREADS={gsst_threads}", f"-DGSST_RING_GRANULES={gsst_ring}",
         f"-DGSST_MIN_BLOCKS={int(consts['GSST_MIN_BLOCKS_PER_SM'])}",
         "-Xptxas=-v"]
-header = (root / "kernels/codag.cuh").read_bytes()
+override = pathlib.Path(os.environ["WARPREAD_KERNEL_DIR"]) if os.environ.get("WARPREAD_KERNEL_DIR") else None
+def source(name):
+    if override is not None and (override / name).exists():
+        return override / name
+    return root / "kernels" / name
+header = source("codag.cuh").read_bytes()
 failed = False
-for cu in sorted((root / "kernels").glob("*.cu")):
+for cu in sorted(source(k.name) for k in (root / "kernels").glob("*.cu")):
     prog = ctypes.c_void_p()
     hdrs = (ctypes.c_char_p * 1)(header)
     names = (ctypes.c_char_p * 1)(b"codag.cuh")

@@ -38,6 +38,28 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("warpread").join("kernels"))
 }
 
+/// The text NVRTC compiles for `src`: the file of that name in
+/// `$WARPREAD_KERNEL_DIR` when the variable is set and the file exists, else
+/// the source built into the binary. The override lets one binary compare
+/// kernel variants on a GPU host that has no Rust toolchain.
+fn source_text(src: &KernelSource) -> Result<std::borrow::Cow<'static, str>> {
+    let Some(dir) = std::env::var_os("WARPREAD_KERNEL_DIR") else {
+        return Ok(src.text.into());
+    };
+    let path = PathBuf::from(dir).join(src.file);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            tracing::info!("kernel source {} from {}", src.file, path.display());
+            Ok(text.into())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(src.text.into()),
+        Err(e) => Err(Error::KernelCompile {
+            kernel: src.file.to_string(),
+            log: format!("reading the override {}: {e}", path.display()),
+        }),
+    }
+}
+
 fn nvrtc_version() -> (i32, i32) {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: out-pointers to locals; probe() has checked that NVRTC loads.
@@ -60,13 +82,15 @@ fn options(arch: &str) -> Vec<String> {
 /// present, else compiled and stored. Cache I/O problems only cost a
 /// recompile.
 pub fn cubin(src: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    let text = source_text(src)?;
+    let header = source_text(&CODAG_HEADER)?;
     let opts = options(arch);
     let (major, minor) = nvrtc_version();
     let version = format!("{major}.{minor}");
     let joined = opts.join(" ");
     let key = fnv1a(&[
-        src.text.as_bytes(),
-        CODAG_HEADER.text.as_bytes(),
+        text.as_bytes(),
+        header.as_bytes(),
         joined.as_bytes(),
         version.as_bytes(),
     ]);
@@ -79,7 +103,7 @@ pub fn cubin(src: &KernelSource, arch: &str) -> Result<Vec<u8>> {
         return Ok(bytes);
     }
     let t = std::time::Instant::now();
-    let bin = compile(src, &opts)?;
+    let bin = compile(src.file, &text, &header, &opts)?;
     tracing::info!("compiled {} for {arch} in {:.2?}", src.file, t.elapsed());
     if let Some(p) = &path {
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
@@ -116,16 +140,16 @@ fn check(r: sys::nvrtcResult, file: &str, what: &str) -> Result<()> {
     }
 }
 
-fn compile(src: &KernelSource, opts: &[String]) -> Result<Vec<u8>> {
+fn compile(file: &str, text: &str, header: &str, opts: &[String]) -> Result<Vec<u8>> {
     let cstr = |s: &str| {
         CString::new(s).map_err(|_| Error::KernelCompile {
-            kernel: src.file.to_string(),
+            kernel: file.to_string(),
             log: "source contains a NUL byte".into(),
         })
     };
-    let text = cstr(src.text)?;
-    let name = cstr(src.file)?;
-    let header = cstr(CODAG_HEADER.text)?;
+    let text = cstr(text)?;
+    let name = cstr(file)?;
+    let header = cstr(header)?;
     let header_name = cstr(CODAG_HEADER.file)?;
     let headers = [header.as_ptr()];
     let include_names = [header_name.as_ptr()];
@@ -141,7 +165,7 @@ fn compile(src: &KernelSource, opts: &[String]) -> Result<Vec<u8>> {
             include_names.as_ptr(),
         )
     };
-    check(r, src.file, "nvrtcCreateProgram")?;
+    check(r, file, "nvrtcCreateProgram")?;
     let prog = Program(prog);
     let copts: Vec<CString> = opts.iter().map(|o| cstr(o)).collect::<Result<_>>()?;
     let optp: Vec<*const c_char> = copts.iter().map(|c| c.as_ptr()).collect();
@@ -149,7 +173,7 @@ fn compile(src: &KernelSource, opts: &[String]) -> Result<Vec<u8>> {
     let r = unsafe { sys::nvrtcCompileProgram(prog.0, optp.len() as i32, optp.as_ptr()) };
     if r != sys::nvrtcResult::NVRTC_SUCCESS {
         return Err(Error::KernelCompile {
-            kernel: src.file.to_string(),
+            kernel: file.to_string(),
             log: program_log(&prog),
         });
     }
@@ -157,19 +181,19 @@ fn compile(src: &KernelSource, opts: &[String]) -> Result<Vec<u8>> {
     // SAFETY: out-pointer to a local.
     check(
         unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) },
-        src.file,
+        file,
         "nvrtcGetCUBINSize",
     )?;
     let mut bin = vec![0u8; size];
     // SAFETY: the buffer holds `size` bytes as NVRTC asked.
     check(
         unsafe { sys::nvrtcGetCUBIN(prog.0, bin.as_mut_ptr().cast()) },
-        src.file,
+        file,
         "nvrtcGetCUBIN",
     )?;
     let log = program_log(&prog);
     if !log.trim().is_empty() {
-        tracing::debug!("NVRTC log for {}: {log}", src.file);
+        tracing::debug!("NVRTC log for {file}: {log}");
     }
     Ok(bin)
 }
