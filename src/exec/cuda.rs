@@ -3,10 +3,17 @@
 //! Inputs are staged through pinned host memory; device and pinned buffers
 //! are kept and reused across calls. Every status starts as `Pending`, so a
 //! job a kernel failed to reach can never read as success.
+//!
+//! Stages from different threads (DataFusion partitions, files read in
+//! parallel) run on separate lanes, each a stream with its own buffers, so
+//! one thread's transfers overlap another's kernels instead of queueing
+//! behind a single lock.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
@@ -23,10 +30,57 @@ struct Scratch {
     pinned_out: PinnedScratch,
 }
 
+/// Most lanes (streams with their own buffers) one backend opens: enough to
+/// keep the copy engines and the SMs busy from many threads, few enough that
+/// the per-lane pinned and device buffers stay a small share of memory.
+pub const MAX_LANES: usize = 8;
+
+/// A stream and the buffers only work on that stream touches.
+struct Lane {
+    stream: Arc<CudaStream>,
+    scratch: Scratch,
+}
+
+/// Idle lanes, and how many exist in all (idle or taken).
+#[derive(Default)]
+struct Lanes {
+    idle: Vec<Lane>,
+    opened: usize,
+}
+
+/// A lane taken by one stage; goes back to the pool when dropped.
+struct Taken<'a> {
+    lane: Option<Lane>,
+    backend: &'a CudaBackend,
+}
+
+impl std::ops::Deref for Taken<'_> {
+    type Target = Lane;
+    fn deref(&self) -> &Lane {
+        self.lane.as_ref().expect("present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Taken<'_> {
+    fn deref_mut(&mut self) -> &mut Lane {
+        self.lane.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            self.backend.pool().idle.push(lane);
+            self.backend.freed.notify_one();
+        }
+    }
+}
+
 /// Runs plans on a CUDA device.
 pub struct CudaBackend {
     rt: GpuRuntime,
-    scratch: Mutex<Scratch>,
+    lanes: Mutex<Lanes>,
+    freed: Condvar,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -71,7 +125,8 @@ impl CudaBackend {
     pub fn with_device(ordinal: usize) -> Result<Self> {
         Ok(Self {
             rt: GpuRuntime::open(ordinal)?,
-            scratch: Mutex::new(Scratch::default()),
+            lanes: Mutex::new(Lanes::default()),
+            freed: Condvar::new(),
         })
     }
 
@@ -80,12 +135,51 @@ impl CudaBackend {
         &self.rt
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Scratch> {
-        self.scratch.lock().unwrap_or_else(|p| p.into_inner())
+    fn pool(&self) -> std::sync::MutexGuard<'_, Lanes> {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An idle lane, a new one while fewer than [`MAX_LANES`] exist, else
+    /// the next one another thread gives back. The first lane uses the
+    /// runtime's stream.
+    fn take(&self) -> Result<Taken<'_>> {
+        let mut pool = self.pool();
+        loop {
+            if let Some(lane) = pool.idle.pop() {
+                return Ok(Taken {
+                    lane: Some(lane),
+                    backend: self,
+                });
+            }
+            if pool.opened < MAX_LANES {
+                let first = pool.opened == 0;
+                pool.opened += 1;
+                drop(pool);
+                let stream = if first {
+                    Ok(self.rt.stream().clone())
+                } else {
+                    self.rt.context().new_stream()
+                };
+                return match stream {
+                    Ok(stream) => Ok(Taken {
+                        lane: Some(Lane {
+                            stream,
+                            scratch: Scratch::default(),
+                        }),
+                        backend: self,
+                    }),
+                    Err(e) => {
+                        self.pool().opened -= 1;
+                        Err(Error::cuda("creating a stream", e))
+                    }
+                };
+            }
+            pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     /// Uploads the stage's input and job table; returns the entry point.
-    fn upload(&self, s: &mut Scratch, stage: &Stage, input: &[u8]) -> Result<CudaFunction> {
+    fn upload(&self, lane: &mut Lane, stage: &Stage, input: &[u8]) -> Result<CudaFunction> {
         stage.validate(input.len() as u64)?;
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(
@@ -97,7 +191,7 @@ impl CudaBackend {
         let (src, entry) = kernels::entry_for(&stage.op)
             .ok_or_else(|| Error::Unsupported(format!("no CUDA kernel for {}", stage.op.name())))?;
         let func = self.rt.function(src, &entry)?;
-        let stream = self.rt.stream();
+        let Lane { stream, scratch: s } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying input to the device", e);
 
@@ -122,8 +216,8 @@ impl CudaBackend {
     }
 
     /// Marks every status `Pending` and fills the output with `fill`.
-    fn reset(&self, s: &mut Scratch, stage: &Stage, fill: u8) -> Result<()> {
-        let stream = self.rt.stream();
+    fn reset(&self, lane: &mut Lane, stage: &Stage, fill: u8) -> Result<()> {
+        let Lane { stream, scratch: s } = lane;
         let err = |e| Error::cuda("resetting device buffers", e);
         let pending = vec![ChunkStatus::PENDING; stage.jobs.len()];
         let bytes = as_bytes(&pending);
@@ -139,7 +233,7 @@ impl CudaBackend {
             .map_err(err)
     }
 
-    fn launch(&self, s: &mut Scratch, func: &CudaFunction, stage: &Stage) -> Result<()> {
+    fn launch(&self, lane: &mut Lane, func: &CudaFunction, stage: &Stage) -> Result<()> {
         let njobs = stage.jobs.len() as u32;
         let shape = launch::shape_for(&stage.op, stage.jobs.len());
         let cfg = LaunchConfig {
@@ -147,14 +241,17 @@ impl CudaBackend {
             block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let stream = self.rt.stream();
-        let Scratch {
-            input,
-            output,
-            jobs,
-            status,
-            ..
-        } = s;
+        let Lane {
+            stream,
+            scratch:
+                Scratch {
+                    input,
+                    output,
+                    jobs,
+                    status,
+                    ..
+                },
+        } = lane;
         let (i, j, o, st): (
             &CudaSlice<u8>,
             &CudaSlice<u8>,
@@ -181,8 +278,8 @@ impl CudaBackend {
         Ok(())
     }
 
-    fn download(&self, s: &mut Scratch, stage: &Stage) -> Result<StageOutput> {
-        let stream = self.rt.stream();
+    fn download(&self, lane: &mut Lane, stage: &Stage) -> Result<StageOutput> {
+        let Lane { stream, scratch: s } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
@@ -224,26 +321,26 @@ impl CudaBackend {
         warmup: usize,
         runs: usize,
     ) -> Result<StageTiming> {
-        let mut s = self.lock();
-        let func = self.upload(&mut s, stage, input)?;
+        let mut lane = self.take()?;
+        let func = self.upload(&mut lane, stage, input)?;
         let ctx = self.rt.context();
-        let stream = self.rt.stream();
+        let stream = lane.stream.clone();
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let ev = |e| Error::cuda("timing a kernel", e);
         let start = ctx.new_event(timing).map_err(ev)?;
         let stop = ctx.new_event(timing).map_err(ev)?;
         let mut kernel_ms = Vec::with_capacity(runs);
         for r in 0..warmup + runs {
-            self.reset(&mut s, stage, 0xA5)?;
-            start.record(stream).map_err(ev)?;
-            self.launch(&mut s, &func, stage)?;
-            stop.record(stream).map_err(ev)?;
+            self.reset(&mut lane, stage, 0xA5)?;
+            start.record(&stream).map_err(ev)?;
+            self.launch(&mut lane, &func, stage)?;
+            stop.record(&stream).map_err(ev)?;
             stop.synchronize().map_err(ev)?;
             if r >= warmup {
                 kernel_ms.push(f64::from(start.elapsed_ms(&stop).map_err(ev)?));
             }
         }
-        let output = self.download(&mut s, stage)?;
+        let output = self.download(&mut lane, stage)?;
         Ok(StageTiming { output, kernel_ms })
     }
 }
@@ -273,10 +370,10 @@ impl Backend for CudaBackend {
                 statuses: Vec::new(),
             });
         }
-        let mut s = self.lock();
-        let func = self.upload(&mut s, stage, input)?;
-        self.reset(&mut s, stage, 0)?;
-        self.launch(&mut s, &func, stage)?;
-        self.download(&mut s, stage)
+        let mut lane = self.take()?;
+        let func = self.upload(&mut lane, stage, input)?;
+        self.reset(&mut lane, stage, 0)?;
+        self.launch(&mut lane, &func, stage)?;
+        self.download(&mut lane, stage)
     }
 }

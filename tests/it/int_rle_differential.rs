@@ -251,3 +251,40 @@ fn many_small_chunks_and_empty_stage() {
         assert!(gpu.run_stage(&empty, &[]).unwrap().statuses.is_empty());
     }
 }
+
+/// Stages of different sizes from many threads at once: each thread takes
+/// its own CUDA lane (stream and buffers), and no thread may see another's
+/// output or statuses.
+#[test]
+fn concurrent_stages_from_many_threads_match() {
+    let mut rng = Rng::fresh("concurrent_stages_from_many_threads_match");
+    let Some(gpu) = cuda("concurrent_stages_from_many_threads_match") else {
+        return;
+    };
+    let cpu = CpuBackend::new();
+    let cases: Vec<_> = (0..24)
+        .map(|i| {
+            let n = 1 + rng.below(if i % 3 == 0 { 400_000 } else { 5_000 }) as usize;
+            let vals = values::<i64>(&mut rng, n, i % SHAPES);
+            let (bytes, stage) = random_stage(&mut rng, StageOp::OrcRleV2(IntType::I64), &vals);
+            let want = cpu.run_stage(&stage, &bytes).unwrap();
+            (bytes, stage, want)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for t in 0..16 {
+            let cases = &cases;
+            s.spawn(move || {
+                for round in 0..6 {
+                    let (bytes, stage, want) = &cases[(t * 7 + round * 5) % cases.len()];
+                    let got = gpu.run_stage(stage, bytes).unwrap();
+                    assert_eq!(got.statuses, want.statuses, "thread {t} round {round}");
+                    assert!(
+                        got.data == want.data,
+                        "thread {t} round {round}: output differs from the CPU reference"
+                    );
+                }
+            });
+        }
+    });
+}
