@@ -33,8 +33,9 @@ pub struct SqlBenchConfig {
     pub queries: Vec<usize>,
     /// Timed runs per query and reader; the median is reported.
     pub runs: usize,
-    /// Backend of the warpread side.
-    pub backend: BackendChoice,
+    /// Backends of the warpread side, each timed on every format (one run
+    /// can time both backends against a single DataFusion pass).
+    pub backends: Vec<BackendChoice>,
     /// Data folder root (default: the cache).
     pub data_dir: Option<PathBuf>,
 }
@@ -42,7 +43,7 @@ pub struct SqlBenchConfig {
 /// One warpread input's timing of one query.
 #[derive(Debug, Clone, Serialize)]
 pub struct WarpTiming {
-    /// The input, e.g. `orc/zlib` or `parquet/gzip`.
+    /// The input and backend, e.g. `orc/zlib on cuda`.
     pub input: String,
     /// Median seconds.
     pub seconds: f64,
@@ -79,12 +80,12 @@ impl SqlBenchRow {
 pub struct SqlBenchReport {
     /// Scale factor.
     pub scale: f64,
-    /// warpread's inputs, e.g. `orc/zlib`, `parquet/gzip`.
+    /// warpread's inputs and backends, e.g. `orc/zlib on cuda`.
     pub warpread_inputs: Vec<String>,
     /// DataFusion's input, e.g. `parquet/gzip`.
     pub datafusion_input: String,
-    /// The warpread backend.
-    pub backend: String,
+    /// The warpread backends, described.
+    pub backends: Vec<String>,
     /// Per query.
     pub rows: Vec<SqlBenchRow>,
 }
@@ -121,23 +122,29 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             "--runs must be positive and queries in 1..=22".into(),
         ));
     }
-    if cfg.formats.is_empty() {
+    if cfg.formats.is_empty() || cfg.backends.is_empty() {
         return Err(Error::Unsupported(
-            "--format: name orc, parquet or both".into(),
+            "--format: name orc, parquet or both; --backends: cpu, cuda or auto".into(),
         ));
     }
     let root = cfg.data_dir.clone().unwrap_or_else(cache_root);
     let df_opts = GenOptions::new(GenFormat::Parquet, parquet_twin(cfg.compression));
     let df_dir = data_dir(&root, cfg.scale, &df_opts)?;
-    // One backend for every warpread side: a CUDA context is costly, and
-    // the sides then share its kernel cache and warm state alike.
-    let backend: std::sync::Arc<dyn Backend> =
-        std::sync::Arc::from(crate::exec::select(cfg.backend)?);
-    let described = backend.describe();
+    // One backend per choice, shared by every format's side: a CUDA context
+    // is costly, and the sides then share its kernel cache and warm state.
+    let backends = cfg
+        .backends
+        .iter()
+        .map(|&c| crate::exec::select(c).map(std::sync::Arc::<dyn Backend>::from))
+        .collect::<Result<Vec<_>>>()?;
+    let described = backends.iter().map(|b| b.describe()).collect();
     let rt = runtime()?;
     let rows = rt.block_on(async {
         let mut sides = Vec::new();
-        for &format in &cfg.formats {
+        for (backend, &format) in backends
+            .iter()
+            .flat_map(|b| cfg.formats.iter().map(move |f| (b, f)))
+        {
             let (opts, dir) = match format {
                 GenFormat::Orc => {
                     let o = GenOptions::new(GenFormat::Orc, cfg.compression);
@@ -152,7 +159,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             let ctx = session(config, Default::default());
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
-                input: input_name(&opts),
+                input: format!("{} on {}", input_name(&opts), backend.name()),
                 ctx,
                 stats,
             });
@@ -212,7 +219,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
         scale: cfg.scale,
         warpread_inputs: rows.0,
         datafusion_input: input_name(&df_opts),
-        backend: described,
+        backends: described,
         rows: rows.1,
     })
 }

@@ -124,6 +124,10 @@ pub enum BenchCommand {
         /// Data folder (default: $WARPREAD_CACHE or ~/.cache/warpread).
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        /// Backends of warpread's side, each timed in the same run
+        /// (e.g. `cpu,cuda`); default: the global --backend.
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<BackendChoice>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -202,6 +206,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             queries,
             runs,
             data_dir,
+            backends,
             json,
         } => {
             let cfg = crate::bench::sql::SqlBenchConfig {
@@ -214,7 +219,11 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                     queries
                 },
                 runs,
-                backend,
+                backends: if backends.is_empty() {
+                    vec![backend]
+                } else {
+                    backends
+                },
                 data_dir,
             };
             run_sql_bench(&cfg, json)
@@ -236,10 +245,10 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
         return Ok(());
     }
     println!(
-        "TPC-H scale {}: warpread {} on {} against DataFusion {} (median of {} runs)",
+        "TPC-H scale {}: warpread {} ({}) against DataFusion {} (median of {} runs)",
         r.scale,
-        r.warpread_inputs.join(" and "),
-        r.backend,
+        r.warpread_inputs.join(", "),
+        r.backends.join("; "),
         r.datafusion_input,
         cfg.runs
     );
