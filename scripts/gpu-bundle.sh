@@ -73,6 +73,8 @@ cat > "$out/run-gpu.sh" <<'RUN'
 # Runs warpread's GPU tests and benchmarks from this folder.
 #   run-gpu.sh tests | bench | deflate | sanitize | orc | parquet | all   (default all)
 #   run-gpu.sh gsst [RESULTS_DIR]   (default RESULTS_DIR: ./gsst-results)
+#   run-gpu.sh variants             (kernel variants in ./variants/NAME/, see below)
+#   run-gpu.sh sql [SCALE]          (TPC-H through DataFusion; needs ./warpread-sql)
 # `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
 # folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
@@ -147,6 +149,45 @@ for key, name in (("gsst", "gsst.json"), ("nvcomp", "nvcomp_codecs.json")):
 print(f"wrote {res / 'results.json'}: {', '.join(out) or 'nothing'}")
 PY
   rm -rf "$dump"
+fi
+if [ "$what" = variants ]; then
+  # Each variants/NAME/ holds replacement kernel sources (WARPREAD_KERNEL_DIR):
+  # the tests of that kernel run on it, then its benchmark; NAME's prefix
+  # (inflate or gsst) says which. The built-in kernels run first as the
+  # baseline, in the same process setup.
+  for v in builtin variants/*/; do
+    name=$(basename "$v")
+    if [ "$v" = builtin ]; then kinds="inflate gsst"; unset WARPREAD_KERNEL_DIR
+    else kinds=${name%%-*}; export WARPREAD_KERNEL_DIR="$PWD/$v"; fi
+    for k in $kinds; do
+      echo "=== variant $name: $k"
+      case $k in
+        inflate)
+          ./it-tests --test-threads=1 deflate || { rc=1; echo "variant $name FAILED its tests"; continue; }
+          dump=$PWD/.deflate-dump; rm -rf "$dump"; mkdir -p "$dump"
+          ./warpread --backend cuda bench codecs --codec deflate --suite codag --dump "$dump" || rc=1 ;;
+        gsst)
+          ./it-tests --test-threads=1 gsst || { rc=1; echo "variant $name FAILED its tests"; continue; }
+          ./warpread --backend cuda bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both || rc=1 ;;
+      esac
+    done
+  done
+  unset WARPREAD_KERNEL_DIR
+  if [ -d ../.nvcomp ] && [ -d .deflate-dump ]; then
+    PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
+    LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      python3 ../scripts/nvcomp_bench.py .deflate-dump || rc=1
+  fi
+fi
+if [ "$what" = sql ]; then
+  # TPC-H through DataFusion at SCALE (default 10): warpread's provider on
+  # ORC ZLIB and Parquet GZIP, CPU and CUDA backends, against DataFusion's
+  # own Parquet reader, one run; needs the DataFusion build ./warpread-sql.
+  [ -f warpread-sql.xz ] && xz -dkf warpread-sql.xz
+  chmod +x warpread-sql
+  export WARPREAD_CACHE=${WARPREAD_CACHE:-/tmp/warpread-cache}
+  ./warpread-sql bench sql --scale "${2:-10}" --format orc,parquet --backends cpu,cuda \
+    --runs "${SQL_RUNS:-1}" ${SQL_QUERIES:+--queries $SQL_QUERIES} || rc=1
 fi
 if [ "$what" = orc ]; then
   # End to end, ORC ZLIB file to host Arrow: TPC-H lineitem (SF 1) and the
