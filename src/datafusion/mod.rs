@@ -16,7 +16,9 @@
 //! Parquet tables go the same way through warpread's Parquet reader
 //! ([`SessionContextExt::register_warpread_parquet`], or
 //! `STORED AS WARPREAD_PARQUET`; `STORED AS PARQUET` and
-//! `SessionContext::register_parquet` stay DataFusion's reader).
+//! `SessionContext::register_parquet` stay DataFusion's reader), and GSST
+//! containers through [`SessionContextExt::register_gsst`] or
+//! `STORED AS GSST`, their string columns decoded on the backend.
 //!
 //! Projection: only the projected file columns are read. Filters: simple
 //! `column op literal` conjuncts prune stripes and row groups by
@@ -28,6 +30,7 @@ mod compare;
 mod config;
 mod file_format;
 mod format;
+mod gsst_format;
 mod opener;
 mod predicate;
 mod session_ext;
@@ -39,6 +42,7 @@ pub use compare::{compare_results, sorted_rows};
 pub use config::{StatsSink, WarpreadConfig, default_backend};
 pub use file_format::{WarpFileFormat, WarpFormatFactory};
 pub use format::{OrcFormat, ParquetFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
+pub use gsst_format::GsstFormat;
 pub use opener::{ScanMetrics, WarpOpener};
 pub use predicate::translate as translate_filter;
 pub use session_ext::{OrcReadOptions, SessionContextExt, WarpReadOptions, session};

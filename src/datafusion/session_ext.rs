@@ -12,6 +12,7 @@ use datafusion::prelude::SessionContext;
 use super::config::WarpreadConfig;
 use super::file_format::{WarpFileFormat, WarpFormatFactory};
 use super::format::{OrcFormat, ParquetFormat, WarpFormat};
+use super::gsst_format::GsstFormat;
 use crate::exec::Backend;
 
 /// How to register a table of files read by warpread (ORC or Parquet).
@@ -42,13 +43,14 @@ impl WarpReadOptions {
 }
 
 /// A session whose warpread scans use `config`, where
-/// `CREATE EXTERNAL TABLE ... STORED AS ORC` and `STORED AS WARPREAD_PARQUET`
-/// read with warpread. `STORED AS PARQUET` stays DataFusion's own Parquet
-/// reader.
+/// `CREATE EXTERNAL TABLE ... STORED AS ORC`, `STORED AS WARPREAD_PARQUET`
+/// and `STORED AS GSST` read with warpread. `STORED AS PARQUET` stays
+/// DataFusion's own Parquet reader.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
     let ctx = SessionContext::new_with_config(config.install(session_config));
     ctx.register_orc_format();
     ctx.register_warp_format(Arc::new(ParquetFormat));
+    ctx.register_warp_format(Arc::new(GsstFormat));
     ctx
 }
 
@@ -76,6 +78,11 @@ pub trait SessionContextExt {
         path: &str,
         options: WarpReadOptions,
     ) -> DfResult<()>;
+
+    /// Registers a table of GSST containers (`.arrow` files written by
+    /// `warpread convert --strings gsst`): one file, a folder or a glob.
+    async fn register_gsst(&self, name: &str, path: &str, options: WarpReadOptions)
+    -> DfResult<()>;
 
     /// Registers a table of any warpread format (the same as
     /// [`register_orc`](Self::register_orc) for other formats).
@@ -134,6 +141,22 @@ impl SessionContextExt for SessionContext {
             name,
             path,
             Arc::new(ParquetFormat),
+            options.file_extension,
+            options.backend,
+        )
+        .await
+    }
+
+    async fn register_gsst(
+        &self,
+        name: &str,
+        path: &str,
+        options: WarpReadOptions,
+    ) -> DfResult<()> {
+        self.register_warp(
+            name,
+            path,
+            Arc::new(GsstFormat),
             options.file_extension,
             options.backend,
         )

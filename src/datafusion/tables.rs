@@ -1,7 +1,7 @@
 //! Registering tables by path for the command line, the demo, the
 //! benchmark and tests: `.orc` files are read by warpread; `.parquet` files
 //! by warpread's Parquet reader, or on request by DataFusion's own (to
-//! compare the two).
+//! compare the two); `.arrow` GSST containers by warpread.
 
 use std::fmt;
 use std::path::Path;
@@ -20,6 +20,8 @@ pub enum TableReader {
     WarpreadParquet,
     /// DataFusion's built-in Parquet reader (CPU).
     DataFusionParquet,
+    /// warpread's GSST container reader (strings decoded on the backend).
+    WarpreadGsst,
 }
 
 impl fmt::Display for TableReader {
@@ -28,6 +30,7 @@ impl fmt::Display for TableReader {
             Self::WarpreadOrc => "ORC via warpread",
             Self::WarpreadParquet => "Parquet via warpread",
             Self::DataFusionParquet => "Parquet via DataFusion's built-in reader",
+            Self::WarpreadGsst => "GSST container via warpread",
         })
     }
 }
@@ -57,6 +60,8 @@ fn reader_for_extension(name: &str, parquet: ParquetReader) -> Option<TableReade
         Some(TableReader::WarpreadOrc)
     } else if lower.ends_with(".parquet") {
         Some(parquet.table_reader())
+    } else if lower.ends_with(".arrow") {
+        Some(TableReader::WarpreadGsst)
     } else {
         None
     }
@@ -76,7 +81,11 @@ pub fn reader_for(path: &str, parquet: ParquetReader) -> Result<TableReader> {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        for want in [TableReader::WarpreadOrc, parquet.table_reader()] {
+        for want in [
+            TableReader::WarpreadOrc,
+            parquet.table_reader(),
+            TableReader::WarpreadGsst,
+        ] {
             if names
                 .iter()
                 .any(|n| reader_for_extension(n, parquet) == Some(want))
@@ -86,7 +95,7 @@ pub fn reader_for(path: &str, parquet: ParquetReader) -> Result<TableReader> {
         }
     }
     Err(Error::Unsupported(format!(
-        "{path}: expected .orc or .parquet files (a file, a folder of them, or a glob)"
+        "{path}: expected .orc, .parquet or .arrow (GSST container) files (a file, a folder of them, or a glob)"
     )))
 }
 
@@ -116,6 +125,10 @@ pub async fn register_path_with(
         }
         TableReader::DataFusionParquet => {
             ctx.register_parquet(name, path, ParquetReadOptions::default())
+                .await
+        }
+        TableReader::WarpreadGsst => {
+            ctx.register_gsst(name, path, WarpReadOptions::default())
                 .await
         }
     };

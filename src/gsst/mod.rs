@@ -22,6 +22,7 @@
 pub mod arrow;
 mod compress;
 pub mod container;
+pub mod container_file;
 mod decode;
 pub mod format;
 mod params;

@@ -465,3 +465,80 @@ fn parquet_reader_errors_name_file_and_row_group() {
     });
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The TPC-H Parquet tables converted to GSST containers (string columns
+/// GSST-compressed, batches of 4096 rows), once per run.
+fn gsst_data() -> &'static PathBuf {
+    static DATA: OnceLock<PathBuf> = OnceLock::new();
+    DATA.get_or_init(|| {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use warpread::gsst::GsstLayout;
+        use warpread::gsst::container::{ContainerOptions, write_container};
+        let (_, parquet) = data();
+        let dir = parquet.parent().unwrap().join("gsst");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, t) in tpch::TABLES.iter().enumerate() {
+            let file = std::fs::File::open(parquet.join(format!("{t}.parquet"))).unwrap();
+            let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+                .unwrap()
+                .with_batch_size(4096)
+                .build()
+                .unwrap();
+            let schema = arrow::array::RecordBatchReader::schema(&reader);
+            let out = std::fs::File::create(dir.join(format!("{t}.arrow"))).unwrap();
+            let layout = [GsstLayout::Splits, GsstLayout::Coalesced][i % 2];
+            write_container(
+                out,
+                &schema,
+                reader.map(|b| b.map_err(|e| warpread::Error::arrow("reading", e))),
+                &ContainerOptions::new(layout),
+            )
+            .unwrap();
+        }
+        dir
+    })
+}
+
+#[test]
+fn tpch_22_queries_on_gsst_containers_match_datafusion_parquet() {
+    rt().block_on(async {
+        let dir = gsst_data();
+        let warp = cpu_session();
+        register_tpch(&warp, dir, "arrow").await.unwrap();
+        let explain = run_sql(&warp, "EXPLAIN SELECT l_comment FROM lineitem")
+            .await
+            .unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("file_type=gsst"), "{text}");
+        let (_, parquet) = data();
+        let df = cpu_session();
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        tpch_22_match(&warp, &df).await;
+
+        // STORED AS GSST, split into byte ranges over several partitions.
+        let split = session(
+            cpu_config(),
+            SessionConfig::new()
+                .with_target_partitions(4)
+                .with_repartition_file_min_size(1),
+        );
+        let path = dir.join("lineitem.arrow");
+        run_sql(
+            &split,
+            &format!(
+                "CREATE EXTERNAL TABLE li STORED AS GSST LOCATION '{}'",
+                path.display()
+            ),
+        )
+        .await
+        .unwrap();
+        let q = "SELECT count(*), count(DISTINCT l_comment), max(l_shipinstruct) FROM li";
+        let a = run_sql(&split, q).await.unwrap();
+        let b = run_sql(&df, &q.replace("FROM li", "FROM lineitem"))
+            .await
+            .unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
