@@ -173,10 +173,14 @@ if [ "$what" = variants ]; then
     done
   done
   unset WARPREAD_KERNEL_DIR
-  if [ -d ../.nvcomp ] && [ -d .deflate-dump ]; then
-    PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
-    LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-      python3 ../scripts/nvcomp_bench.py .deflate-dump || rc=1
+  # GSST on the English corpus (built-in kernel), then nvCOMP's codecs on
+  # the same bytes, and nvCOMP Deflate on the deflate suite's chunks.
+  ./warpread --backend cuda bench gsst --input english --layout both --dump .english.txt || rc=1
+  if [ -d ../.nvcomp ]; then
+    export PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}"
+    export LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    [ -f .english.txt ] && { python3 ../scripts/nvcomp_codecs_bench.py .english.txt --chunk-kib 64 | sed -n '1,/^{/p' | head -n -1 || rc=1; }
+    [ -d .deflate-dump ] && { python3 ../scripts/nvcomp_bench.py .deflate-dump || rc=1; }
   fi
 fi
 if [ "$what" = sql ]; then
