@@ -1,7 +1,8 @@
 //! `WarpOpener`: DataFusion's `FileOpener` over any [`WarpFormat`]. Opening
 //! a file parses its metadata and plans its units; the batch stream then
-//! reads groups of units one after another on a blocking thread, so a scan
-//! that stops early (a `LIMIT`) never reads the groups it did not reach.
+//! reads groups of units on blocking threads, the next group decoding while
+//! the plan consumes the current one; a scan with a `LIMIT` reads one group
+//! at a time, so it never reads the groups it did not reach.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +25,10 @@ use crate::orc::Predicate;
 /// GPU wants thousands of chunk jobs), small enough that a `LIMIT` stops
 /// early and memory stays bounded.
 const GROUP_BYTES: u64 = 64 << 20;
+
+/// Groups of one partition in flight at once (the one being consumed and
+/// the next, decoding meanwhile).
+const READ_AHEAD: usize = 2;
 
 /// DataFusion metrics of a warpread scan (shown by `EXPLAIN ANALYZE`).
 #[derive(Debug, Clone)]
@@ -146,8 +151,11 @@ impl FileOpener for WarpOpener {
             metrics
                 .units_pruned
                 .add(considered.saturating_sub(units.len()));
+            // Without a limit the next group decodes while the plan consumes
+            // this one's batches; with one, nothing is read ahead of need.
+            let ahead = if limit.is_some() { 1 } else { READ_AHEAD };
             let stream = futures::stream::iter(groups(units, limit))
-                .then(move |group| {
+                .map(move |group| {
                     let opened = Arc::clone(&opened);
                     let backend = Arc::clone(&backend);
                     let request = request.clone();
@@ -181,6 +189,7 @@ impl FileOpener for WarpOpener {
                         ))
                     }
                 })
+                .buffered(ahead)
                 .try_flatten();
             Ok(stream.boxed())
         }))
