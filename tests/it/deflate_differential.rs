@@ -120,7 +120,13 @@ fn corrupt_deflate_streams_are_rejected_alike() {
     let cpu = CpuBackend::new();
     let gpu = cuda("corrupt_deflate_streams_are_rejected_alike");
     let mut failures = 0;
-    for round in 0..40 {
+    // At least 40 rounds, more until the mutations have broken enough
+    // chunks for the comparison to mean something (a fixed round count
+    // fell short for about one seed in 500).
+    for round in 0..400 {
+        if round >= 40 && failures > 20 {
+            break;
+        }
         let n = rng.below(100_000) as usize;
         let raw = data(&mut rng, n, round % 5);
         let (mut bytes, mut stage) = random_stage(&mut rng, &raw);
