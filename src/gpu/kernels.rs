@@ -1,7 +1,7 @@
 //! The kernel sources compiled into the binary, and which entry point runs
 //! each stage operation.
 
-use crate::plan::{IntType, ParquetOp, StageOp};
+use crate::plan::{ByteArrayEncoding, IntType, ParquetOp, StageOp};
 
 /// One `.cu` file of `kernels/`.
 #[derive(Debug)]
@@ -67,6 +67,13 @@ pub const PARQUET_DELTA: KernelSource = KernelSource {
     text: include_str!("../../kernels/parquet_delta.cu"),
 };
 
+/// Parquet BYTE_ARRAY pages (PLAIN, DELTA_LENGTH_BYTE_ARRAY,
+/// DELTA_BYTE_ARRAY): the lengths pass and the data pass.
+pub const PARQUET_BYTE_ARRAY: KernelSource = KernelSource {
+    file: "parquet_byte_array.cu",
+    text: include_str!("../../kernels/parquet_byte_array.cu"),
+};
+
 /// Every kernel source.
 pub const SOURCES: &[KernelSource] = &[
     ORC_RLE_V1,
@@ -77,6 +84,7 @@ pub const SOURCES: &[KernelSource] = &[
     PARQUET_HYBRID,
     PARQUET_PLAIN,
     PARQUET_DELTA,
+    PARQUET_BYTE_ARRAY,
 ];
 
 /// The extra `u32` launch argument of a stage's entry point, after the
@@ -109,9 +117,23 @@ fn parquet_entry(op: ParquetOp) -> Option<(&'static KernelSource, &'static str)>
         // the CPU rather than mimic that.
         ParquetOp::DeltaBinaryPacked(IntType::I32) => Some((&PARQUET_DELTA, "parquet_delta_i32")),
         ParquetOp::DeltaBinaryPacked(IntType::I64) => Some((&PARQUET_DELTA, "parquet_delta_i64")),
-        ParquetOp::DeltaBinaryPacked(_)
-        | ParquetOp::ByteArrayLengths(_)
-        | ParquetOp::ByteArrayData(_) => None,
+        ParquetOp::ByteArrayLengths(e) => Some((
+            &PARQUET_BYTE_ARRAY,
+            match e {
+                ByteArrayEncoding::Plain => "parquet_byte_array_lengths_plain",
+                ByteArrayEncoding::DeltaLength => "parquet_byte_array_lengths_delta_length",
+                ByteArrayEncoding::Delta => "parquet_byte_array_lengths_delta",
+            },
+        )),
+        ParquetOp::ByteArrayData(e) => Some((
+            &PARQUET_BYTE_ARRAY,
+            match e {
+                ByteArrayEncoding::Plain => "parquet_byte_array_data_plain",
+                ByteArrayEncoding::DeltaLength => "parquet_byte_array_data_delta_length",
+                ByteArrayEncoding::Delta => "parquet_byte_array_data_delta",
+            },
+        )),
+        ParquetOp::DeltaBinaryPacked(_) => None,
     }
 }
 
@@ -134,7 +156,6 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::ByteArrayEncoding;
 
     #[test]
     fn every_entry_exists_in_its_source() {
@@ -183,6 +204,14 @@ mod tests {
             ops.push(ParquetOp::DictGather { width: w });
         }
         ops.extend((0..=33).map(|bit_width| ParquetOp::Hybrid { bit_width }));
+        for e in [
+            ByteArrayEncoding::Plain,
+            ByteArrayEncoding::DeltaLength,
+            ByteArrayEncoding::Delta,
+        ] {
+            ops.push(ParquetOp::ByteArrayLengths(e));
+            ops.push(ParquetOp::ByteArrayData(e));
+        }
         for p in ops {
             let op = StageOp::Parquet(p);
             let (src, entry) = entry_for(&op).unwrap_or_else(|| panic!("{p:?} has no kernel"));
@@ -203,14 +232,25 @@ mod tests {
             Some(12)
         );
         assert_eq!(launch_param(&StageOp::OrcByteRle), None);
-        for e in [
+        assert_eq!(
+            launch_param(&StageOp::Parquet(ParquetOp::ByteArrayData(
+                ByteArrayEncoding::Delta
+            ))),
+            Some(0)
+        );
+        // Six distinct byte-array entries, one per encoding and pass.
+        let mut names: Vec<String> = [
             ByteArrayEncoding::Plain,
             ByteArrayEncoding::DeltaLength,
             ByteArrayEncoding::Delta,
-        ] {
-            assert!(entry_for(&StageOp::Parquet(ParquetOp::ByteArrayLengths(e))).is_none());
-            assert!(entry_for(&StageOp::Parquet(ParquetOp::ByteArrayData(e))).is_none());
-        }
+        ]
+        .into_iter()
+        .flat_map(|e| [ParquetOp::ByteArrayLengths(e), ParquetOp::ByteArrayData(e)])
+        .map(|p| entry_for(&StageOp::Parquet(p)).unwrap().1)
+        .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 6);
         assert!(
             entry_for(&StageOp::Parquet(ParquetOp::DeltaBinaryPacked(
                 IntType::U32

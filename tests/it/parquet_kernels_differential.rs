@@ -1,16 +1,20 @@
 //! Parquet decoder kernels (hybrid, PLAIN fixed-width and booleans,
-//! dictionary gathers, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED): CUDA against
+//! dictionary gathers, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED, BYTE_ARRAY
+//! lengths and data in PLAIN, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY):
+//! CUDA against
 //! the CPU reference on fresh random streams of every shape, width and
 //! alignment, on hand-made edge cases, and on damaged inputs (statuses equal
 //! exactly, outputs of OK jobs equal); the CPU against the values encoded.
 
 use warpread::codecs::varint::{write, zigzag};
 use warpread::codecs::{
-    parquet_byte_stream_split, parquet_delta_binary_packed, parquet_dict, parquet_hybrid,
-    parquet_plain,
+    parquet_byte_stream_split, parquet_delta_binary_packed, parquet_delta_byte_array,
+    parquet_delta_length_byte_array, parquet_dict, parquet_hybrid, parquet_plain,
 };
 use warpread::exec::{Backend, CpuBackend, StageOutput};
-use warpread::plan::{ChunkJob, ChunkStatus, IntType, ParquetOp, Stage, StageOp, StatusCode};
+use warpread::plan::{
+    ByteArrayEncoding, ChunkJob, ChunkStatus, IntType, ParquetOp, Stage, StageOp, StatusCode,
+};
 
 use crate::common::{Rng, cuda, mutate};
 
@@ -795,5 +799,702 @@ fn garbage_streams_give_equal_statuses() {
         }
         let (bytes, stage) = stage_of(&mut rng, op, &inputs, &counts);
         both(test, &stage, &bytes);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// BYTE_ARRAY: lengths pass and data pass, every encoding.
+// ---------------------------------------------------------------------------
+
+const BA_ENCODINGS: [ByteArrayEncoding; 3] = [
+    ByteArrayEncoding::Plain,
+    ByteArrayEncoding::DeltaLength,
+    ByteArrayEncoding::Delta,
+];
+
+/// DELTA_BINARY_PACKED block shapes (values per block, miniblocks) the
+/// byte-array length streams are written in now and then.
+const BA_SHAPES: [(usize, usize); 5] = [(128, 4), (128, 1), (256, 8), (512, 4), (1024, 32)];
+
+fn random_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| rng.next() as u8).collect()
+}
+
+/// `n` byte strings in one of several shapes: all empty, tiny, short,
+/// sorted with long shared prefixes (DELTA_BYTE_ARRAY's case), a few values
+/// over 64 KiB, or mostly short with some long ones.
+fn ba_values(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
+    let shape = rng.below(6);
+    let mut vals: Vec<Vec<u8>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = match shape {
+            0 => Vec::new(),
+            1 => {
+                let l = rng.below(4) as usize;
+                random_bytes(rng, l)
+            }
+            2 => {
+                let l = rng.below(100) as usize;
+                random_bytes(rng, l)
+            }
+            3 => {
+                // keep part of the previous value, append a short suffix
+                let prev = vals.last().cloned().unwrap_or_default();
+                let keep = rng.below(prev.len() as u64 + 1) as usize;
+                let mut v = prev[..keep].to_vec();
+                let l = rng.below(12) as usize;
+                v.extend((0..l).map(|_| b'a' + rng.below(3) as u8));
+                v
+            }
+            4 => {
+                if i < 3 {
+                    let l = 65_536 + rng.below(80_000) as usize;
+                    let mut v = random_bytes(rng, l);
+                    // ... sharing a long prefix with the previous one
+                    if let Some(p) = vals.last() {
+                        let k = p.len().min(v.len()) / 2;
+                        v[..k].copy_from_slice(&p[..k]);
+                    }
+                    v
+                } else {
+                    let l = rng.below(10) as usize;
+                    random_bytes(rng, l)
+                }
+            }
+            _ => {
+                let l = if rng.below(20) == 0 {
+                    200 + rng.below(3000)
+                } else {
+                    rng.below(16)
+                };
+                random_bytes(rng, l as usize)
+            }
+        };
+        vals.push(v);
+    }
+    vals
+}
+
+/// A DELTA_LENGTH_BYTE_ARRAY page whose length stream has the given shape.
+fn dlba_shaped(vals: &[&[u8]], block: usize, minis: usize) -> Vec<u8> {
+    let lens: Vec<u64> = vals.iter().map(|v| v.len() as u64).collect();
+    let mut out = parquet_delta_binary_packed::encode_shaped(&lens, 32, block, minis);
+    for v in vals {
+        out.extend_from_slice(v);
+    }
+    out
+}
+
+/// A DELTA_BYTE_ARRAY page whose two length streams have the given shapes.
+fn dba_shaped(vals: &[&[u8]], a: (usize, usize), b: (usize, usize)) -> Vec<u8> {
+    let mut prefixes = Vec::with_capacity(vals.len());
+    let mut suffixes: Vec<&[u8]> = Vec::with_capacity(vals.len());
+    let mut prev: &[u8] = &[];
+    for v in vals {
+        let p = prev
+            .iter()
+            .zip(v.iter())
+            .take_while(|(x, y)| x == y)
+            .count();
+        prefixes.push(p as u64);
+        suffixes.push(&v[p..]);
+        prev = v;
+    }
+    let mut out = parquet_delta_binary_packed::encode_shaped(&prefixes, 32, a.0, a.1);
+    out.extend(dlba_shaped(&suffixes, b.0, b.1));
+    out
+}
+
+fn ba_encode(rng: &mut Rng, e: ByteArrayEncoding, vals: &[Vec<u8>]) -> Vec<u8> {
+    let refs: Vec<&[u8]> = vals.iter().map(Vec::as_slice).collect();
+    let shape = |rng: &mut Rng| BA_SHAPES[rng.below(BA_SHAPES.len() as u64) as usize];
+    match e {
+        ByteArrayEncoding::Plain => parquet_plain::encode_byte_array(&refs),
+        ByteArrayEncoding::DeltaLength => {
+            if rng.below(2) == 0 {
+                parquet_delta_length_byte_array::encode(&refs)
+            } else {
+                let (b, m) = shape(rng);
+                dlba_shaped(&refs, b, m)
+            }
+        }
+        ByteArrayEncoding::Delta => {
+            if rng.below(2) == 0 {
+                parquet_delta_byte_array::encode(&refs)
+            } else {
+                let (a, b) = (shape(rng), shape(rng));
+                dba_shaped(&refs, a, b)
+            }
+        }
+    }
+}
+
+/// Byte-array pages of `e` for both passes: the lengths stage (values =
+/// values asked), the data stage (values = their bytes), the lengths and
+/// bytes expected.
+struct BaPages {
+    inputs: Vec<Vec<u8>>,
+    counts: Vec<u64>,
+    sizes: Vec<u64>,
+    lens: Vec<u32>,
+    data: Vec<u8>,
+}
+
+fn ba_pages(rng: &mut Rng, e: ByteArrayEncoding, jobs: u64, scale: usize) -> BaPages {
+    let mut p = BaPages {
+        inputs: Vec::new(),
+        counts: Vec::new(),
+        sizes: Vec::new(),
+        lens: Vec::new(),
+        data: Vec::new(),
+    };
+    for _ in 0..1 + rng.below(jobs) {
+        let n = chunk_len(rng) / scale;
+        let vals = ba_values(rng, n);
+        let mut enc = ba_encode(rng, e, &vals);
+        // Trailing bytes after a page's values are ignored.
+        if rng.below(4) == 0 {
+            enc.extend(std::iter::repeat_n(0xA5u8, 1 + rng.below(9) as usize));
+        }
+        // Ask for a prefix of the values now and then.
+        let ask = if n > 0 && rng.below(4) == 0 {
+            rng.below(n as u64 + 1) as usize
+        } else {
+            n
+        };
+        let bytes: usize = vals[..ask].iter().map(Vec::len).sum();
+        p.inputs.push(enc);
+        p.counts.push(ask as u64);
+        p.sizes.push(bytes as u64);
+        for v in &vals[..ask] {
+            p.lens.push(v.len() as u32);
+            p.data.extend_from_slice(v);
+        }
+    }
+    p
+}
+
+#[test]
+fn byte_arrays_match() {
+    let test = "byte_arrays_match";
+    let mut rng = Rng::fresh(test);
+    for e in BA_ENCODINGS {
+        for round in 0..5 {
+            let p = ba_pages(&mut rng, e, 20, 1 + round % 2 * 3);
+            let (bytes, stage) = stage_of(
+                &mut rng,
+                ParquetOp::ByteArrayLengths(e),
+                &p.inputs,
+                &p.counts,
+            );
+            let out = both(test, &stage, &bytes);
+            out.check(&stage).unwrap();
+            assert_eq!(
+                out.data.typed::<u32>(),
+                p.lens.as_slice(),
+                "{e:?} lengths, round {round}"
+            );
+            let (bytes, stage) =
+                stage_of(&mut rng, ParquetOp::ByteArrayData(e), &p.inputs, &p.sizes);
+            let out = both(test, &stage, &bytes);
+            out.check(&stage).unwrap();
+            assert!(
+                out.data.as_bytes() == p.data.as_slice(),
+                "{e:?} data, round {round}"
+            );
+        }
+    }
+}
+
+/// A DELTA_BINARY_PACKED header.
+fn dbp_head(block: u64, minis: u64, total: u64, first: i64) -> Vec<u8> {
+    let mut v = Vec::new();
+    write(&mut v, block);
+    write(&mut v, minis);
+    write(&mut v, total);
+    write(&mut v, zigzag(first));
+    v
+}
+
+/// `total` zeros as one block of `minis` zero-width miniblocks.
+fn dbp_zeros(total: u64, block: u64, minis: u64) -> Vec<u8> {
+    let mut v = dbp_head(block, minis, total, 0);
+    v.push(0); // min delta
+    v.extend(std::iter::repeat_n(0u8, minis as usize));
+    v
+}
+
+/// Lengths (as i32 bit patterns) as a length stream of the parquet
+/// writers' shape.
+fn dbp_i32(vals: &[i32]) -> Vec<u8> {
+    let v: Vec<u64> = vals.iter().map(|&x| x as u32 as u64).collect();
+    parquet_delta_binary_packed::encode(&v, 32)
+}
+
+/// Hand-made byte-array pages: (op, input, count, status, detail, produced),
+/// detail and produced checked when `Some`.
+#[allow(clippy::type_complexity)]
+fn ba_cases() -> Vec<(ParquetOp, Vec<u8>, u64, StatusCode, Option<(u32, u64)>)> {
+    use ByteArrayEncoding::*;
+    use ParquetOp::{ByteArrayData as D, ByteArrayLengths as L};
+    use StatusCode::*;
+    let plain = parquet_plain::encode_byte_array(&[b"ab", b"", b"cde"]);
+    let hello = parquet_delta_length_byte_array::encode(&[b"Hello", b"World"]);
+    let hello_end = (hello.len() - 10) as u32;
+    let words: [&[u8]; 6] = [b"axis", b"axle", b"babble", b"babyhood", b"", b"b"];
+    let axis = parquet_delta_byte_array::encode(&words);
+    let mut empties: Vec<&[u8]> = vec![b""; 1000];
+    empties.push(b"x");
+    let long: Vec<u8> = (0..70_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    let long2 = {
+        let mut v = long.clone();
+        v[69_000] ^= 1;
+        v.extend_from_slice(b"tail");
+        v
+    };
+    let longs: [&[u8]; 3] = [&long, &long2, b"z"];
+    let long_total = (long.len() + long2.len() + 1) as u64;
+
+    // DELTA_BYTE_ARRAY pieces by hand: prefixes, then suffixes as DLBA.
+    let dba = |prefixes: &[i32], suffixes: &[&[u8]]| {
+        let mut v = dbp_i32(prefixes);
+        v.extend(parquet_delta_length_byte_array::encode(suffixes));
+        v
+    };
+    let ab_c = dba(&[0, 5], &[b"ab", b"c"]);
+    let neg = dba(&[0, -1], &[b"ab", b"c"]);
+    let abcd = dba(&[0, 0], &[b"ab", b"cd"]);
+    let abcd_at = (abcd.len() - 4) as u32;
+    let abd = dba(&[0, 2], &[b"abc", b"d"]);
+    let none = dba(&[], &[]);
+    // Prefix stream fine, suffix stream's header corrupt or cut: offsets
+    // are shifted by where the suffix stream starts.
+    let pre = dbp_i32(&[0, 0]);
+    let pre_len = pre.len() as u32;
+    let mut bad_suffix = pre.clone();
+    bad_suffix.extend([0x40, 1, 4, 0]);
+    let mut cut_suffix = pre.clone();
+    cut_suffix.extend([0x80, 1, 4, 0x80]);
+    // A million empty values from a few header bytes.
+    let zeros = |block: u64, minis: u64| {
+        let mut v = dbp_zeros(1_000_003, block, minis);
+        v.extend(dbp_zeros(1_000_003, block, minis));
+        v
+    };
+    // A length stream whose second block is missing: found by the end walk.
+    let mut no_block = dbp_head(128, 4, 200, 3);
+    let nb_at = no_block.len() as u32;
+    no_block.extend([0, 0, 0, 0, 0]);
+    // ... and one with a width over 32 in a miniblock the end walk enters.
+    let mut wide = dbp_head(128, 4, 40, 1);
+    let wide_at = wide.len() as u32;
+    wide.extend([0, 0, 33, 0, 0]);
+    wide.extend([0u8; 64]);
+
+    vec![
+        // PLAIN
+        (L(Plain), vec![], 0, Ok, None),
+        (L(Plain), vec![], 1, OutputShort, Some((0, 0))),
+        (L(Plain), vec![1, 0, 0], 1, InputTruncated, Some((0, 0))),
+        (
+            L(Plain),
+            vec![5, 0, 0, 0, b'a'],
+            1,
+            InputTruncated,
+            Some((0, 0)),
+        ),
+        (
+            L(Plain),
+            vec![0xf0, 0xff, 0xff, 0xff, 1],
+            1,
+            InputTruncated,
+            Some((0, 0)),
+        ),
+        (L(Plain), plain.clone(), 3, Ok, None),
+        (L(Plain), plain.clone(), 4, OutputShort, Some((17, 3))),
+        (D(Plain), vec![], 0, Ok, None),
+        (D(Plain), plain.clone(), 5, Ok, None),
+        (D(Plain), plain.clone(), 4, OutputOverflow, Some((10, 2))),
+        (D(Plain), plain.clone(), 6, OutputShort, Some((17, 5))),
+        (
+            D(Plain),
+            plain[..plain.len() - 1].to_vec(),
+            5,
+            InputTruncated,
+            Some((10, 2)),
+        ),
+        (
+            L(Plain),
+            parquet_plain::encode_byte_array(&empties),
+            1001,
+            Ok,
+            None,
+        ),
+        (
+            D(Plain),
+            parquet_plain::encode_byte_array(&empties),
+            1,
+            Ok,
+            None,
+        ),
+        (
+            L(Plain),
+            parquet_plain::encode_byte_array(&longs),
+            3,
+            Ok,
+            None,
+        ),
+        (
+            D(Plain),
+            parquet_plain::encode_byte_array(&longs),
+            long_total,
+            Ok,
+            None,
+        ),
+        (
+            L(Plain),
+            parquet_plain::encode_byte_array(&[b"one"]),
+            1,
+            Ok,
+            None,
+        ),
+        // DELTA_LENGTH_BYTE_ARRAY
+        (L(DeltaLength), vec![], 0, InputTruncated, Some((0, 0))),
+        (D(DeltaLength), vec![], 0, InputTruncated, Some((0, 0))),
+        (L(DeltaLength), hello.clone(), 2, Ok, None),
+        (L(DeltaLength), hello.clone(), 3, OutputShort, Some((0, 2))),
+        (
+            L(DeltaLength),
+            hello[..hello.len() - 1].to_vec(),
+            2,
+            InputTruncated,
+            Some((hello_end, 0)),
+        ),
+        (
+            L(DeltaLength),
+            hello[..hello.len() - 1].to_vec(),
+            1,
+            Ok,
+            None,
+        ),
+        (D(DeltaLength), hello.clone(), 10, Ok, None),
+        (D(DeltaLength), hello.clone(), 3, Ok, None),
+        (
+            D(DeltaLength),
+            hello.clone(),
+            11,
+            InputTruncated,
+            Some((hello_end, 0)),
+        ),
+        (
+            L(DeltaLength),
+            {
+                let mut v = dbp_i32(&[3, -1]);
+                v.extend(b"abc");
+                v
+            },
+            2,
+            ValueOutOfRange,
+            Some((0, 1)),
+        ),
+        (
+            L(DeltaLength),
+            parquet_delta_length_byte_array::encode(&empties),
+            1001,
+            Ok,
+            None,
+        ),
+        (
+            L(DeltaLength),
+            parquet_delta_length_byte_array::encode(&longs),
+            3,
+            Ok,
+            None,
+        ),
+        (
+            D(DeltaLength),
+            parquet_delta_length_byte_array::encode(&longs),
+            long_total,
+            Ok,
+            None,
+        ),
+        (
+            L(DeltaLength),
+            no_block.clone(),
+            1,
+            InputTruncated,
+            Some((nb_at + 5, 129)),
+        ),
+        (
+            L(DeltaLength),
+            no_block.clone(),
+            130,
+            InputTruncated,
+            Some((nb_at + 5, 129)),
+        ),
+        (
+            D(DeltaLength),
+            no_block,
+            0,
+            InputTruncated,
+            Some((nb_at + 5, 129)),
+        ),
+        (
+            L(DeltaLength),
+            wide.clone(),
+            1,
+            InputCorrupt,
+            Some((wide_at, 33)),
+        ),
+        (
+            D(DeltaLength),
+            wide.clone(),
+            0,
+            InputCorrupt,
+            Some((wide_at, 33)),
+        ),
+        (L(DeltaLength), wide, 66, InputCorrupt, Some((wide_at, 33))),
+        // DELTA_BYTE_ARRAY
+        (L(Delta), vec![], 0, InputTruncated, Some((0, 0))),
+        (L(Delta), axis.clone(), 6, Ok, None),
+        (L(Delta), axis.clone(), 7, OutputShort, Some((0, 6))),
+        (D(Delta), axis.clone(), 23, Ok, None),
+        (D(Delta), axis.clone(), 24, OutputShort, Some((0, 23))),
+        (D(Delta), axis.clone(), 22, Ok, None),
+        (D(Delta), axis.clone(), 21, OutputOverflow, Some((0, 14))),
+        (L(Delta), ab_c.clone(), 2, InputCorrupt, Some((0, 1))),
+        (D(Delta), ab_c, 100, InputCorrupt, Some((0, 2))),
+        (L(Delta), neg.clone(), 2, ValueOutOfRange, Some((0, 1))),
+        (D(Delta), neg, 100, ValueOutOfRange, Some((0, 1))),
+        (L(Delta), abcd.clone(), 2, Ok, None),
+        (
+            L(Delta),
+            abcd[..abcd.len() - 1].to_vec(),
+            2,
+            InputTruncated,
+            Some((abcd_at, 1)),
+        ),
+        (
+            D(Delta),
+            abcd[..abcd.len() - 1].to_vec(),
+            4,
+            InputTruncated,
+            Some((abcd_at, 2)),
+        ),
+        (D(Delta), abd.clone(), 4, OutputOverflow, Some((0, 3))),
+        (D(Delta), abd.clone(), 6, Ok, None),
+        (D(Delta), abd, 7, OutputShort, Some((0, 6))),
+        (L(Delta), none.clone(), 0, Ok, None),
+        (D(Delta), none.clone(), 0, Ok, None),
+        (L(Delta), none, 1, OutputShort, Some((0, 0))),
+        (
+            L(Delta),
+            bad_suffix.clone(),
+            1,
+            InputCorrupt,
+            Some((pre_len, 0)),
+        ),
+        (D(Delta), bad_suffix, 1, InputCorrupt, Some((pre_len, 0))),
+        (
+            L(Delta),
+            cut_suffix.clone(),
+            1,
+            InputTruncated,
+            Some((pre_len + 3, 0)),
+        ),
+        (
+            D(Delta),
+            cut_suffix,
+            1,
+            InputTruncated,
+            Some((pre_len + 3, 0)),
+        ),
+        (
+            L(Delta),
+            parquet_delta_byte_array::encode(&empties),
+            1001,
+            Ok,
+            None,
+        ),
+        (
+            D(Delta),
+            parquet_delta_byte_array::encode(&empties),
+            1,
+            Ok,
+            None,
+        ),
+        (
+            L(Delta),
+            parquet_delta_byte_array::encode(&longs),
+            3,
+            Ok,
+            None,
+        ),
+        (
+            D(Delta),
+            parquet_delta_byte_array::encode(&longs),
+            long_total,
+            Ok,
+            None,
+        ),
+        (
+            L(Delta),
+            parquet_delta_byte_array::encode(&[b"one"]),
+            1,
+            Ok,
+            None,
+        ),
+        (
+            D(Delta),
+            parquet_delta_byte_array::encode(&[b"one"]),
+            3,
+            Ok,
+            None,
+        ),
+        // A million empty values: all of them, then past them.
+        (L(Delta), zeros(1 << 20, 1), 5000, Ok, None),
+        (D(Delta), zeros(1 << 20, 1), 0, Ok, None),
+        (D(Delta), zeros(1 << 20, 1), 1, OutputShort, Some((0, 0))),
+        (D(Delta), zeros(1 << 20, 4), 1, OutputShort, Some((0, 0))),
+        (
+            D(Delta),
+            zeros(1 << 20, 32768),
+            1,
+            OutputShort,
+            Some((0, 0)),
+        ),
+    ]
+}
+
+#[test]
+fn byte_array_edge_cases_match() {
+    let test = "byte_array_edge_cases_match";
+    let mut rng = Rng::fresh(test);
+    for (k, (op, input, n, code, at)) in ba_cases().into_iter().enumerate() {
+        let (bytes, stage) = stage_of(&mut rng, op, std::slice::from_ref(&input), &[n]);
+        let st = both(test, &stage, &bytes).statuses[0];
+        if code == StatusCode::Ok {
+            assert_eq!(st, ChunkStatus::ok(n), "case {k} {op:?} n {n}");
+        } else {
+            assert_eq!(st.status(), code, "case {k} {op:?} n {n}: {st}");
+            if let Some((detail, produced)) = at {
+                assert_eq!(
+                    (st.detail, st.produced),
+                    (detail, produced),
+                    "case {k} {op:?} n {n}: {st}"
+                );
+            }
+        }
+    }
+}
+
+fn ba_op(rng: &mut Rng, round: usize) -> ParquetOp {
+    let e = BA_ENCODINGS[round % 3];
+    if rng.below(2) == 0 {
+        ParquetOp::ByteArrayLengths(e)
+    } else {
+        ParquetOp::ByteArrayData(e)
+    }
+}
+
+#[test]
+fn damaged_byte_arrays_give_equal_statuses() {
+    let test = "damaged_byte_arrays_give_equal_statuses";
+    let mut rng = Rng::fresh(test);
+    let mut seen =
+        std::collections::HashMap::<String, std::collections::HashSet<StatusCode>>::new();
+    for round in 0..300 {
+        let op = ba_op(&mut rng, round);
+        let e = match op {
+            ParquetOp::ByteArrayLengths(e) | ParquetOp::ByteArrayData(e) => e,
+            _ => unreachable!(),
+        };
+        let p = ba_pages(&mut rng, e, 12, 8);
+        let counts = match op {
+            ParquetOp::ByteArrayLengths(_) => &p.counts,
+            _ => &p.sizes,
+        };
+        let (mut bytes, mut stage) = stage_of(&mut rng, op, &p.inputs, counts);
+        mutate(&mut rng, &mut bytes, &mut stage);
+        if rng.below(4) == 0 {
+            let extra = 1 + rng.below(40);
+            if let Some(last) = stage.jobs.last_mut() {
+                last.values += extra;
+                stage.output_values += extra;
+            }
+        }
+        let out = both(test, &stage, &bytes);
+        seen.entry(stage.op.name())
+            .or_default()
+            .extend(out.statuses.iter().map(|s| s.status()));
+    }
+    assert_eq!(seen.len(), 6, "{seen:?}");
+    for (name, codes) in &seen {
+        assert!(
+            codes.iter().any(|c| *c != StatusCode::Ok),
+            "{name}: only {codes:?}"
+        );
+    }
+}
+
+#[test]
+fn garbage_byte_arrays_give_equal_statuses() {
+    // Random bytes, behind plausible length-stream headers now and then so
+    // the block paths run; every encoding and pass.
+    let test = "garbage_byte_arrays_give_equal_statuses";
+    let mut rng = Rng::fresh(test);
+    for e in BA_ENCODINGS {
+        for op in [ParquetOp::ByteArrayLengths(e), ParquetOp::ByteArrayData(e)] {
+            let mut inputs = Vec::new();
+            let mut counts = Vec::new();
+            for _ in 0..300 {
+                let cap = if rng.below(4) == 0 { 2000 } else { 40 };
+                let len = rng.below(cap) as usize;
+                let mut input = random_bytes(&mut rng, len);
+                let header = |rng: &mut Rng| {
+                    let mut h = Vec::new();
+                    write(&mut h, 128 * (1 + rng.below(3)));
+                    write(&mut h, [1, 2, 4][rng.below(3) as usize]);
+                    write(&mut h, rng.below(300));
+                    write(&mut h, rng.below(40));
+                    h
+                };
+                match e {
+                    ByteArrayEncoding::Plain => {
+                        // small lengths, so walks go some way
+                        for k in (0..input.len()).step_by(4 + rng.below(8) as usize) {
+                            if k + 3 < input.len() && rng.below(2) == 0 {
+                                input[k] %= 12;
+                                input[k + 1] = 0;
+                                input[k + 2] = 0;
+                                input[k + 3] = 0;
+                            }
+                        }
+                    }
+                    ByteArrayEncoding::DeltaLength if rng.below(2) == 0 => {
+                        let mut h = header(&mut rng);
+                        h.extend(input);
+                        input = h;
+                    }
+                    ByteArrayEncoding::Delta if rng.below(2) == 0 => {
+                        // a whole plausible prefix stream, then garbage
+                        let n = rng.below(200) as usize;
+                        let pre: Vec<u64> = (0..n).map(|_| rng.below(3)).collect();
+                        let mut h = parquet_delta_binary_packed::encode(&pre, 32);
+                        if rng.below(2) == 0 {
+                            h.extend(header(&mut rng));
+                        }
+                        h.extend(input);
+                        input = h;
+                    }
+                    _ => {}
+                }
+                inputs.push(input);
+                let cap = if rng.below(3) == 0 { 3000 } else { 40 };
+                counts.push(rng.below(cap));
+            }
+            let (bytes, stage) = stage_of(&mut rng, op, &inputs, &counts);
+            both(test, &stage, &bytes);
+        }
     }
 }
