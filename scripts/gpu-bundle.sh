@@ -8,6 +8,7 @@
 # DataFusion are ~17 MiB each after xz).
 #
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
+#   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
 #
 # On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
 #                   bash OUT_DIR/run-gpu.sh gsst RESULTS_DIR
@@ -53,7 +54,7 @@ fi
 # The ORC and Parquet part of the third-party corpus (~14 MiB), for the
 # GPU-vs-CPU differential tests; never committed, only carried in the bundle.
 corpus=${WARPREAD_CORPUS:-../shared/corpora}
-if [ -f "$corpus/INDEX.tsv" ]; then
+if [ "${BUNDLE_CORPUS:-1}" = 1 ] && [ -f "$corpus/INDEX.tsv" ]; then
   mkdir -p "$out/corpus"
   head -1 "$corpus/INDEX.tsv" > "$out/corpus/INDEX.tsv"
   grep -P '\tfmt:(orc|parquet)|,fmt:(orc|parquet)' "$corpus/INDEX.tsv" >> "$out/corpus/INDEX.tsv" || true
