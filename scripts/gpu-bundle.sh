@@ -9,6 +9,7 @@
 #
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
+#   BUNDLE_SQL=1 adds warpread-sql, the DataFusion build, xz-compressed
 #
 # On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
 #                   bash OUT_DIR/run-gpu.sh gsst RESULTS_DIR
@@ -19,7 +20,9 @@ out=${1:-bundle}
 # in all, nvCOMP's ~27 MiB included).
 limit_mib=30
 
-cargo build --release --bin warpread
+# The test build below leaves target/release/warpread built without `sql`;
+# BUNDLE_SQL=1 also bundles the DataFusion build as warpread-sql (for
+# `run-gpu.sh sql`).
 mapfile -t tests < <(cargo test --release --no-run --no-default-features --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
@@ -32,6 +35,12 @@ for line in sys.stdin:
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
 cp target/release/warpread "$out/warpread"
+if [ "${BUNDLE_SQL:-0}" = 1 ]; then
+  cargo build --release --bin warpread
+  cp target/release/warpread "$out/warpread-sql"
+  strip "$out/warpread-sql"
+  xz -9 -T0 "$out/warpread-sql"
+fi
 for t in "${tests[@]}"; do
   read -r kind name exe <<<"$t"
   case "$kind" in
