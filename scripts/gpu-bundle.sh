@@ -163,35 +163,35 @@ fi
 if [ "$what" = variants ]; then
   # Each variants/NAME/ holds replacement kernel sources (WARPREAD_KERNEL_DIR):
   # the tests of that kernel run on it, then its benchmark; NAME's prefix
-  # (inflate or gsst) says which. The built-in kernels run first as the
-  # baseline, in the same process setup.
-  for v in builtin variants/*/; do
-    name=$(basename "$v")
-    if [ "$v" = builtin ]; then kinds="inflate gsst"; unset WARPREAD_KERNEL_DIR
-    else kinds=${name%%-*}; export WARPREAD_KERNEL_DIR="$PWD/$v"; fi
-    for k in $kinds; do
-      echo "=== variant $name: $k"
+  # (inflate or gsst) says which. Per kernel, the built-in source runs first
+  # as the baseline; nvCOMP runs right after the baseline on the same bytes.
+  if [ -d ../.nvcomp ]; then
+    export PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}"
+    export LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  for k in ${VARIANT_KINDS:-inflate gsst}; do
+    for v in builtin variants/$k-*/; do
+      [ "$v" = builtin ] || [ -d "$v" ] || continue
+      name=$(basename "$v")
+      if [ "$v" = builtin ]; then unset WARPREAD_KERNEL_DIR; else export WARPREAD_KERNEL_DIR="$PWD/$v"; fi
+      echo "=== $k: $name"
       case $k in
         inflate)
-          ./it-tests --test-threads=1 deflate || { rc=1; echo "variant $name FAILED its tests"; continue; }
+          ./it-tests --test-threads=1 deflate || { rc=1; echo "=== $name FAILED its tests"; continue; }
           dump=$PWD/.deflate-dump; rm -rf "$dump"; mkdir -p "$dump"
-          ./warpread --backend cuda bench codecs --codec deflate --suite codag --dump "$dump" || rc=1 ;;
+          ./warpread --backend cuda bench codecs --codec deflate --suite codag --dump "$dump" || rc=1
+          if [ "$v" = builtin ] && [ -d ../.nvcomp ]; then python3 ../scripts/nvcomp_bench.py "$dump" || rc=1; fi ;;
         gsst)
-          ./it-tests --test-threads=1 gsst || { rc=1; echo "variant $name FAILED its tests"; continue; }
-          ./warpread --backend cuda bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both || rc=1 ;;
+          ./it-tests --test-threads=1 gsst || { rc=1; echo "=== $name FAILED its tests"; continue; }
+          ./warpread --backend cuda bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both || rc=1
+          ./warpread --backend cuda bench gsst --input english --layout both --dump .english.txt || rc=1
+          if [ "$v" = builtin ] && [ -d ../.nvcomp ] && [ -f .english.txt ]; then
+            python3 ../scripts/nvcomp_codecs_bench.py .english.txt --chunk-kib 64 | sed -n '1,/^{/p' | head -n -1 || rc=1
+          fi ;;
       esac
     done
   done
   unset WARPREAD_KERNEL_DIR
-  # GSST on the English corpus (built-in kernel), then nvCOMP's codecs on
-  # the same bytes, and nvCOMP Deflate on the deflate suite's chunks.
-  ./warpread --backend cuda bench gsst --input english --layout both --dump .english.txt || rc=1
-  if [ -d ../.nvcomp ]; then
-    export PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}"
-    export LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    [ -f .english.txt ] && { python3 ../scripts/nvcomp_codecs_bench.py .english.txt --chunk-kib 64 | sed -n '1,/^{/p' | head -n -1 || rc=1; }
-    [ -d .deflate-dump ] && { python3 ../scripts/nvcomp_bench.py .deflate-dump || rc=1; }
-  fi
 fi
 if [ "$what" = sql ]; then
   # TPC-H through DataFusion at SCALE (default 10): warpread's provider on
