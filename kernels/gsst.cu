@@ -1,19 +1,30 @@
 // GSST decoding (docs/gsst-format.md): one thread block per data block, one
 // thread per split (more splits than threads are taken in turns).
 //
-// A block's header is checked by the whole thread block (fixed fields by
-// thread 0, split entries and symbol lengths in parallel, the first failure
-// by byte offset wins, as in the CPU reference), and its symbol table is
-// copied into shared memory, where every thread of the block looks codes up.
+// The header checks, the cp.async input ring, the split
+// assignment and the status rules are those of the reference kernel; the
+// per-code work is rewritten to be short, branch-free and compact:
 //
-// Each thread streams its split's codes through a ring of 16-byte granules
-// in shared memory filled by cp.async (memcpy_async without a register
-// round trip), several granules ahead. In the coalesced layout the threads
-// of a warp fetch adjacent granules, so one warp request is 512 contiguous
-// bytes. Decoded symbols are gathered in registers into 16-byte windows
-// aligned to global addresses and stored with one 16-byte store each; only
-// the split's first and last windows, which it shares with its neighbours,
-// are written byte by byte, and only inside the split's own output range.
+// - One table load pair per code: `words[c]` (the symbol, zero past its
+//   length) and `lbits[c]`, its length in bits (8..64), or 0x80 for every
+//   code that names no symbol (codes >= S, and the escape 255). A 32-bit
+//   word of four codes goes down the fast path when the OR of its four
+//   `lbits` has no 0x80 bit and the sum fits the split's remaining room: one
+//   test covers escapes, codes out of the table and the output bound.
+// - Output is assembled in a 64-bit accumulator (`acc`, `nb` bits used)
+//   whose spill-over goes to the next 8-byte word; a full accumulator is
+//   emitted without a branch: the lower half of a 16-byte window is kept in
+//   `prev`, the upper half completes the window, stored with one aligned
+//   16-byte store (predicated, so the lanes of a warp never diverge on it).
+// - The split's first window, which it shares with its neighbour, is only
+//   ever completed on the slow path (the fast path is gated off until it
+//   is written), so the fast path needs no edge test at all; the last one
+//   is written byte by byte after the loop, inside the split's own range.
+// - Escapes, codes out of the table, a window edge or a bound that does not
+//   fit take the word code by code through one slow routine, which decides
+//   every status exactly as the CPU reference does.
+// - The loop body is small (one copy of the fast path, one of the slow
+//   path), instead of sixteen inlined copies of both.
 //
 // Statuses: every split is decoded independently; the lowest-numbered
 // failing split's status is the block's, which is the failure the
@@ -46,15 +57,14 @@ constexpr u32 FIXED = 16;
 constexpr u32 MAX_SPLITS = 1024;
 constexpr u32 ESCAPE = 255;
 constexpr u32 NONE = 0xffffffffu;
+// `lbits` of a code that names no symbol; valid entries are 8..64.
+constexpr u32 NOSYM = 0x80;
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
 static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
 
 enum Layout : u32 { SPLITS = 0, COALESCED = 1 };
 
 struct Shared {
-    u64 words[256];
-    uint4 ring[RING * THREADS];  // slot-major: a warp's lanes touch adjacent granules
-    u8 lengths[256];
     u32 status_code;   // fixed-header verdict of thread 0
     u32 status_detail;
     u32 splits, symbols, codes_at, codes_len, size;
@@ -87,8 +97,27 @@ __device__ __forceinline__ void cp_async_wait() {
 
 __device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
 
-// The bytes of a window that lie in [lo, hi), one by one: only a split's
-// first and last windows, so out of line, keeping registers for the loop.
+// x >> n with PTX's clamping (n >= 64 gives 0): two funnel shifts.
+__device__ __forceinline__ u64 shr64(u64 x, u32 n) {
+    u64 r;
+    asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(n));
+    return r;
+}
+
+// A 16-byte global store of (lo, hi) at `p` (16-aligned) when `pred` is
+// nonzero, as one predicated instruction (no branch for the lanes to
+// diverge on).
+__device__ __forceinline__ void st_global_16(u32 pred, void* p, u64 lo, u64 hi) {
+    asm volatile(
+        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+        "@q st.global.v2.u64 [%1], {%2, %3};\n\t}\n" ::"r"(pred),
+        "l"(p), "l"(lo), "l"(hi)
+        : "memory");
+}
+
+// The bytes of the 16-byte window at `win` (w0: bytes 0..7, w1: 8..15)
+// that lie in [lo, hi), one by one: only a split's first and last windows,
+// so out of line, keeping registers for the loop.
 __device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
     for (int i = 0; i < 16; ++i) {
         u8* p = win + i;
@@ -97,147 +126,152 @@ __device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi)
     }
 }
 
-// Output of one split: a 16-byte window aligned to global addresses, built
-// in registers (`w0`, `w1`, `fill` bytes used) and stored whole when full.
-// Window bytes before the split's start are zero placeholders that are
-// never stored.
-struct split_output {
-    u8* dst;       // first output byte of the split
-    u32 need;      // bytes the split must produce
-    u32 produced;
-    u8* win;       // global address of the current window (16-aligned)
-    u64 w0, w1;
-    u32 fill;
+// The symbol table and the input rings, at file scope so that every access
+// is a plain shared-memory load with a constant base.
+__shared__ u64 s_words[256];       // symbol c, zero past its length
+__shared__ u8 s_lbits[256];        // 8 * length of symbol c, NOSYM for codes without one
+__shared__ uint4 s_ring[RING * THREADS];  // slot-major: a warp's lanes touch adjacent granules
+
+// Shared-memory loads at 32-bit shared-window addresses (the compiler's
+// 64-bit generic forms cost a window-base computation per access on sm_90).
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ u32 lds_u8(u32 a) {
+    u32 r;
+    asm volatile("ld.shared.u8 %0, [%1];" : "=r"(r) : "r"(a));
+    return r;
+}
+__device__ __forceinline__ u64 lds_u64(u32 a) {
+    u64 r;
+    asm volatile("ld.shared.u64 %0, [%1];" : "=l"(r) : "r"(a));
+    return r;
+}
+
+// Decoding state of one split.
+//
+// Output: the 16-byte window at `win` (aligned to global addresses) is being
+// filled; `acc` holds its lower half (`hbm` = 0) or its upper half (`hbm` =
+// 64, the lower half complete in `prev`), `nb` bits of it produced. Bytes
+// before the split's start are zero placeholders that are never stored.
+// A window is stored when its upper half fills. `room` is what the split may
+// still produce, so produced = need - room.
+struct split_state {
+    u8* dst;      // first output byte of the split
+    u8* win;
+    u64 acc, prev;
+    u32 nb, hbm;
+    u32 need, room;
+    u32 head;     // the split's first window starts before `dst` and is not stored yet
+    u32 esc;      // an escape's byte is still to come
+    u32 esc_pos;  // block offset of that escape
+    u32 gate;     // NOSYM while head or esc: keeps words off the fast path
 
     __device__ __forceinline__ void init(u8* d, u32 n) {
         dst = d;
         need = n;
-        produced = 0;
-        fill = (u32)((size_t)d & (ALIGN - 1));
-        win = d - fill;
-        w0 = 0;
-        w1 = 0;
+        room = n;
+        const u32 off = (u32)((size_t)d & (ALIGN - 1));
+        win = d - off;
+        hbm = off & 8 ? 64 : 0;
+        nb = 8 * (off & 7);
+        acc = 0;
+        prev = 0;
+        head = off != 0;
+        esc = 0;
+        esc_pos = 0;
+        gate = head ? NOSYM : 0;
     }
 
-    // Stores window bytes that lie inside [dst, dst + need): the whole
-    // window at once when it does, else byte by byte.
-    __device__ __forceinline__ void store() {
-        if (win >= dst && win + ALIGN <= dst + need) {
-            *reinterpret_cast<ulonglong2*>(win) = make_ulonglong2(w0, w1);
-        } else {
-            store_edge(win, w0, w1, dst, dst + need);
+    // Appends a symbol of `lb` bits (8..64, bytes past it zero); the caller
+    // has checked room. Branch-free but for the split's first window, which
+    // only the slow path (`EDGE`) can complete.
+    template <bool EDGE>
+    __device__ __forceinline__ void put(u64 sym, u32 lb) {
+        const u64 a = acc | (sym << nb);
+        const u64 over = shr64(sym, 64 - nb);
+        const u32 t = nb + lb;
+        const u32 full = t & 64;     // the half at hand is complete
+        const u32 adv = full & hbm;  // ... and it is the window's upper half
+        u32 store = adv;
+        if (EDGE && head && adv) {
+            store_edge(win, prev, a, dst, dst + need);
+            head = 0;
+            gate = esc ? NOSYM : 0;
+            store = 0;
         }
+        st_global_16(store, win, prev, a);
+        win += adv >> 2;
+        prev = full ? a : prev;
+        acc = full ? over : a;
+        hbm ^= full;
+        nb = t & 63;
     }
 
-    // Appends `len` (1..8) bytes of `sym`; the caller has checked room.
-    // Branch-free but for the store of a full window (every 16 bytes), so
-    // the lanes of a warp stay converged.
-    __device__ __forceinline__ void put(u64 sym, u32 len) {
-        const u32 sh = (8 * fill) & 63;
-        const u64 a = sym << sh;               // the part in the word `fill` points into
-        const u64 b = (sym >> 1) >> (63 - sh); // the part spilling into the next word
-        const bool upper = fill >= 8;
-        w0 |= upper ? 0 : a;
-        w1 |= upper ? a : b;
-        const u64 w2 = upper ? b : 0;
-        fill += len;
-        produced += len;
-        if (fill >= ALIGN) {
-            store();
-            win += ALIGN;
-            w0 = w2;
-            w1 = 0;
-            fill -= ALIGN;
-        }
-    }
-
-    // Writes what is left in the window.
+    // Writes what is left after the last code: the bytes of the current
+    // window that were produced and lie inside the split.
     __device__ __forceinline__ void flush() {
-        if (fill > 0) store();
-    }
-};
-
-struct split_state {
-    split_output out;
-    u32 escaped;   // an escape's byte is still to come
-    u32 esc_pos;   // block offset of that escape
-    u32 out_start; // split's output offset in the block
-    ChunkStatus st;
-    bool failed;
-
-    __device__ __forceinline__ void fail(u32 code, u32 pos) {
-        st.code = code;
-        st.detail = pos;
-        st.produced = (u64)out_start + out.produced;
-        failed = true;
+        const u64 w0 = hbm ? prev : acc;
+        const u64 w1 = hbm ? acc : 0;
+        u8* end = dst + (need - room);
+        if (win < end) store_edge(win, w0, w1, dst, end);
     }
 
-    // One code at block offset `pos`; false once the split has failed.
-    __device__ __forceinline__ bool code(u32 c, u32 pos, const Shared& sh, u32 symbols) {
-        if (escaped) {
-            escaped = 0;
-            if (out.produced + 1 > out.need) {
-                fail(codag::OUTPUT_OVERFLOW, esc_pos);
-                return false;
-            }
-            out.put(c, 1);
-            return true;
-        }
-        if (c == ESCAPE) {
-            escaped = 1;
-            esc_pos = pos;
-            return true;
-        }
-        if (c >= symbols) {
-            fail(codag::INPUT_CORRUPT, pos);
-            return false;
-        }
-        const u32 len = sh.lengths[c];
-        if (out.produced + len > out.need) {
-            fail(codag::OUTPUT_OVERFLOW, pos);
-            return false;
-        }
-        out.put(sh.words[c], len);
-        return true;
-    }
-
-    // Four codes of a word when none escapes or is out of the table and
-    // all fit; false sends the word to the byte-by-byte path.
-    __device__ __forceinline__ bool word_fast(u32 w, const Shared& sh, u32 sym_rep) {
-        if (escaped || __vcmpgeu4(w, sym_rep) != 0) return false;
-        const u32 c0 = w & 0xff, c1 = (w >> 8) & 0xff, c2 = (w >> 16) & 0xff, c3 = w >> 24;
-        const u32 l0 = sh.lengths[c0], l1 = sh.lengths[c1], l2 = sh.lengths[c2], l3 = sh.lengths[c3];
-        if (out.produced + l0 + l1 + l2 + l3 > out.need) return false;
-        const u64 s0 = sh.words[c0], s1 = sh.words[c1], s2 = sh.words[c2], s3 = sh.words[c3];
-        out.put(s0, l0);
-        out.put(s1, l1);
-        out.put(s2, l2);
-        out.put(s3, l3);
-        return true;
-    }
-
-    // Bytes lo..hi of a granule whose byte 0 is at block offset `pos`.
-    __device__ __forceinline__ bool granule(uint4 v, u32 lo, u32 hi, u32 pos, const Shared& sh,
-                                            u32 symbols, u32 sym_rep) {
-        if (lo == 0 && hi == ALIGN) {
-            const u32 w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                if (word_fast(w[k], sh, sym_rep)) continue;
-#pragma unroll
-                for (int b = 0; b < 4; ++b) {
-                    if (!code((w[k] >> (8 * b)) & 0xff, pos + 4 * k + b, sh, symbols)) return false;
-                }
-            }
-            return true;
-        }
-        for (u32 i = lo; i < hi; ++i) {
-            const u32 word = i < 4 ? v.x : i < 8 ? v.y : i < 12 ? v.z : v.w;
-            if (!code((word >> (8 * (i & 3))) & 0xff, pos + i, sh, symbols)) return false;
-        }
+    // Four codes of a 32-bit word when none is an escape or out of the
+    // table, no escape is pending, the first window is written and all
+    // four fit; false leaves the state untouched.
+    __device__ __forceinline__ bool word_fast(u32 w) {
+        const u32 c0 = __byte_perm(w, 0, 0x4440), c1 = __byte_perm(w, 0, 0x4441);
+        const u32 c2 = __byte_perm(w, 0, 0x4442), c3 = __byte_perm(w, 0, 0x4443);
+        const u32 lb = smem_addr(s_lbits), wb = smem_addr(s_words);
+        const u32 l0 = lds_u8(lb + c0), l1 = lds_u8(lb + c1), l2 = lds_u8(lb + c2), l3 = lds_u8(lb + c3);
+        const u64 s0 = lds_u64(wb + 8 * c0), s1 = lds_u64(wb + 8 * c1);
+        const u64 s2 = lds_u64(wb + 8 * c2), s3 = lds_u64(wb + 8 * c3);
+        const u32 bytes = (l0 + l1 + l2 + l3) >> 3;
+        if (((l0 | l1 | l2 | l3 | gate) & NOSYM) != 0 || bytes > room) return false;
+        room -= bytes;
+        put<false>(s0, l0);
+        put<false>(s1, l1);
+        put<false>(s2, l2);
+        put<false>(s3, l3);
         return true;
     }
 };
+
+// One code at block offset `pos`, with every check of the CPU reference;
+// false (and `st` set) once the split has failed.
+__device__ __forceinline__ bool code_slow(split_state& S, u32 c, u32 pos, u32 symbols,
+                                          u32 out_start, ChunkStatus& st) {
+    if (S.esc) {
+        if (S.room == 0) {
+            st = ChunkStatus{codag::OUTPUT_OVERFLOW, S.esc_pos, (u64)out_start + S.need};
+            return false;
+        }
+        S.esc = 0;
+        S.gate = S.head ? NOSYM : 0;
+        S.room -= 1;
+        S.put<true>(c, 8);
+        return true;
+    }
+    if (c == ESCAPE) {
+        S.esc = 1;
+        S.esc_pos = pos;
+        S.gate = NOSYM;
+        return true;
+    }
+    if (c >= symbols) {
+        st = ChunkStatus{codag::INPUT_CORRUPT, pos, (u64)out_start + (S.need - S.room)};
+        return false;
+    }
+    const u32 lb = lds_u8(smem_addr(s_lbits) + c);
+    if ((lb >> 3) > S.room) {
+        st = ChunkStatus{codag::OUTPUT_OVERFLOW, pos, (u64)out_start + (S.need - S.room)};
+        return false;
+    }
+    S.room -= lb >> 3;
+    S.put<true>(lds_u64(smem_addr(s_words) + 8 * c), lb);
+    return true;
+}
 
 // Decodes split `s` of a checked block; returns false with `st` set on failure.
 template <Layout L>
@@ -251,15 +285,11 @@ __device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, Ch
     const u32 symbols = sh.symbols;
     const u32 splits = sh.splits;
     const u32 codes_at = sh.codes_at;
-    const u32 sym_rep = symbols * 0x01010101u;  // symbols <= 255: one byte per lane
     const u8* codes = blk + codes_at;
 
     split_state S;
-    S.out.init(block_out + o0, o1 - o0);
-    S.escaped = 0;
-    S.esc_pos = 0;
-    S.out_start = o0;
-    S.failed = false;
+    S.init(block_out + o0, o1 - o0);
+    bool failed = false;
 
     // Granule k: its global address, the valid byte range and the block
     // offset of its byte 0.
@@ -273,7 +303,7 @@ __device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, Ch
     auto granule_index = [&](u32 k) -> u64 {
         return L == SPLITS ? (u64)(first + k) : (u64)k * splits + s;
     };
-    uint4* ring = sh.ring + threadIdx.x;
+    uint4* ring = s_ring + threadIdx.x;
 
 #pragma unroll
     for (int j = 0; j < RING - 1; ++j) {
@@ -296,25 +326,47 @@ __device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, Ch
             hi = count - k * ALIGN < ALIGN ? count - k * ALIGN : ALIGN;
         }
         const u32 pos = codes_at + (u32)(granule_index(k) * ALIGN);
-        if (!S.granule(v, lo, hi, pos, sh, symbols, sym_rep)) break;
+        // Words 0..3 of the granule (rotated into u.x); a word wholly inside
+        // [lo, hi) tries the fast path, the rest goes code by code.
+        uint4 u = v;
+#pragma unroll 1
+        for (u32 q = 0; q < 4; ++q) {
+            const u32 w = u.x;
+            u.x = u.y;
+            u.y = u.z;
+            u.z = u.w;
+            const u32 b0 = max(lo, 4 * q), b1 = min(hi, 4 * q + 4);
+            if (b0 == 4 * q && b1 == 4 * q + 4 && S.word_fast(w)) continue;
+            for (u32 i = b0; i < b1; ++i) {
+                if (!code_slow(S, (w >> (8 * (i & 3))) & 0xff, pos + i, symbols, o0, st)) {
+                    failed = true;
+                    break;
+                }
+            }
+            if (failed) break;
+        }
+        if (failed) break;
     }
     cp_async_wait<0>();
-    if (!S.failed) {
-        if (S.escaped) {
-            S.fail(codag::INPUT_TRUNCATED, S.esc_pos);
-        } else if (S.out.produced < S.out.need) {
+    if (!failed) {
+        if (S.esc) {
+            st = ChunkStatus{codag::INPUT_TRUNCATED, S.esc_pos, (u64)o0 + (S.need - S.room)};
+            failed = true;
+        } else if (S.room != 0) {
             u64 end_pos;
             if (L == SPLITS) {
                 end_pos = (u64)codes_at + c1;
             } else {
                 end_pos = (u64)codes_at + ((u64)(count / ALIGN) * splits + s) * ALIGN + count % ALIGN;
             }
-            S.fail(codag::OUTPUT_SHORT, clamp32(end_pos));
+            st = ChunkStatus{codag::OUTPUT_SHORT, clamp32(end_pos), (u64)o0 + (S.need - S.room)};
+            failed = true;
         }
     }
-    S.out.flush();
-    st = S.st;
-    return !S.failed;
+    // The output of a failed block is unspecified: only a good split's last
+    // window is worth writing.
+    if (!failed) S.flush();
+    return !failed;
 }
 
 __device__ __forceinline__ u32 ld32(const u8* p) { return *reinterpret_cast<const u32*>(p); }
@@ -390,15 +442,21 @@ __device__ void decode_blocks(const u8* input, const ChunkJob* jobs, u32 njobs, 
         }
         const u32 symbols_at = FIXED + 8 * splits;
         const u32 lengths_at = symbols_at + 8 * symbols;
-        for (u32 c = tid; c < symbols; c += THREADS) {
-            const u32 len = blk[lengths_at + c];
-            if (len < 1 || len > 8) {
-                atomicMin(&sh.header_fail, lengths_at + c);
-            } else {
-                const u64 raw = *reinterpret_cast<const u64*>(blk + symbols_at + 8 * c);
-                sh.words[c] = len == 8 ? raw : raw & ((1ull << (8 * len)) - 1);
-                sh.lengths[c] = (u8)len;
+        for (u32 c = tid; c < 256; c += THREADS) {
+            u64 word = 0;
+            u32 lb = NOSYM;
+            if (c < symbols) {
+                const u32 len = blk[lengths_at + c];
+                if (len < 1 || len > 8) {
+                    atomicMin(&sh.header_fail, lengths_at + c);
+                } else {
+                    const u64 raw = *reinterpret_cast<const u64*>(blk + symbols_at + 8 * c);
+                    word = len == 8 ? raw : raw & ((1ull << (8 * len)) - 1);
+                    lb = 8 * len;
+                }
             }
+            s_words[c] = word;
+            s_lbits[c] = (u8)lb;
         }
         __syncthreads();
         if (tid == 0) {

@@ -2,69 +2,163 @@
 // compressed chunk (an ORC ZLIB compression chunk, a Parquet page, or a
 // benchmark chunk).
 //
-// All lanes decode the same symbol stream from the same LSB-first bit buffer;
-// Huffman codes are looked up in per-warp shared-memory tables (a 2^10-entry
-// primary table for literal/length codes, 2^8 for distances; longer codes
-// fall back to canonical decoding over the sorted symbol list). Tables are
-// built by all lanes: lengths counted with shared atomics, canonical order by
-// `__match_any_sync` ranks, table entries filled symbol-parallel. Literals are
-// written by one lane, back-references copied by all lanes; output goes
-// through the framework's output_window, a per-warp shared-memory ring of the
-// last OUT_WINDOW bytes that serves near back-references from shared memory
-// and writes global memory a full 128-byte line at a time.
+// Design: decode a batch of symbols, then write it with the whole warp.
 //
-// Validity rules follow zlib's inflate: over-subscribed codes are errors,
-// incomplete codes are errors unless the code has a single symbol of length
-// 1, a distance beyond the output so far is an error. Every read is bounded
-// by the chunk, every write by the job's capacity; the status says which rule
-// failed (corrupt, truncated, overflow) and `produced` holds the decompressed
-// size on success.
+// Why: on the CODAG suite the kernel runs one wave (2048 chunks, every warp
+// resident), so time is the latency of one warp's symbol loop. Nsight put
+// that at ~110 dependent instructions per Huffman symbol; besides table
+// lookups, every symbol paid for its own output (a literal's capacity and
+// line checks, a copy's warp-wide routine and barrier), and on text over
+// half of all copies reach back further than the shared-memory window
+// (distance > 3.5 KB: 55% on TXT, 42-51% on HRG, TPC, TPT), each of which
+// stalled the whole warp on one global-memory round trip (~500+ cycles)
+// before the next symbol could be decoded.
+//
+// So the work is split in two phases per batch of up to 32 symbols:
+//  1. decode only: all lanes run the Huffman decoder (64-bit bit buffer,
+//     table entries that carry length/distance base and extra-bit counts, no
+//     constant-memory loads); token i (literal, or length and distance, and
+//     its output offset in the batch) is parked in lane i's registers with a
+//     select, nothing is written, and no capacity, distance or flush check is
+//     made per symbol;
+//  2. write: one capacity check and one ballot of distance checks per batch;
+//     every literal lane stores its byte; every copy whose source lies before
+//     the batch and is at most 32 bytes long is copied by its own lane, all
+//     such lanes at once - near sources from the window, far ones from
+//     global memory, so the global round trips of a whole batch overlap
+//     instead of following each other; the remaining copies (longer ones, and
+//     ones that read bytes of the same batch) are then done in order by the
+//     whole warp with word-wise copies.
+// Phase 1 is the same serial chain as before minus all output work; phase 2
+// costs a few dozen instructions per batch rather than per symbol.
+//
+// Also: entries with base/extra bits so one lookup
+// and one shift consume code and extra bits; a 64-bit bit buffer topped up a
+// whole aligned ring word at a time, zeros past the chunk, running past the
+// end detected from the bit position; the output window flushed to global
+// memory in batches of lines; canonical decoding of long codes from table
+// bits + 1.
+//
+// Validity rules follow zlib's inflate exactly as the previous kernel did:
+// over-subscribed codes are errors, incomplete codes are errors unless the
+// code has a single symbol of length 1, a distance beyond the output so far
+// is an error, lengths 286/287 and distances 30/31 are errors when used.
+// Every global read is bounded by the chunk (input) or by the bytes already
+// produced (far back-references), every write by the job's capacity; the
+// status says which rule failed (corrupt, truncated, overflow) and
+// `produced` holds the decompressed size on success.
 #include "codag.cuh"
 
 using namespace codag;
 
-constexpr u32 LIT_BITS = 10;
-constexpr u32 DIST_BITS = 8;
+constexpr u32 LIT_BITS = 10;   // primary literal/length table: 2^10 entries
+constexpr u32 DIST_BITS = 8;   // primary distance table: 2^8 entries
+constexpr u32 CL_BITS = 7;     // code-length code (all its codes fit)
 constexpr u32 MAX_BITS = 15;
 constexpr u32 N_LIT = 288;
 constexpr u32 N_DIST = 32;
-constexpr u32 OUT_WINDOW = 4096;
-typedef output_window<OUT_WINDOW> out_t;
 
-__constant__ u16 LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-__constant__ u8 LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-                                 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-__constant__ u16 DIST_BASE[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                  33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-                                  1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-__constant__ u8 DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
-                                  6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+// Output window: the last W bytes of output, per warp, in shared memory.
+constexpr u32 W = 4096;
+constexpr u32 WMASK = W - 1;
+// The window is written to global memory once FLUSH_T bytes are pending.
+constexpr u32 FLUSH_T = 1024;
+// FLUSH_T + 128 <= W: a stored block's 128-byte steps never overwrite
+// unflushed bytes.
+static_assert(FLUSH_T + LINE <= W, "window constraints");
+// Batches: at most 32 tokens; a batch ends once its output passes LSOFT, so
+// it writes at most BATCH_MAX bytes. At a batch's write phase at most
+// BATCH_FLUSH bytes are unflushed. Copies of the batch reach back at most
+// B_NEAR bytes in the window, further ones read global memory:
+//  - B_NEAR + BATCH_MAX + 7 <= W: the batch's writes (plus 3 bytes past the
+//    last copy's end) never alias window bytes it reads (reads start at most
+//    3 bytes before a source);
+//  - BATCH_FLUSH + BATCH_MAX + 3 <= W: they never alias unflushed bytes;
+//  - B_NEAR + 1 >= BATCH_MAX + BATCH_FLUSH: a far source is flushed.
+constexpr u32 BATCH_MAX = 1024;
+constexpr u32 LSOFT = BATCH_MAX - 258;
+constexpr u32 BATCH_FLUSH = 512;
+constexpr u32 B_NEAR = 3064;
+constexpr u32 PAR_MAX = 32;  // longest copy done by a single lane
+static_assert(B_NEAR + BATCH_MAX + 7 <= W && BATCH_FLUSH + BATCH_MAX + 3 <= W &&
+                  B_NEAR + 1 >= BATCH_MAX + BATCH_FLUSH && B_NEAR > 258 && BATCH_FLUSH >= LINE,
+              "batch window constraints");
+static_assert(RING >= 256, "input ring");
+
+// Table entries (u32): bits 0-4 = bits to consume (code + extra bits),
+// bits 5-8 = code length, bits 12-15 = kind, bits 16-31 = value.
+constexpr u32 K_LIT = 0x0000;   // literal byte (value); code-length code: a length 0..15
+constexpr u32 K_LEN = 0x1000;   // length base (value); code-length code: 16 (repeat previous)
+constexpr u32 K_EOB = 0x2000;   // end of block; code-length code: 17/18 (repeat zero)
+constexpr u32 K_SLOW = 0x4000;  // no code of at most table bits starts here
+constexpr u32 K_BAD = 0x8000;   // a symbol that is an error when used
+constexpr u32 K_MASK = 0xF000;
+
 __constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
-// One canonical Huffman code: a primary lookup table indexed by the next
-// `bits` stream bits (entry = symbol | length << 9; length 0 means "longer
-// than `bits`" or "no such code"), plus counts and sorted symbols for the
-// slow path.
+// Counts and canonically sorted symbols of one code, for codes longer than
+// its primary table.
 struct Huffman {
     u16 count[MAX_BITS + 1];
-    u16 sorted[N_LIT];
+    u16 first;  // canonical code of the first code of length table bits + 1
+    u16 index;  // its position in `sorted`
 };
 
 struct WarpTables {
-    u16 lit_lut[1 << LIT_BITS];
-    u16 dist_lut[1 << DIST_BITS];
+    u32 lit_lut[1 << LIT_BITS];
+    u32 dist_lut[1 << DIST_BITS];
     Huffman lit;
     Huffman dist;
+    u16 lit_sorted[N_LIT];
+    u16 dist_sorted[N_DIST];
     u32 scratch[MAX_BITS + 2];  // per-length counters while building
     u8 lens[N_LIT + N_DIST];
+    u8 cl_lens[20];
 };
 
-__device__ __forceinline__ u32 reverse_bits(u32 code, u32 len) { return __brev(code) >> (32 - len); }
+// Length base and extra bits of length symbol 257 + li (li < 29), and of
+// distance symbol d (d < 30), computed rather than loaded.
+__device__ __forceinline__ u32 len_extra(u32 li) { return li < 8 || li == 28 ? 0 : (li - 4) >> 2; }
+__device__ __forceinline__ u32 len_base(u32 li) {
+    return li < 8 ? li + 3 : li == 28 ? 258 : ((4 + (li & 3)) << len_extra(li)) + 3;
+}
+__device__ __forceinline__ u32 dist_extra(u32 d) { return d < 4 ? 0 : (d >> 1) - 1; }
+__device__ __forceinline__ u32 dist_base(u32 d) { return d < 4 ? d + 1 : ((2 + (d & 1)) << dist_extra(d)) + 1; }
 
-// Builds `h` and its primary table from code lengths lens[0..n). Returns
-// false when the lengths do not form a valid code (zlib's rules).
-__device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits, u32* scratch,
+// Entry of symbol `sym` with code length `len` in each kind of table.
+// kind 0: literal/length, 1: distance, 2: code-length code.
+template <int KIND>
+__device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
+    const u32 cl = len << 5;
+    if (KIND == 0) {
+        if (sym < 256) return (sym << 16) | K_LIT | cl | len;
+        if (sym == 256) return K_EOB | cl | len;
+        if (sym < 286) {
+            const u32 li = sym - 257;
+            return (len_base(li) << 16) | K_LEN | cl | (len + len_extra(li));
+        }
+        return K_BAD | cl | len;
+    } else if (KIND == 1) {
+        if (sym < 30) return (dist_base(sym) << 16) | cl | (len + dist_extra(sym));
+        return K_BAD | cl | len;
+    } else {
+        if (sym < 16) return (sym << 16) | K_LIT | cl | len;
+        if (sym == 16) return (3u << 16) | K_LEN | cl | (len + 2);
+        if (sym == 17) return (3u << 16) | K_EOB | cl | (len + 3);
+        return (11u << 16) | K_EOB | cl | (len + 7);
+    }
+}
+
+// Value of an entry: its base plus the extra bits that follow the code.
+__device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
+    const u32 tc = e & 31, cl = (e >> 5) & 15;
+    return (e >> 16) + ((lo & ((1u << tc) - 1u)) >> cl);
+}
+
+// Builds the code of lens[0..n) and its primary table of `bits` index bits.
+// Returns false when the lengths do not form a valid code (zlib's rules).
+template <int KIND>
+__device__ bool build(const u8* lens, u32 n, Huffman& h, u16* sorted, u32* lut, u32 bits, u32* scratch,
                       bool allow_empty) {
     const u32 lane = lane_id();
     if (lane <= MAX_BITS) scratch[lane] = 0;
@@ -78,7 +172,7 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits,
         int left = 1;
         u32 total = 0, max_len = 0;
         for (u32 l = 1; l <= MAX_BITS; ++l) {
-            left = (left << 1) - (int)scratch[l];
+            left = left * 2 - (int)scratch[l];
             if (left < 0) ok = false;
             total += scratch[l];
             if (scratch[l]) max_len = l;
@@ -88,13 +182,16 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits,
         } else if (left > 0 && max_len != 1) {
             ok = false;  // incomplete code (only a lone 1-bit code may be)
         }
-        u32 off = 0;
+        u32 off = 0, first = 0;
         for (u32 l = 0; l <= MAX_BITS; ++l) {
-            h.count[l] = l == 0 ? 0 : (u16)scratch[l];
-            u32 c = l == 0 ? 0 : scratch[l];
+            const u32 c = l == 0 ? 0 : scratch[l];
+            h.count[l] = (u16)c;
+            if (l >= 1 && l <= bits) first = (first + c) << 1;
+            if (l == bits) h.index = (u16)(off + c);
             scratch[l] = off;  // next sorted position for length l
             off += c;
         }
+        h.first = (u16)first;
     }
     ok = __shfl_sync(FULL_MASK, ok, 0);
     __syncwarp();
@@ -105,23 +202,27 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits,
         const u32 l = i < n ? lens[i] : 0;
         const u32 same = __match_any_sync(FULL_MASK, l);
         const u32 rank = __popc(same & lanemask_lt());
-        if (i < n && l) h.sorted[scratch[l] + rank] = (u16)i;
+        if (i < n && l) sorted[scratch[l] + rank] = (u16)i;
         __syncwarp();
         if (i < n && l && rank == 0) scratch[l] += __popc(same);
         __syncwarp();
     }
-    // Primary table: clear, then each symbol with a short code fills its
-    // 2^(lut_bits - len) entries. Canonical code of the symbol at sorted
-    // position p of length l: first_code[l] + (p - first_pos[l]).
-    for (u32 e = lane; e < (1u << lut_bits); e += WARP) lut[e] = 0;
+    // Primary table: every entry starts as "longer code", then each code of
+    // at most `bits` bits fills its 2^(bits - len) entries, the (symbol,
+    // replica) pairs of one length spread over the lanes.
+    const u32 size = 1u << bits;
+    for (u32 e = lane; e < size; e += WARP) lut[e] = K_SLOW;
     __syncwarp();
     u32 code = 0, pos = 0;
-    for (u32 l = 1; l <= MAX_BITS && l <= lut_bits; ++l) {
+    for (u32 l = 1; l <= bits; ++l) {
         const u32 cnt = h.count[l];
-        for (u32 k = lane; k < cnt; k += WARP) {
-            const u32 sym = h.sorted[pos + k];
-            const u32 rev = reverse_bits(code + k, l);
-            for (u32 e = rev; e < (1u << lut_bits); e += 1u << l) lut[e] = (u16)(sym | (l << 9));
+        const u32 rbits = bits - l;
+        const u32 m = cnt << rbits;
+        for (u32 i = lane; i < m; i += WARP) {
+            const u32 k = i >> rbits;
+            const u32 sym = sorted[pos + k];
+            const u32 rev = __brev(code + k) >> (32 - l);
+            lut[rev | ((i & ((1u << rbits) - 1)) << l)] = make_entry<KIND>(sym, l);
         }
         code = (code + cnt) << 1;
         pos += cnt;
@@ -130,59 +231,326 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u16* lut, u32 lut_bits,
     return true;
 }
 
-// Decodes one symbol. Returns the symbol, or -1 (corrupt) / -2 (truncated).
-__device__ __forceinline__ int decode_sym(input_stream& in, const Huffman& h, const u16* lut,
-                                          u32 lut_bits) {
-    in.need_bits(MAX_BITS);  // may come up short at the end of input
-    const u32 e = lut[in.peek_bits(lut_bits)];
-    const u32 len = e >> 9;
-    if (len) {
-        if (len > in.bit_cnt) return -2;
-        in.skip_bits(len);
-        return (int)(e & 511);
-    }
-    // Slow path: canonical decoding, one bit at a time (codes longer than
-    // the primary table, or bits that start no code).
-    u32 code = 0, first = 0, index = 0;
-    for (u32 l = 1; l <= MAX_BITS; ++l) {
-        if (l > in.bit_cnt) return -2;
-        code |= (u32)(in.bit_buf >> (l - 1)) & 1u;
+// Canonical decoding of a code longer than the table (bits + 1 .. 15) from
+// the next stream bits `lo`; returns the entry of the symbol, or K_BAD when
+// no code matches. The caller has at least 15 valid bits in `lo`.
+template <int KIND>
+__device__ __noinline__ u32 decode_long(u32 lo, const Huffman& h, const u16* sorted, u32 bits) {
+    const u32 rev = __brev(lo);
+    u32 first = h.first, index = h.index;
+    for (u32 l = bits + 1; l <= MAX_BITS; ++l) {
+        const u32 code = rev >> (32 - l);
         const u32 cnt = h.count[l];
-        if (code - first < cnt) {
-            in.skip_bits(l);
-            return (int)h.sorted[index + code - first];
-        }
+        if (code - first < cnt) return make_entry<KIND>(sorted[index + code - first], l);
         index += cnt;
         first = (first + cnt) << 1;
-        code <<= 1;
     }
-    return -1;
+    return K_BAD;
 }
 
-// Adds the next `n` stream bits to `value`; false at the end of input.
-__device__ __forceinline__ bool add_extra_bits(input_stream& in, u32 n, u32& value) {
-    if (n == 0) return true;
-    u32 extra;
-    if (!in.fetch_bits(n, extra)) return false;
-    value += extra;
+// ---------------------------------------------------------------------------
+// Bit reader: 64-bit LSB-first buffer over the framework's input ring. Ring
+// coordinate r holds chunk byte r - skew; the buffer is topped up one aligned
+// ring word at a time. Past the chunk the ring holds zeros (refill_line loads
+// zeros there), so decoding never stalls on the end of input; a refill that
+// would start more than 8 bytes past the end means the stream has consumed
+// past it (truncated), and a stream is accepted only if its consumed bits
+// end within the chunk.
+// ---------------------------------------------------------------------------
+struct Bits {
+    u64 bb;  // buffered bits, next stream bit in bit 0
+    u32 bc;  // number of valid bits in bb
+    u32 wr;  // next ring word to append (ring coordinate / 4)
+};
+
+// Appends one word when fewer than 32 bits are buffered. False: the stream
+// ran past the end of the chunk.
+__device__ __forceinline__ bool refill(input_stream& in, Bits& b) {
+    if (b.bc >= 32) return true;
+    const u32 r = 4 * b.wr;
+    while (r + 4 > in.loaded) {
+        if (r > in.len + in.skew + 8) return false;
+        in.refill_line();
+    }
+    const u32 w = reinterpret_cast<const u32*>(in.ring)[b.wr & (RING / 4 - 1)];
+    b.bb |= (u64)w << b.bc;
+    b.bc += 32;
+    b.wr += 1;
     return true;
 }
 
-__device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
+// Positions the reader at ring coordinate q (a byte boundary within or at the
+// end of the chunk).
+__device__ __forceinline__ void bits_at(input_stream& in, Bits& b, u32 q) {
+    b.wr = q >> 2;
+    while (4 * b.wr + 4 > in.loaded) in.refill_line();
+    const u32 w = reinterpret_cast<const u32*>(in.ring)[b.wr & (RING / 4 - 1)];
+    b.bb = (u64)(w >> (8 * (q & 3)));
+    b.bc = 32 - 8 * (q & 3);
+    b.wr += 1;
+}
+
+__device__ __forceinline__ void consume(Bits& b, u32 n) {
+    b.bb >>= n;
+    b.bc -= n;
+}
+
+// Ring coordinate (times 8: bits) of the next unconsumed bit; 64 bits wide,
+// as chunks may hold up to 4 GiB.
+__device__ __forceinline__ u64 bit_pos(const Bits& b) { return 32ull * b.wr - b.bc; }
+
+// ---------------------------------------------------------------------------
+// Output: a per-warp window of the last W bytes (byte at output position p in
+// slot p mod W) flushed to global memory a 128-byte line (aligned to global
+// addresses) at a time, one 4-byte store per lane.
+// ---------------------------------------------------------------------------
+struct Out {
+    u8* win;   // W bytes of shared memory
+    u8* dst;   // global address of output position 0
+    u8* line;  // global address of the first unflushed line (128-aligned)
+    u32 pos;   // bytes produced
+    u32 cap;   // capacity (Stage::validate keeps it below 4 GiB)
+    u32 fl;    // output position up to which global memory is written
+    u32 lend;  // output position where the line at `line` ends
+    u32 lim;   // min(cap, fl + FLUSH_T): a write at or past it takes the slow path
+};
+
+__device__ __forceinline__ void set_lim(Out& o) {
+    const u32 room = o.cap - o.fl;  // fl <= pos <= cap
+    o.lim = room > FLUSH_T ? o.fl + FLUSH_T : o.cap;
+}
+
+__device__ __forceinline__ void out_init(Out& o, u8* dst, u32 cap, u8* win) {
+    o.win = win;
+    o.dst = dst;
+    o.line = (u8*)((size_t)dst & ~(size_t)(LINE - 1));
+    o.pos = 0;
+    o.cap = cap;
+    o.fl = 0;
+    o.lend = LINE - (u32)((size_t)dst & (LINE - 1));
+    set_lim(o);
+}
+
+// Window word holding output positions p..p+3 (p any position).
+__device__ __forceinline__ u32 win_word(const u8* win, u32 p) {
+    const u32* w32 = reinterpret_cast<const u32*>(win);
+    const u32 lo = w32[(p & WMASK) >> 2];
+    const u32 hi = w32[((p & WMASK) >> 2) + 1 & (WMASK >> 2)];
+    return __funnelshift_r(lo, hi, 8 * (p & 3));
+}
+
+// Writes this lane's word of the line [lend - LINE, lend) at global address
+// `line`: the bytes at output positions [fl, hi) of it (a line's first bytes
+// may lie before the output, or already be written).
+__device__ __forceinline__ void store_line_word(const u8* win, u8* line, u32 fl, u32 lend, u32 hi) {
     const u32 lane = lane_id();
+    const u32 start = lend - LINE;  // output position of the line's first byte (may wrap)
+    const u32 skip = fl - start;    // bytes of this line before fl (0 but for the first line)
+    const u32 have = hi - start;    // bytes of this line before hi
+    u8* g = line + 4 * lane;
+    const u32 w = win_word(win, start + 4 * lane);
+    if (4 * lane >= skip && 4 * lane + 4 <= have) {
+        *reinterpret_cast<u32*>(g) = w;
+    } else {
+#pragma unroll
+        for (u32 b = 0; b < 4; ++b)
+            if (4 * lane + b >= skip && 4 * lane + b < have) g[b] = (u8)(w >> (8 * b));
+    }
+}
+
+struct Flushed {
+    u8* line;
+    u32 fl, lend;
+};
+
+// Writes every complete line below `pos` to global memory. Not inlined: it
+// runs once per FLUSH_T bytes, and inlined copies of its address arithmetic
+// get hoisted into the symbol loop.
+__device__ __noinline__ Flushed flush_lines(const u8* win, u8* line, u32 pos, u32 fl, u32 lend) {
+    __syncwarp();
+    while (pos - fl >= lend - fl) {  // line end reached (wrap-safe: fl <= pos, fl < lend)
+        store_line_word(win, line, fl, lend, lend);
+        fl = lend;
+        lend += LINE;
+        line += LINE;
+    }
+    return Flushed{line, fl, lend};
+}
+
+__device__ __forceinline__ void flush(Out& o) {
+    const Flushed f = flush_lines(o.win, o.line, o.pos, o.fl, o.lend);
+    o.line = f.line;
+    o.fl = f.fl;
+    o.lend = f.lend;
+    set_lim(o);
+}
+
+// Writes the last, partial line. Call once at the end of the chunk.
+__device__ __forceinline__ void out_finish(Out& o) {
+    flush(o);
+    __syncwarp();
+    if (o.pos != o.fl) store_line_word(o.win, o.line, o.fl, o.lend, o.pos);
+    __syncwarp();
+}
+
+// x mod d for x < 2^16, 1 <= d < 2^16, through a float reciprocal (exact
+// after one correction step).
+__device__ __forceinline__ u32 mod_small(u32 x, u32 d) {
+    const float r = __frcp_rn(__uint2float_rn(d));
+    const u32 q = __float2uint_rz(__fmul_rn(__uint2float_rn(x), r));
+    int m = (int)x - (int)(q * d);
+    if (m < 0) m += (int)d;
+    else if (m >= (int)d) m -= (int)d;
+    return (u32)m;
+}
+
+// Stores the copy word v at output position p (4-aligned), of which only the
+// first n bytes belong to the copy: later bytes may hold later tokens of the
+// batch already.
+__device__ __forceinline__ void store_copy_word(u8* win, u32 p, u32 v, u32 n) {
+    if (n >= 4) {
+        reinterpret_cast<u32*>(win)[(p & WMASK) >> 2] = v;
+    } else {
+        for (u32 b = 0; b < n; ++b) win[(p + b) & WMASK] = (u8)(v >> (8 * b));
+    }
+}
+
+// LZ77 back-reference done by the whole warp: L (3..258) bytes from D
+// (1..pos) back to output position o.pos. Byte i of the copy is source byte
+// i mod D. The caller has checked D <= pos and the capacity; the batch
+// constraints keep window and flush state safe.
+__device__ __forceinline__ void copy_match(Out& o, u32 D, u32 L) {
+    const u32 lane = lane_id();
+    __syncwarp();  // earlier window writes (other lanes) and flushes are visible
+    const u32 d0 = o.pos;
+    const u32 s0 = d0 - D;
+    u8* win = o.win;
+    const u32* w32 = reinterpret_cast<const u32*>(win);
+    // Head: bytes [0, H) one per lane, up to the second aligned word, so the
+    // word loop below finds every source byte it reads below d0 + 3 written.
+    u32 H = ((d0 + 7) & ~3u) - d0;  // 4..7
+    if (H > L) H = L;
+    if (D <= B_NEAR) {
+        if (lane < H) {
+            const u32 j = D < L ? mod_small(lane, D) : lane;
+            win[(d0 + lane) & WMASK] = win[(s0 + j) & WMASK];
+        }
+        if (L > H) {
+            __syncwarp();
+            u32 k = H + 4 * lane;  // copy offset of this lane's first word
+            u32 j = k, step = 4 * WARP;
+            if (D < L) {
+                j = mod_small(k, D);
+                step = mod_small(4 * WARP, D);
+            }
+            // Source bytes s0 + j .. + 3 all lie in [s0, d0 + 3): never
+            // written by this loop, so its words are independent.
+            for (; k < L; k += 4 * WARP) {
+                const u32 s = s0 + j;
+                const u32 lo = w32[(s & WMASK) >> 2];
+                const u32 hi = w32[((s & WMASK) >> 2) + 1 & (WMASK >> 2)];
+                store_copy_word(win, d0 + k, __funnelshift_r(lo, hi, 8 * (s & 3)), L - k);
+                j += step;
+                if (j >= D) j -= D;
+            }
+        }
+    } else {
+        // D > B_NEAR > L: not overlapping, and the source is flushed.
+        const u8* src = o.dst + s0;
+        if (lane < H) win[(d0 + lane) & WMASK] = src[lane];
+        for (u32 k = H + 4 * lane; k < L; k += 4 * WARP) {
+            const u8* s = src + k;
+            const u32 sh = (u32)((size_t)s & 3);
+            const u32* sw = reinterpret_cast<const u32*>(s - sh);
+            const u32 lo = sw[0];
+            const u32 v = sh ? __funnelshift_r(lo, sw[1], 8 * sh) : lo;
+            store_copy_word(win, d0 + k, v, L - k);
+        }
+    }
+    __syncwarp();
+    o.pos = d0 + L;
+}
+
+// Copies a stored block's n bytes from ring coordinate q. The caller has
+// checked that they lie within the chunk and fit the capacity.
+__device__ __forceinline__ void copy_stored(input_stream& in, Out& o, u32 q, u32 n) {
+    const u32 lane = lane_id();
+    while (n > 0) {
+        const u32 step = n < LINE ? n : LINE;
+        while (in.loaded < q + step) in.refill_line();
+        if (o.pos + step > o.lim) flush(o);  // capacity checked: makes room
+        __syncwarp();
+        for (u32 i = lane; i < step; i += WARP) o.win[(o.pos + i) & WMASK] = in.ring[(q + i) & (RING - 1)];
+        o.pos += step;
+        q += step;
+        n -= step;
+    }
+}
+
+// Copies of at most PAR_MAX (<= 32) bytes, one per lane where `par`: x bytes
+// from output position src (distance D: window or, past B_NEAR, global
+// memory) to output position dst, which does not wrap around the window.
+// The words covering the source are all loaded first, so a whole batch's
+// global round trips overlap. xmax: the longest such copy (warp-uniform).
+__device__ __forceinline__ void copy_parallel(const Out& o, bool par, u32 src, u32 D, u32 dst, u32 x, u32 xmax) {
+    static_assert(PAR_MAX <= 32, "nine words cover a copy");
+    if (!par) return;
+    u32 w[9];
+    u32 sh;
+    if (D <= B_NEAR) {
+        const u32* w32 = reinterpret_cast<const u32*>(o.win);
+        const u32 base = (src & WMASK) >> 2;
+        sh = src & 3;
+        const u32 nw = (sh + x + 3) >> 2;
+#pragma unroll
+        for (u32 k = 0; k < 9; ++k) {
+            w[k] = 0;
+            if (4 * k < xmax + 6 && k < nw) w[k] = w32[(base + k) & (WMASK >> 2)];
+        }
+    } else {
+        const u8* g = o.dst + src;
+        sh = (u32)((size_t)g & 3);
+        const u32* ga = reinterpret_cast<const u32*>(g - sh);
+        const u32 nw = (sh + x + 3) >> 2;
+#pragma unroll
+        for (u32 k = 0; k < 9; ++k) {
+            w[k] = 0;
+            if (4 * k < xmax + 6 && k < nw) w[k] = ga[k];
+        }
+    }
+    u8* d = o.win + (dst & WMASK);
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) {
+        if (4 * k < xmax) {
+            const u32 v = __funnelshift_r(w[k], w[k + 1], 8 * sh);
+#pragma unroll
+            for (u32 b = 0; b < 4; ++b)
+                if (4 * k + b < x) d[4 * k + b] = (u8)(v >> (8 * b));
+        }
+    }
+}
+
+__device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br) {
+    const u32 lane = lane_id();
+    const u64 end_bits = 8ull * (in.len + in.skew);  // stream bits must end by here
     for (;;) {
-        u32 hdr;
-        if (!in.fetch_bits(3, hdr)) return INPUT_TRUNCATED;
+        if (!refill(in, br)) return INPUT_TRUNCATED;
+        const u32 hdr = (u32)br.bb & 7;
+        consume(br, 3);
         const bool last = hdr & 1;
         const u32 type = hdr >> 1;
         if (type == 0) {
-            in.align_to_byte();
-            u32 len, nlen;
-            if (!in.fetch_bits(16, len) || !in.fetch_bits(16, nlen)) return INPUT_TRUNCATED;
+            consume(br, br.bc & 7);  // to a byte boundary
+            if (!refill(in, br)) return INPUT_TRUNCATED;
+            const u32 len = (u32)br.bb & 0xffff, nlen = ((u32)br.bb >> 16) & 0xffff;
+            consume(br, 32);
             if (len != (~nlen & 0xffffu)) return INPUT_CORRUPT;
-            in.align_to_byte();  // return buffered whole bytes to the stream
-            if (!out.room(len)) return OUTPUT_OVERFLOW;
-            if (!out.copy_from(in, len)) return INPUT_TRUNCATED;
+            const u64 q64 = bit_pos(br) / 8;
+            const u32 q = (u32)q64;
+            if (q64 > in.len + in.skew || len > in.len + in.skew - q) return INPUT_TRUNCATED;
+            if (len > o.cap - o.pos) return OUTPUT_OVERFLOW;
+            copy_stored(in, o, q, len);
+            bits_at(in, br, q + len);
         } else if (type == 1 || type == 2) {
             // Fixed codes: all 32 distance codes exist (a complete code);
             // 30 and 31 are rejected when used, as zlib does.
@@ -192,65 +560,53 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
                     t.lens[i] = i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : i < 288 ? 8 : 5;
                 __syncwarp();
             } else {
-                u32 v;
-                if (!in.fetch_bits(14, v)) return INPUT_TRUNCATED;
+                if (!refill(in, br)) return INPUT_TRUNCATED;
+                const u32 v = (u32)br.bb & 0x3fff;
+                consume(br, 14);
                 nlen = (v & 31) + 257;
                 ndist = ((v >> 5) & 31) + 1;
                 const u32 ncode = (v >> 10) + 4;
                 if (nlen > 286 || ndist > 30) return INPUT_CORRUPT;
                 // Code-length code lengths, 3 bits each, in CL_ORDER.
+                if (!refill(in, br)) return INPUT_TRUNCATED;
                 const u32 first = ncode < 10 ? ncode : 10;
-                if (!in.need_bits(3 * first)) return INPUT_TRUNCATED;
-                u64 bits3 = in.peek_bits(3 * first);
-                in.skip_bits(3 * first);
+                u64 bits3 = br.bb & ((1ull << (3 * first)) - 1);
+                consume(br, 3 * first);
                 if (ncode > 10) {
-                    if (!in.need_bits(3 * (ncode - 10))) return INPUT_TRUNCATED;
-                    bits3 |= (u64)in.peek_bits(3 * (ncode - 10)) << 30;
-                    in.skip_bits(3 * (ncode - 10));
+                    if (!refill(in, br)) return INPUT_TRUNCATED;
+                    bits3 |= (br.bb & ((1ull << (3 * (ncode - 10))) - 1)) << 30;
+                    consume(br, 3 * (ncode - 10));
                 }
-                if (lane < 19) {
-                    const u32 idx = CL_ORDER[lane];
-                    t.lens[N_LIT + N_DIST - 19 + idx] =
-                        lane < ncode ? (u8)((bits3 >> (3 * lane)) & 7) : 0;
-                }
+                if (lane < 19) t.cl_lens[CL_ORDER[lane]] = lane < ncode ? (u8)((bits3 >> (3 * lane)) & 7) : 0;
                 __syncwarp();
-                // The code-length code uses the literal table's space.
-                if (!build(t.lens + N_LIT + N_DIST - 19, 19, t.lit, t.lit_lut, 7, t.scratch, false))
+                // The code-length code's table uses the literal table's space.
+                if (!build<2>(t.cl_lens, 19, t.lit, t.lit_sorted, t.lit_lut, CL_BITS, t.scratch, false))
                     return INPUT_CORRUPT;
-                // Decode nlen + ndist lengths into lens (lane 0 writes; all decode).
+                // Decode nlen + ndist lengths into lens (lanes write runs).
                 u32 i = 0, prev = 0;
                 const u32 total = nlen + ndist;
                 while (i < total) {
-                    const int sym = decode_sym(in, t.lit, t.lit_lut, 7);
-                    if (sym == -2) return INPUT_TRUNCATED;
-                    if (sym < 0) return INPUT_CORRUPT;
-                    // A 16 repeats the last length written, which is 0 after
-                    // a 17 or 18 (zlib's rule).
-                    u32 rep, val;
-                    if (sym < 16) {
-                        rep = 1;
-                        val = sym;
-                    } else {
-                        u32 extra;
-                        if (sym == 16) {
+                    if (br.bc < 16 && !refill(in, br)) return INPUT_TRUNCATED;
+                    const u32 lo = (u32)br.bb;
+                    const u32 e = t.lit_lut[lo & ((1u << CL_BITS) - 1)];
+                    if (e & (K_SLOW | K_BAD)) return INPUT_CORRUPT;  // no such code
+                    consume(br, e & 31);
+                    const u32 v2 = entry_value(e, lo);
+                    const u32 kind = e & K_MASK;
+                    u32 rep = 1, val = v2;
+                    if (kind != K_LIT) {
+                        // A 16 repeats the last length written, which is 0
+                        // after a 17 or 18 (zlib's rule).
+                        if (kind == K_LEN) {
                             if (i == 0) return INPUT_CORRUPT;
-                            if (!in.fetch_bits(2, extra)) return INPUT_TRUNCATED;
-                            rep = 3 + extra;
                             val = prev;
-                        } else if (sym == 17) {
-                            if (!in.fetch_bits(3, extra)) return INPUT_TRUNCATED;
-                            rep = 3 + extra;
-                            val = 0;
                         } else {
-                            if (!in.fetch_bits(7, extra)) return INPUT_TRUNCATED;
-                            rep = 11 + extra;
                             val = 0;
                         }
-                        if (i + rep > total) return INPUT_CORRUPT;
+                        rep = v2;
+                        if (rep > total - i) return INPUT_CORRUPT;
                     }
                     prev = val;
-                    // Distance lengths overwrite the code-length code's
-                    // lengths at the end of `lens`; its table is built.
                     for (u32 k = lane; k < rep; k += WARP) {
                         const u32 at = i + k;
                         t.lens[at < nlen ? at : N_LIT + (at - nlen)] = (u8)val;
@@ -262,36 +618,96 @@ __device__ u32 inflate_chunk(input_stream& in, out_t& out, WarpTables& t) {
                 __syncwarp();
                 if (t.lens[256] == 0) return INPUT_CORRUPT;  // no end-of-block code
             }
-            if (!build(t.lens, nlen, t.lit, t.lit_lut, LIT_BITS, t.scratch, false))
+            if (!build<0>(t.lens, nlen, t.lit, t.lit_sorted, t.lit_lut, LIT_BITS, t.scratch, false))
                 return INPUT_CORRUPT;
-            if (!build(t.lens + N_LIT, ndist, t.dist, t.dist_lut, DIST_BITS, t.scratch, true))
+            if (!build<1>(t.lens + N_LIT, ndist, t.dist, t.dist_sorted, t.dist_lut, DIST_BITS, t.scratch, true))
                 return INPUT_CORRUPT;
-            // Symbols.
-            for (;;) {
-                const int sym = decode_sym(in, t.lit, t.lit_lut, LIT_BITS);
-                if (sym < 0) return sym == -2 ? INPUT_TRUNCATED : INPUT_CORRUPT;
-                if (sym < 256) {
-                    if (!out.write_byte((u8)sym)) return OUTPUT_OVERFLOW;
-                    continue;
+            // Symbols, a batch at a time.
+            bool eob = false;
+            do {
+                // Phase 1: decode up to 32 tokens into lane registers. Lane i
+                // holds token i: tA = batch offset | literal byte or length
+                // << 16, tD = distance (0: literal).
+                u32 ntok = 0, tot = 0, tA = 0, tD = 0, stop = WARP;
+                for (;;) {
+                    // One check covers refill and the end of the batch, so
+                    // the literal path below has none.
+                    if (br.bc < 32 || ntok >= stop) {
+                        if (ntok >= stop) break;
+                        if (!refill(in, br)) return INPUT_TRUNCATED;  // >= 32 bits buffered
+                    }
+                    u32 lo = (u32)br.bb;
+                    u32 e = t.lit_lut[lo & ((1u << LIT_BITS) - 1)];
+                    if ((e & K_MASK) != K_LIT) {
+                        if (e & K_SLOW) e = decode_long<0>(lo, t.lit, t.lit_sorted, LIT_BITS);
+                        if ((e & K_MASK) != K_LIT) {
+                            if (e & K_BAD) return INPUT_CORRUPT;
+                            consume(br, e & 31);
+                            if (e & K_EOB) {
+                                eob = true;
+                                break;
+                            }
+                            // Length, then distance.
+                            const u32 L = entry_value(e, lo);
+                            if (br.bc < 32 && !refill(in, br)) return INPUT_TRUNCATED;  // >= 28 bits
+                            lo = (u32)br.bb;
+                            u32 d = t.dist_lut[lo & ((1u << DIST_BITS) - 1)];
+                            if (d & K_SLOW) d = decode_long<1>(lo, t.dist, t.dist_sorted, DIST_BITS);
+                            if (d & K_BAD) return INPUT_CORRUPT;
+                            consume(br, d & 31);
+                            const u32 D = entry_value(d, lo);
+                            const u32 a = (L << 16) | tot;
+                            if (lane == ntok) {
+                                tA = a;
+                                tD = D;
+                            }
+                            tot += L;
+                            ntok += 1;
+                            if (tot > LSOFT) stop = 0;  // ends the batch
+                            continue;
+                        }
+                    }
+                    // Literal.
+                    consume(br, e & 31);
+                    const u32 a = (e & 0xffff0000u) | tot;
+                    if (lane == ntok) tA = a;  // tD stays 0: a literal
+                    tot += 1;
+                    ntok += 1;
                 }
-                if (sym == 256) break;
-                const u32 li = sym - 257;
-                if (li >= 29) return INPUT_CORRUPT;
-                u32 len = LEN_BASE[li];
-                if (!add_extra_bits(in, LEN_EXTRA[li], len)) return INPUT_TRUNCATED;
-                const int ds = decode_sym(in, t.dist, t.dist_lut, DIST_BITS);
-                if (ds < 0) return ds == -2 ? INPUT_TRUNCATED : INPUT_CORRUPT;
-                if (ds >= 30) return INPUT_CORRUPT;
-                u32 dist = DIST_BASE[ds];
-                if (!add_extra_bits(in, DIST_EXTRA[ds], dist)) return INPUT_TRUNCATED;
-                if (dist > out.pos) return INPUT_CORRUPT;
-                if (!out.room(len)) return OUTPUT_OVERFLOW;
-                out.memcpy(dist, len);
-            }
+                if (ntok == 0) continue;  // (the loop condition ends the block)
+                // Phase 2: write the batch.
+                if (tot > o.cap - o.pos) return OUTPUT_OVERFLOW;
+                if (o.pos - o.fl >= BATCH_FLUSH) flush(o);
+                __syncwarp();  // the previous batch's window writes are visible
+                const u32 P = o.pos;
+                const bool act = lane < ntok;
+                const u32 off = tA & 0xffff, x = tA >> 16;
+                const bool cp = act && tD != 0;
+                // A distance may reach back to the first byte of the output.
+                if (__any_sync(FULL_MASK, cp && tD > P + off)) return INPUT_CORRUPT;
+                if (act && tD == 0) o.win[(P + off) & WMASK] = (u8)x;
+                // Copies whose source ends before the batch, short and not
+                // wrapping around the window: one lane each, all at once.
+                const bool par = cp && tD >= off + x && x <= PAR_MAX && ((P + off) & WMASK) + x <= W;
+                const u32 xmax = __reduce_max_sync(FULL_MASK, par ? x : 0u);
+                if (xmax) copy_parallel(o, par, P + off - tD, tD, P + off, x, xmax);
+                // The rest in token order, by the whole warp (copy_match
+                // begins with a barrier: the bytes above are visible).
+                u32 seq = __ballot_sync(FULL_MASK, cp && !par);
+                while (seq) {
+                    const u32 i = __ffs(seq) - 1;
+                    seq &= seq - 1;
+                    const u32 ai = __shfl_sync(FULL_MASK, tA, i);
+                    const u32 di = __shfl_sync(FULL_MASK, tD, i);
+                    o.pos = P + (ai & 0xffff);
+                    copy_match(o, di, ai >> 16);
+                }
+                o.pos = P + tot;
+            } while (!eob);
         } else {
             return INPUT_CORRUPT;  // reserved block type 3
         }
-        if (last) return OK;
+        if (last) return bit_pos(br) <= end_bits ? OK : INPUT_TRUNCATED;
     }
 }
 
@@ -299,24 +715,33 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     inflate_raw(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
                 u8* __restrict__ output, ChunkStatus* __restrict__ status) {
     __shared__ WarpTables tables[WARPS_PER_BLOCK];
-    __shared__ __align__(16) u8 windows[WARPS_PER_BLOCK][OUT_WINDOW];
+    __shared__ __align__(16) u8 windows[WARPS_PER_BLOCK][W];
     WarpTables& t = tables[threadIdx.x / WARP];
     for_each_chunk(njobs, [&](u64 j, u8* ring) {
         const ChunkJob job = jobs[j];
         input_stream in;
         in.init(input + job.in_off, (u32)job.in_len, ring);
-        out_t out;
-        out.init(output + job.out_off, (u32)job.out_count, windows[threadIdx.x / WARP]);
-        const u32 code = inflate_chunk(in, out, t);
+        Out o;
+        out_init(o, output + job.out_off, (u32)job.out_count, windows[threadIdx.x / WARP]);
+        Bits br;
+        bits_at(in, br, in.skew);
+        u32 code = inflate_chunk(in, o, t, br);
+        // A failure past the end of the input is a truncation.
+        const u64 at_bits = bit_pos(br);
+        const u64 end_bits = 8ull * (in.len + in.skew);
+        if (code != OK && at_bits > end_bits) code = INPUT_TRUNCATED;
         // Bytes produced before a failure are written too (unspecified
         // content, but never outside the job's range).
-        out.finish();
+        if (o.pos > o.cap) o.pos = o.cap;
+        out_finish(o);
         if (lane_id() == 0) {
             // The failing position is where the bit reader stood.
-            const u32 at = in.pos > in.bit_cnt / 8 ? in.pos - in.bit_cnt / 8 : 0;
+            const u64 at64 = at_bits / 8;
+            u32 at = at64 > in.skew ? (u32)(at64 - in.skew) : 0;
+            if (at > in.len) at = in.len;
             status[j].code = code;
             status[j].detail = code == OK ? 0u : at;
-            status[j].produced = out.pos;
+            status[j].produced = o.pos;
         }
     });
 }
