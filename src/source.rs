@@ -74,6 +74,25 @@ impl Source {
             .map_err(|e| Error::io(&self.path, e))
     }
 
+    /// Fills `dst` with the bytes at `offset`, failing with the location
+    /// when the range is outside the file. Takes `&self`, so disjoint
+    /// ranges can be read from several threads at once.
+    pub fn read_exact_at(&self, offset: u64, dst: &mut [u8], at: &Location) -> Result<()> {
+        let len = dst.len() as u64;
+        if offset.checked_add(len).is_none_or(|e| e > self.len) {
+            return Err(self.error(
+                &at.clone().at(offset),
+                format!(
+                    "range of {len} bytes at {offset} is outside the file of {} bytes",
+                    self.len
+                ),
+            ));
+        }
+        self.file
+            .read_exact_at(dst, offset)
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
     /// Reads a range into a new buffer.
     pub fn read(&self, offset: u64, len: u64, at: &Location) -> Result<Vec<u8>> {
         let mut v = Vec::new();

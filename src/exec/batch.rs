@@ -6,9 +6,31 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{Backend, StageOutput};
+use arrow::buffer::Buffer;
+
+use super::Backend;
 use crate::error::{Error, Location, Result};
-use crate::plan::{ChunkJob, Stage, StageOp};
+use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
+
+/// When the inputs (in request order) lie in the source in ascending order,
+/// without overlap, and fill at least half of the span from the first to
+/// the last, that span of the source is the stage input as it is: carrying
+/// the gaps costs less than copying every piece into a new buffer (the
+/// decompression stage's chunks fill nearly all of the stream bytes).
+fn direct_span(inputs: impl Iterator<Item = Range<usize>>) -> Option<Range<usize>> {
+    let mut span: Option<Range<usize>> = None;
+    let mut filled = 0usize;
+    for r in inputs {
+        span = match span {
+            None => Some(r.clone()),
+            Some(s) if r.start >= s.end => Some(s.start..r.end),
+            Some(_) => return None,
+        };
+        filled += r.len();
+    }
+    let span = span?;
+    (filled >= span.len() / 2).then_some(span)
+}
 
 /// Handle to one request's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,9 +63,11 @@ struct Placed {
     jobs: Range<usize>,
 }
 
-/// The outputs of a run batch.
+/// The outputs of a run batch: each stage's data as an Arrow buffer, so
+/// assembly can hand slices of it to Arrow arrays without copying.
 pub struct BatchOutput {
-    outputs: Vec<StageOutput>,
+    outputs: Vec<Buffer>,
+    statuses: Vec<Vec<ChunkStatus>>,
     placed: Vec<Placed>,
     widths: Vec<usize>,
 }
@@ -106,19 +130,31 @@ impl<'a> StageBatch<'a> {
         }
         let mut placed: Vec<Option<Placed>> = (0..self.requests.len()).map(|_| None).collect();
         let mut outputs = Vec::with_capacity(ops.len());
+        let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
         for (stage_idx, op) in ops.iter().enumerate() {
             let ids = &by_op[op];
-            let pieces: Vec<&[u8]> = ids
-                .iter()
-                .map(|&i| &self.source[self.requests[i].input.clone()])
-                .collect();
-            let input = super::copy::gather(&pieces)?;
+            let direct = direct_span(ids.iter().map(|&i| self.requests[i].input.clone()));
+            let gathered;
+            let input: &[u8] = match &direct {
+                Some(span) => &self.source[span.clone()],
+                None => {
+                    let pieces: Vec<&[u8]> = ids
+                        .iter()
+                        .map(|&i| &self.source[self.requests[i].input.clone()])
+                        .collect();
+                    gathered = super::copy::gather(&pieces)?;
+                    &gathered
+                }
+            };
             let mut jobs = Vec::with_capacity(ids.len());
             let mut out_at = 0u64;
             let mut in_at = 0u64;
             for &i in ids {
                 let r = &self.requests[i];
+                if let Some(span) = &direct {
+                    in_at = (r.input.start - span.start) as u64;
+                }
                 let bytes = &self.source[r.input.clone()];
                 let first_job = jobs.len();
                 let split = self.splitter.get(op).and_then(|f| f(bytes, r.values));
@@ -150,7 +186,7 @@ impl<'a> StageBatch<'a> {
                 output_values: out_at,
                 location: Location::default(),
             };
-            let out = backend.run_stage(&stage, &input)?;
+            let out = backend.run_stage(&stage, input)?;
             for &i in ids {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];
@@ -170,10 +206,12 @@ impl<'a> StageBatch<'a> {
                 }
             }
             widths.push(op.output_width());
-            outputs.push(out);
+            statuses.push(out.statuses);
+            outputs.push(out.data.into_arrow());
         }
         Ok(BatchOutput {
             outputs,
+            statuses,
             placed: placed
                 .into_iter()
                 .map(|p| p.expect("every request placed"))
@@ -188,22 +226,49 @@ impl BatchOutput {
     pub fn bytes(&self, id: RequestId) -> &[u8] {
         let p = &self.placed[id.0];
         let w = self.widths[p.stage];
-        &self.outputs[p.stage].data.as_bytes()[p.output.start * w..p.output.end * w]
+        &self.outputs[p.stage][p.output.start * w..p.output.end * w]
+    }
+
+    /// A request's output as an Arrow buffer sharing the stage's storage
+    /// (8-byte aligned at the stage's start, element-aligned here).
+    pub fn buffer(&self, id: RequestId) -> Buffer {
+        let p = &self.placed[id.0];
+        let w = self.widths[p.stage];
+        self.outputs[p.stage].slice_with_length(p.output.start * w, p.output.len() * w)
     }
 
     /// A request's output as elements (the stage's element type).
     pub fn typed<T: crate::codecs::int::IntElem>(&self, id: RequestId) -> &[T] {
         let p = &self.placed[id.0];
         assert_eq!(std::mem::size_of::<T>(), self.widths[p.stage]);
-        &self.outputs[p.stage].data.typed::<T>()[p.output.clone()]
+        let bytes = self.bytes(id);
+        assert_eq!(bytes.as_ptr().align_offset(std::mem::align_of::<T>()), 0);
+        // SAFETY: the stage buffer came from 8-aligned storage and the
+        // request starts at a whole element; T is a plain integer for which
+        // every bit pattern is valid; the length is whole elements.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), p.output.len()) }
     }
 
     /// Elements each of a request's jobs produced (decompressed sizes).
     pub fn produced(&self, id: RequestId) -> Vec<u64> {
         let p = &self.placed[id.0];
-        self.outputs[p.stage].statuses[p.jobs.clone()]
+        self.statuses[p.stage][p.jobs.clone()]
             .iter()
             .map(|s| s.produced)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_span_needs_order_and_fill() {
+        assert_eq!(direct_span([0..4, 5..9].into_iter()), Some(0..9));
+        assert_eq!(direct_span([0..2, 20..22].into_iter()), None);
+        assert_eq!(direct_span([5..9, 0..4].into_iter()), None);
+        assert_eq!(direct_span([0..4, 3..9].into_iter()), None);
+        assert_eq!(direct_span(std::iter::empty()), None);
     }
 }

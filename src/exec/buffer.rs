@@ -30,14 +30,8 @@ impl HostBuffer {
     /// had: sizes come from file metadata, which may lie, and an allocation
     /// failure must be an error rather than an abort.
     pub fn try_zeroed(len: usize) -> Result<Self> {
-        let n = len.div_ceil(8);
-        let mut words = Vec::new();
-        words
-            .try_reserve_exact(n)
+        let words = super::copy::try_zeroed_vec::<u64>(len.div_ceil(8))
             .map_err(|_| Error::InvalidPlan(format!("cannot allocate {len} bytes of output")))?;
-        super::copy::par_zero(&mut words.spare_capacity_mut()[..n]);
-        // SAFETY: the first n words were just written.
-        unsafe { words.set_len(n) };
         Ok(Self { words, len })
     }
 
@@ -95,6 +89,13 @@ impl HostBuffer {
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), n) }
     }
 
+    /// The buffer as an Arrow buffer of `len` bytes, without copying: Arrow
+    /// arrays can then reference stage outputs directly. The storage stays
+    /// 8-byte aligned.
+    pub fn into_arrow(self) -> arrow::buffer::Buffer {
+        arrow::buffer::Buffer::from_vec(self.words).slice_with_length(0, self.len)
+    }
+
     /// The buffer as elements of `T`, mutably.
     pub fn typed_mut<T: IntElem>(&mut self) -> &mut [T] {
         let n = self.len / std::mem::size_of::<T>();
@@ -120,5 +121,8 @@ mod tests {
         let c = HostBuffer::copy_of(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
         assert_eq!(c.as_bytes(), &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(c.typed::<u64>().len(), 1);
+        let a = c.into_arrow();
+        assert_eq!(a.as_slice(), &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(a.as_ptr().align_offset(8), 0);
     }
 }

@@ -56,6 +56,30 @@ pub fn gather(pieces: &[&[u8]]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `n` zero elements, or an error when the memory cannot be had. The
+/// allocator's zeroed allocation (calloc) hands out fresh pages that are
+/// already zero, so nothing is written here: the pages are first touched by
+/// whoever fills them, on whichever cores do that.
+pub fn try_zeroed_vec<T: crate::codecs::int::IntElem>(n: usize) -> Result<Vec<T>> {
+    let bytes = || n.saturating_mul(std::mem::size_of::<T>());
+    let layout = std::alloc::Layout::array::<T>(n)
+        .map_err(|_| Error::InvalidPlan(format!("cannot allocate {} bytes", bytes())))?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(Error::InvalidPlan(format!(
+            "cannot allocate {} bytes",
+            bytes()
+        )));
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout
+    // of `n` elements of T, and all-zero bytes are a valid integer.
+    Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) })
+}
+
 /// Zeroes `dst` on all cores.
 pub fn par_zero(dst: &mut [MaybeUninit<u64>]) {
     dst.par_chunks_mut(PIECE / 8).for_each(|d| {
@@ -80,5 +104,9 @@ mod tests {
         let mut d = vec![0u8; b.len()];
         par_copy(&mut d, &b);
         assert_eq!(d, b);
+        let z = try_zeroed_vec::<u64>(1 << 20).unwrap();
+        assert!(z.iter().all(|&w| w == 0));
+        assert!(try_zeroed_vec::<u8>(0).unwrap().is_empty());
+        assert!(try_zeroed_vec::<u64>(usize::MAX / 4).is_err());
     }
 }

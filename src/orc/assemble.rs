@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Float32Array, Float64Array,
-    Int16Array, Int32Array, Int64Array, ListArray, MapArray, PrimitiveArray, StringArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, ListArray, MapArray, PrimitiveArray, StringArray,
     StructArray, UInt32Array, UnionArray,
 };
-use arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType};
 
 use super::decode::{ColumnState, Decoded, States};
 use super::schema::{Column, Kind};
+use super::slots::{nulls, owned_slot_values, slot_values, spread};
 use super::streams::{StreamKey, Streams};
 use super::stripe::{StreamKind, StripeLayout};
 use super::{decimal, timestamp};
@@ -34,29 +34,6 @@ pub struct Assembler<'a> {
     pub decoded: &'a Decoded,
     /// See [`Rounds::decimal64`](super::decode::Rounds).
     pub decimal64: bool,
-}
-
-fn nulls(present: Option<&[u8]>) -> Option<NullBuffer> {
-    present.map(|p| NullBuffer::new(BooleanBuffer::from_iter(p.iter().map(|&b| b != 0))))
-}
-
-/// Places `values` (one per present slot) into `slots` slots.
-fn spread<T: Copy + Default>(values: &[T], present: Option<&[u8]>) -> Vec<T> {
-    match present {
-        None => values.to_vec(),
-        Some(p) => {
-            let mut out = Vec::with_capacity(p.len());
-            let mut it = values.iter();
-            for &b in p {
-                out.push(if b != 0 {
-                    *it.next().expect("nonnull counted from present")
-                } else {
-                    T::default()
-                });
-            }
-            out
-        }
-    }
 }
 
 impl Assembler<'_> {
@@ -80,13 +57,25 @@ impl Assembler<'_> {
         st.present.map(|r| self.decoded.typed::<u8>(r))
     }
 
-    fn primitive<T: ArrowPrimitiveType>(
+    /// A primitive array from a decoded stream of `T`'s width, sharing the
+    /// decoded storage when no slot is null.
+    fn decoded<T: ArrowPrimitiveType>(&self, st: &ColumnState) -> PrimitiveArray<T> {
+        let p = self.present(st);
+        let bytes = st
+            .data
+            .map_or_else(Buffer::default, |r| self.decoded.buffer(r));
+        let n = st.nonnull as usize;
+        PrimitiveArray::<T>::new(slot_values(bytes, n, p), nulls(p))
+    }
+
+    /// A primitive array from values computed on the host.
+    fn owned<T: ArrowPrimitiveType>(
         &self,
         st: &ColumnState,
-        values: &[T::Native],
+        values: Vec<T::Native>,
     ) -> PrimitiveArray<T> {
         let p = self.present(st);
-        PrimitiveArray::<T>::new(ScalarBuffer::from(spread(values, p)), nulls(p))
+        PrimitiveArray::<T>::new(owned_slot_values(values, p), nulls(p))
     }
 
     fn ints<T: crate::codecs::int::IntElem>(&self, st: &ColumnState) -> &[T] {
@@ -99,42 +88,23 @@ impl Assembler<'_> {
         let p = self.present(st);
         Ok(match col.kind {
             Kind::Boolean => {
-                let v = spread(self.ints::<u8>(st), p);
-                Arc::new(BooleanArray::new(
-                    BooleanBuffer::from_iter(v.iter().map(|&b| b != 0)),
-                    nulls(p),
-                ))
+                let bits = self.ints::<u8>(st);
+                let values = match p {
+                    None => BooleanBuffer::collect_bool(bits.len(), |i| bits[i] != 0),
+                    Some(p) => {
+                        let v = spread(bits, p);
+                        BooleanBuffer::collect_bool(v.len(), |i| v[i] != 0)
+                    }
+                };
+                Arc::new(BooleanArray::new(values, nulls(p)))
             }
-            Kind::Byte => {
-                let v: Vec<i8> = self.ints::<u8>(st).iter().map(|&b| b as i8).collect();
-                Arc::new(self.primitive::<arrow::datatypes::Int8Type>(st, &v)) as ArrayRef
-            }
-            Kind::Short => Arc::new(Int16Array::from(
-                self.primitive::<arrow::datatypes::Int16Type>(st, self.ints::<i16>(st)),
-            )),
-            Kind::Int => Arc::new(Int32Array::from(
-                self.primitive::<arrow::datatypes::Int32Type>(st, self.ints::<i32>(st)),
-            )),
-            Kind::Long => Arc::new(Int64Array::from(
-                self.primitive::<arrow::datatypes::Int64Type>(st, self.ints::<i64>(st)),
-            )),
-            Kind::Date => Arc::new(Date32Array::from(
-                self.primitive::<arrow::datatypes::Date32Type>(st, self.ints::<i32>(st)),
-            )),
-            Kind::Float => {
-                let v = self.floats::<4>(g, col, st)?;
-                let v: Vec<f32> = v.iter().map(|b| f32::from_le_bytes(*b)).collect();
-                Arc::new(Float32Array::from(
-                    self.primitive::<arrow::datatypes::Float32Type>(st, &v),
-                ))
-            }
-            Kind::Double => {
-                let v = self.floats::<8>(g, col, st)?;
-                let v: Vec<f64> = v.iter().map(|b| f64::from_le_bytes(*b)).collect();
-                Arc::new(Float64Array::from(
-                    self.primitive::<arrow::datatypes::Float64Type>(st, &v),
-                ))
-            }
+            Kind::Byte => Arc::new(self.decoded::<arrow::datatypes::Int8Type>(st)) as ArrayRef,
+            Kind::Short => Arc::new(self.decoded::<arrow::datatypes::Int16Type>(st)),
+            Kind::Int => Arc::new(self.decoded::<arrow::datatypes::Int32Type>(st)),
+            Kind::Long => Arc::new(self.decoded::<arrow::datatypes::Int64Type>(st)),
+            Kind::Date => Arc::new(self.decoded::<arrow::datatypes::Date32Type>(st)),
+            Kind::Float => Arc::new(self.floats::<arrow::datatypes::Float32Type>(g, col, st)?),
+            Kind::Double => Arc::new(self.floats::<arrow::datatypes::Float64Type>(g, col, st)?),
             Kind::String | Kind::Varchar | Kind::Char | Kind::Binary => self.bytes(g, col, st)?,
             Kind::Timestamp | Kind::TimestampInstant => {
                 let secs = self.ints::<i64>(st);
@@ -146,7 +116,7 @@ impl Assembler<'_> {
                 };
                 let v = timestamp::to_nanos(secs, nanos, tz)
                     .map_err(|m| Error::orc(&self.loc(g, col, StreamKind::Data), m))?;
-                let a = self.primitive::<arrow::datatypes::TimestampNanosecondType>(st, &v);
+                let a = self.owned::<arrow::datatypes::TimestampNanosecondType>(st, v);
                 Arc::new(a.with_data_type(col.arrow_type()))
             }
             Kind::Decimal if self.decimal64 && (1..=18).contains(&col.precision) => {
@@ -155,7 +125,7 @@ impl Assembler<'_> {
                     .iter()
                     .map(|&x| i128::from(x))
                     .collect();
-                let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
+                let a = self.owned::<arrow::datatypes::Decimal128Type>(st, v);
                 Arc::new(a.with_data_type(col.arrow_type()))
             }
             Kind::Decimal => {
@@ -168,7 +138,7 @@ impl Assembler<'_> {
                     decimal::decode(data, scales, n, col.scale)
                 }
                 .map_err(|(at, m)| Error::orc(&self.loc(g, col, StreamKind::Data).at(at), m))?;
-                let a = self.primitive::<arrow::datatypes::Decimal128Type>(st, &v);
+                let a = self.owned::<arrow::datatypes::Decimal128Type>(st, v);
                 Arc::new(a.with_data_type(col.arrow_type()))
             }
             Kind::Struct => self.structure(g, col, st)?,
@@ -185,27 +155,32 @@ impl Assembler<'_> {
         })
     }
 
-    fn floats<const W: usize>(
+    /// Float and double DATA is stored plain: the stream (aligned in the
+    /// group's buffer) is the Arrow buffer when no slot is null.
+    fn floats<T: ArrowPrimitiveType>(
         &self,
         g: usize,
         col: &Column,
         st: &ColumnState,
-    ) -> Result<Vec<[u8; W]>> {
-        let raw = self.raw(g, col, StreamKind::Data);
+    ) -> Result<PrimitiveArray<T>> {
+        let raw = self.streams.buffer(StreamKey {
+            stripe: g,
+            column: col.id,
+            kind: StreamKind::Data,
+        });
         let n = st.nonnull as usize;
-        if raw.len() / W < n {
+        let w = std::mem::size_of::<T::Native>();
+        if raw.len() / w < n {
             return Err(Error::orc(
                 &self.loc(g, col, StreamKind::Data),
                 format!(
-                    "{} bytes hold fewer than {n} values of {W} bytes",
+                    "{} bytes hold fewer than {n} values of {w} bytes",
                     raw.len()
                 ),
             ));
         }
-        Ok(raw[..n * W]
-            .chunks_exact(W)
-            .map(|c| c.try_into().expect("exact chunks"))
-            .collect())
+        let p = self.present(st);
+        Ok(PrimitiveArray::<T>::new(slot_values(raw, n, p), nulls(p)))
     }
 
     /// Offsets (spread over slots) from a decoded LENGTH stream.
@@ -216,22 +191,36 @@ impl Assembler<'_> {
         st: &ColumnState,
         lengths: &[u32],
     ) -> Result<OffsetBuffer<i32>> {
-        let mut offsets = Vec::with_capacity(st.slots as usize + 1);
+        let slots = st.slots as usize;
+        let mut offsets = Vec::with_capacity(slots + 1);
         offsets.push(0i32);
-        let mut total = 0i64;
-        let mut it = lengths.iter();
-        let present = self.present(st);
-        for i in 0..st.slots as usize {
-            if present.is_none_or(|p| p[i] != 0) {
-                total += i64::from(*it.next().expect("one length per present slot"));
-                if total > i64::from(i32::MAX) {
-                    return Err(Error::orc(
-                        &self.loc(g, col, StreamKind::Length),
-                        "lengths exceed Arrow's 32-bit offsets",
-                    ));
+        // A u64 sum of at most 2^32 lengths below 2^32 cannot overflow, so
+        // the 32-bit limit is checked once, at the end.
+        let mut total = 0u64;
+        match self.present(st) {
+            None => {
+                for &l in lengths.iter().take(slots) {
+                    total += u64::from(l);
+                    offsets.push(total as i32);
+                }
+                offsets.resize(slots + 1, total as i32);
+            }
+            Some(p) => {
+                let mut k = 0usize;
+                for &b in p.iter().take(slots) {
+                    if b != 0 {
+                        total += u64::from(lengths.get(k).copied().unwrap_or(0));
+                        k += 1;
+                    }
+                    offsets.push(total as i32);
                 }
             }
-            offsets.push(total as i32);
+        }
+        if total > i32::MAX as u64 {
+            return Err(Error::orc(
+                &self.loc(g, col, StreamKind::Length),
+                "lengths exceed Arrow's 32-bit offsets",
+            ));
         }
         Ok(OffsetBuffer::new(ScalarBuffer::from(offsets)))
     }
@@ -260,25 +249,44 @@ impl Assembler<'_> {
                 ));
             }
             let idx = self.ints::<u32>(st);
+            // Indexes checked and lengths taken first, so the values are
+            // allocated once at their exact size.
             let mut lengths = Vec::with_capacity(idx.len());
-            let mut values = Vec::new();
+            let mut total = 0u64;
             for &i in idx {
-                let i = i as usize;
-                if i >= dict_lengths.len() {
+                let Some(&l) = dict_lengths.get(i as usize) else {
                     return Err(Error::orc(
                         &data_at(),
                         format!("dictionary index {i} but {} entries", dict_lengths.len()),
                     ));
-                }
-                values.extend_from_slice(&dict[starts[i] as usize..starts[i + 1] as usize]);
-                lengths.push(dict_lengths[i]);
+                };
+                total += u64::from(l);
+                lengths.push(l);
             }
-            (self.offsets(g, col, st, &lengths)?, values)
+            if total > i32::MAX as u64 {
+                return Err(Error::orc(
+                    &self.loc(g, col, StreamKind::Length),
+                    "lengths exceed Arrow's 32-bit offsets",
+                ));
+            }
+            let mut values = Vec::with_capacity(total as usize);
+            for &i in idx {
+                let i = i as usize;
+                values.extend_from_slice(&dict[starts[i] as usize..starts[i + 1] as usize]);
+            }
+            (
+                self.offsets(g, col, st, &lengths)?,
+                Buffer::from_vec(values),
+            )
         } else {
             let lengths: &[u32] = st.length.map_or(&[], |r| self.decoded.typed::<u32>(r));
             let offsets = self.offsets(g, col, st, lengths)?;
             let need = *offsets.last().expect("at least one offset") as usize;
-            let data = self.raw(g, col, StreamKind::Data);
+            let data = self.streams.buffer(StreamKey {
+                stripe: g,
+                column: col.id,
+                kind: StreamKind::Data,
+            });
             if data.len() < need {
                 return Err(Error::orc(
                     &data_at(),
@@ -288,20 +296,19 @@ impl Assembler<'_> {
                     ),
                 ));
             }
-            (offsets, data[..need].to_vec())
+            // The stream's bytes are the values buffer: no copy.
+            (offsets, data.slice_with_length(0, need))
         };
         let nulls = nulls(self.present(st));
         Ok(if col.kind == Kind::Binary {
             Arc::new(
-                BinaryArray::try_new(offsets, values.into(), nulls)
+                BinaryArray::try_new(offsets, values, nulls)
                     .map_err(|e| Error::arrow(format!("building column {}", col.name), e))?,
             )
         } else {
-            Arc::new(
-                StringArray::try_new(offsets, values.into(), nulls).map_err(|e| {
-                    Error::orc(&data_at(), format!("invalid UTF-8 in a string column: {e}"))
-                })?,
-            )
+            Arc::new(StringArray::try_new(offsets, values, nulls).map_err(|e| {
+                Error::orc(&data_at(), format!("invalid UTF-8 in a string column: {e}"))
+            })?)
         })
     }
 

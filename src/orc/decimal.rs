@@ -46,33 +46,19 @@ fn decode_at(
     let mut pos = 0usize;
     for &s in scales {
         let start = pos;
-        let mut v: u128 = 0;
-        let mut shift = 0u32;
-        loop {
-            let Some(&b) = data.get(pos) else {
-                return Err((start as u64, "decimal varint truncated".into()));
-            };
-            pos += 1;
-            if shift >= 128 || (shift == 126 && (b & 0x7f) > 3) {
-                return Err((start as u64, "decimal longer than 128 bits".into()));
-            }
-            v |= u128::from(b & 0x7f) << shift;
-            shift += 7;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
+        let (v, next) = varint(data, pos).map_err(|m| (start as u64, m.to_string()))?;
+        pos = next;
         let mut x = (v >> 1) as i128 ^ -((v & 1) as i128);
         let diff = scale as i64 - i64::from(s);
         if diff > 0 {
-            let p = 10i128.wrapping_pow(diff.min(38) as u32);
+            let p = POW10[diff.min(38) as usize];
             x = if at_most_38_digits {
                 x.checked_mul(p).unwrap_or(i128::MAX)
             } else {
                 x.wrapping_mul(p)
             };
         } else if diff < 0 {
-            x /= 10i128.pow((-diff).min(38) as u32);
+            x /= POW10[(-diff).min(38) as usize];
         }
         if at_most_38_digits && !(-MAX_38_DIGITS..=MAX_38_DIGITS).contains(&x) {
             return Err((
@@ -83,6 +69,51 @@ fn decode_at(
         out.push(x);
     }
     Ok(out)
+}
+
+/// Powers of ten up to 10^38 (the largest in an i128), so rescaling is a
+/// table lookup rather than a power per value.
+const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// One unbounded varint of at most 128 bits at `pos`: the value and the
+/// position after it. Nine bytes (63 bits) accumulate in a u64, which is
+/// every decimal of up to 18 digits; longer ones continue in a u128.
+fn varint(data: &[u8], mut pos: usize) -> Result<(u128, usize), &'static str> {
+    let mut v = 0u64;
+    for shift in (0..63).step_by(7) {
+        let Some(&b) = data.get(pos) else {
+            return Err("decimal varint truncated");
+        };
+        pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok((u128::from(v), pos));
+        }
+    }
+    let mut v = u128::from(v);
+    let mut shift = 63u32;
+    loop {
+        let Some(&b) = data.get(pos) else {
+            return Err("decimal varint truncated");
+        };
+        pos += 1;
+        if shift >= 128 || (shift == 126 && (b & 0x7f) > 3) {
+            return Err("decimal longer than 128 bits");
+        }
+        v |= u128::from(b & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            return Ok((v, pos));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,11 @@ impl Decoded {
     pub fn typed<T: IntElem>(&self, r: Ref) -> &[T] {
         self.rounds[r.round].typed::<T>(r.id)
     }
+
+    /// A decoded stream as an Arrow buffer sharing the round's storage.
+    pub fn buffer(&self, r: Ref) -> arrow::buffer::Buffer {
+        self.rounds[r.round].buffer(r.id)
+    }
 }
 
 /// What the rounds learned about one column of one stripe.
@@ -151,7 +156,7 @@ impl Rounds<'_> {
             .collect();
         while !level.is_empty() {
             // Round A: presence.
-            let mut batch = new_batch(&self.streams.buf);
+            let mut batch = new_batch(self.streams.buf.as_slice());
             let mut present = Vec::with_capacity(level.len());
             for &(g, col, slots) in &level {
                 let key = StreamKey {
@@ -192,7 +197,7 @@ impl Rounds<'_> {
             }
 
             // Round B: values.
-            let mut batch = new_batch(&self.streams.buf);
+            let mut batch = new_batch(self.streams.buf.as_slice());
             let mut wanted = Vec::with_capacity(level.len());
             for &(g, col, _) in &level {
                 let st = &states[&(g, col.id)];

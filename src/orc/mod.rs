@@ -24,6 +24,7 @@ pub mod predicate;
 pub mod proto;
 mod reader;
 pub mod schema;
+mod slots;
 mod streams;
 pub mod stripe;
 pub mod tail;

@@ -332,24 +332,31 @@ impl OrcFile {
             decoded: &decoded,
             decimal64: self.is_pre_2_0(),
         };
-        let batches = (0..layouts.len())
-            .into_par_iter()
-            .map(|g| {
-                let arrays = cols
-                    .iter()
-                    .map(|c| asm.array(g, c))
-                    .collect::<Result<Vec<ArrayRef>>>()?;
+        // One task per (stripe, column): a group has a few stripes but
+        // many columns, and a stripe at a time left most cores idle.
+        let tasks: Vec<(usize, &Column)> = (0..layouts.len())
+            .flat_map(|g| cols.iter().map(move |c| (g, *c)))
+            .collect();
+        let mut arrays = tasks
+            .par_iter()
+            .map(|&(g, c)| asm.array(g, c))
+            .collect::<Result<Vec<ArrayRef>>>()?
+            .into_iter();
+        let batches = layouts
+            .iter()
+            .map(|layout| {
+                let arrays: Vec<ArrayRef> = arrays.by_ref().take(cols.len()).collect();
                 RecordBatch::try_new_with_options(
                     schema.clone(),
                     arrays,
                     &arrow::array::RecordBatchOptions::new()
-                        .with_row_count(Some(layouts[g].info.rows as usize)),
+                        .with_row_count(Some(layout.info.rows as usize)),
                 )
                 .map_err(|e| {
                     Error::arrow(
                         format!(
                             "assembling stripe {} of {}",
-                            layouts[g].info.index,
+                            layout.info.index,
                             self.path().display()
                         ),
                         e,

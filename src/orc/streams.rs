@@ -1,10 +1,15 @@
 //! Reads the streams a projection needs from a group of stripes and
 //! decompresses them: every compressed chunk of every stream becomes one job
 //! of a single decompression stage, and the results are laid end to end so
-//! each stream is one contiguous byte range for the decode stages.
+//! each stream is one contiguous byte range for the decode stages. Every
+//! stream starts 8-byte aligned in the buffer, so float data and string
+//! bytes can become Arrow buffers without a copy.
 
 use std::collections::HashMap;
 use std::ops::Range;
+
+use arrow::buffer::Buffer;
+use rayon::prelude::*;
 
 use super::compression::{self, Compression};
 use super::stripe::{StreamKind, StripeLayout};
@@ -27,8 +32,8 @@ pub struct StreamKey {
 /// Decompressed streams of a stripe group.
 #[derive(Debug, Default)]
 pub struct Streams {
-    /// Every stream's bytes, end to end.
-    pub buf: Vec<u8>,
+    /// Every stream's bytes, end to end, each starting at a multiple of 8.
+    pub buf: Buffer,
     ranges: HashMap<StreamKey, Range<usize>>,
     /// Bytes read from the file.
     pub file_bytes: u64,
@@ -48,7 +53,22 @@ impl Streams {
     pub fn bytes(&self, key: StreamKey) -> &[u8] {
         self.range(key).map_or(&[], |r| &self.buf[r])
     }
+
+    /// A stream's bytes as an Arrow buffer sharing the group's storage
+    /// (empty when absent).
+    pub fn buffer(&self, key: StreamKey) -> Buffer {
+        self.range(key).map_or_else(Buffer::default, |r| {
+            self.buf.slice_with_length(r.start, r.len())
+        })
+    }
 }
+
+/// Where streams start in the buffer: the widest Arrow element ORC data
+/// is copied from (doubles).
+const STREAM_ALIGN: usize = 8;
+
+/// Zero bytes put before a stream to align it.
+const PADDING: [u8; STREAM_ALIGN] = [0; STREAM_ALIGN];
 
 /// Stream kinds the readers decode (indexes and Bloom filters are not read).
 const DATA_KINDS: [StreamKind; 5] = [
@@ -58,6 +78,44 @@ const DATA_KINDS: [StreamKind; 5] = [
     StreamKind::DictionaryData,
     StreamKind::Secondary,
 ];
+
+/// Bytes one read task copies: big streams are split so the cores share
+/// them evenly.
+const READ_PIECE: usize = 4 << 20;
+
+/// Reads `file_ranges[i]` into `ranges[i]` of a zero-padded buffer of
+/// `total` bytes, the pieces on all cores.
+fn read_all(
+    src: &Source,
+    ranges: &[(StreamKey, Range<usize>, Location)],
+    file_ranges: &[Range<u64>],
+    total: usize,
+    file: &Location,
+) -> Result<Vec<u8>> {
+    let mut raw = crate::exec::copy::try_zeroed_vec::<u8>(total)
+        .map_err(|_| Error::orc(file, format!("cannot allocate {total} bytes for streams")))?;
+    let mut tasks: Vec<(&mut [u8], u64, &Location)> = Vec::new();
+    let mut rest: &mut [u8] = &mut raw;
+    let mut consumed = 0usize;
+    for ((_, r, at), f) in ranges.iter().zip(file_ranges) {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - consumed);
+        let (mut mine, tail) = tail.split_at_mut(r.len());
+        rest = tail;
+        consumed = r.end;
+        let mut offset = f.start;
+        while !mine.is_empty() {
+            let n = mine.len().min(READ_PIECE);
+            let (piece, more) = std::mem::take(&mut mine).split_at_mut(n);
+            tasks.push((piece, offset, at));
+            offset += n as u64;
+            mine = more;
+        }
+    }
+    tasks
+        .into_par_iter()
+        .try_for_each(|(dst, offset, at)| src.read_exact_at(offset, dst, at))?;
+    Ok(raw)
+}
 
 /// Reads and decompresses the data streams of `columns` in each stripe.
 pub fn load(
@@ -69,8 +127,12 @@ pub fn load(
 ) -> Result<Streams> {
     let file = Location::file(src.path());
     let started = std::time::Instant::now();
-    let mut raw = Vec::new();
+    // Every stream's place in one buffer first (aligned starts), then all
+    // of them read at once, in pieces, on all cores: one thread copying
+    // from the page cache (and faulting the buffer in) was a bound.
     let mut raw_ranges: Vec<(StreamKey, Range<usize>, Location)> = Vec::new();
+    let mut file_ranges: Vec<Range<u64>> = Vec::new();
+    let mut total = 0usize;
     for (g, layout) in layouts.iter().enumerate() {
         let mut wanted: Vec<_> = columns
             .iter()
@@ -83,22 +145,28 @@ pub fn load(
                 .with_stripe(layout.info.index as u64)
                 .with_column(s.column.to_string())
                 .with_stream(s.kind.name());
-            let start = raw.len();
-            src.read_into(s.range.start, s.range.end - s.range.start, &mut raw, &at)?;
+            let len = usize::try_from(s.range.end - s.range.start)
+                .map_err(|_| Error::orc(&at, "stream larger than memory"))?;
+            let start = total.next_multiple_of(STREAM_ALIGN);
+            total = start
+                .checked_add(len)
+                .ok_or_else(|| Error::orc(&at, "streams larger than memory"))?;
             let key = StreamKey {
                 stripe: g,
                 column: s.column,
                 kind: s.kind,
             };
-            raw_ranges.push((key, start..raw.len(), at.at(s.range.start)));
+            raw_ranges.push((key, start..total, at.at(s.range.start)));
+            file_ranges.push(s.range.clone());
         }
     }
-    let file_bytes = raw.len() as u64;
+    let raw = read_all(src, &raw_ranges, &file_ranges, total, &file)?;
+    let file_bytes = raw_ranges.iter().map(|(_, r, _)| r.len() as u64).sum();
     let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {
         return Ok(Streams {
             ranges: raw_ranges.into_iter().map(|(k, r, _)| (k, r)).collect(),
-            buf: raw,
+            buf: Buffer::from_vec(raw),
             file_bytes,
             io_s,
             decompress_s: 0.0,
@@ -137,6 +205,9 @@ pub fn load(
     let mut ranges = HashMap::with_capacity(pieces.len());
     let mut at = 0usize;
     for (key, ps) in &pieces {
+        let pad = at.next_multiple_of(STREAM_ALIGN) - at;
+        parts.push(&PADDING[..pad]);
+        at += pad;
         let start = at;
         for p in ps {
             let part = match p {
@@ -154,7 +225,7 @@ pub fn load(
     let buf = crate::exec::copy::gather(&parts)
         .map_err(|_| Error::orc(&file, format!("cannot allocate {at} bytes for streams")))?;
     Ok(Streams {
-        buf,
+        buf: Buffer::from_vec(buf),
         ranges,
         file_bytes,
         io_s,
