@@ -109,16 +109,28 @@ impl<'a> StageBatch<'a> {
         let mut widths = Vec::with_capacity(ops.len());
         for (stage_idx, op) in ops.iter().enumerate() {
             let ids = &by_op[op];
-            let pieces: Vec<&[u8]> = ids
-                .iter()
-                .map(|&i| &self.source[self.requests[i].input.clone()])
-                .collect();
-            let input = super::copy::gather(&pieces)?;
+            // In place: jobs address the source itself; otherwise the
+            // requests' bytes are compacted end to end first.
+            let in_place = backend.reads_host_input(op);
+            let compact;
+            let input: &[u8] = if in_place {
+                self.source
+            } else {
+                let pieces: Vec<&[u8]> = ids
+                    .iter()
+                    .map(|&i| &self.source[self.requests[i].input.clone()])
+                    .collect();
+                compact = super::copy::gather(&pieces)?;
+                &compact
+            };
             let mut jobs = Vec::with_capacity(ids.len());
             let mut out_at = 0u64;
             let mut in_at = 0u64;
             for &i in ids {
                 let r = &self.requests[i];
+                if in_place {
+                    in_at = r.input.start as u64;
+                }
                 let bytes = &self.source[r.input.clone()];
                 let first_job = jobs.len();
                 let split = self.splitter.get(op).and_then(|f| f(bytes, r.values));
@@ -150,7 +162,7 @@ impl<'a> StageBatch<'a> {
                 output_values: out_at,
                 location: Location::default(),
             };
-            let out = backend.run_stage(&stage, &input)?;
+            let out = backend.run_stage(&stage, input)?;
             for &i in ids {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];
@@ -196,6 +208,20 @@ impl BatchOutput {
         let p = &self.placed[id.0];
         assert_eq!(std::mem::size_of::<T>(), self.widths[p.stage]);
         &self.outputs[p.stage].data.typed::<T>()[p.output.clone()]
+    }
+
+    /// The stage a request ran in and the bytes of its output within that
+    /// stage's data.
+    pub fn place(&self, id: RequestId) -> (usize, Range<usize>) {
+        let p = &self.placed[id.0];
+        let w = self.widths[p.stage];
+        (p.stage, p.output.start * w..p.output.end * w)
+    }
+
+    /// Stage `stage`'s output data, taken whole (a caller whose requests
+    /// already lie end to end in it keeps it rather than copying them).
+    pub fn into_data(mut self, stage: usize) -> super::HostBuffer {
+        std::mem::take(&mut self.outputs[stage].data)
     }
 
     /// Elements each of a request's jobs produced (decompressed sizes).
