@@ -37,7 +37,12 @@ pub fn run(path: &Path, all: bool) -> Result<()> {
     println!("arrow schema: {}", f.schema());
     println!(
         "page index: {}",
-        if meta.offset_index().is_some() {
+        if meta
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns())
+            .any(|cc| cc.offset_index_offset().is_some())
+        {
             "present"
         } else {
             "absent"

@@ -134,26 +134,36 @@ impl<'a> StageBatch<'a> {
         let mut widths = Vec::with_capacity(ops.len());
         for (stage_idx, op) in ops.iter().enumerate() {
             let ids = &by_op[op];
-            let direct = direct_span(ids.iter().map(|&i| self.requests[i].input.clone()));
+            // In place: jobs address the source itself (a backend that
+            // reads host memory where it is), or the one span of it the
+            // requests fill in order; otherwise the requests' bytes are
+            // compacted end to end first.
+            let in_place = backend.reads_host_input(op);
+            let direct = if in_place {
+                None
+            } else {
+                direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
+            };
             let gathered;
-            let input: &[u8] = match &direct {
-                Some(span) => &self.source[span.clone()],
-                None => {
-                    let pieces: Vec<&[u8]> = ids
-                        .iter()
-                        .map(|&i| &self.source[self.requests[i].input.clone()])
-                        .collect();
-                    gathered = super::copy::gather(&pieces)?;
-                    &gathered
-                }
+            let (input, base): (&[u8], Option<usize>) = if in_place {
+                (self.source, Some(0))
+            } else if let Some(span) = &direct {
+                (&self.source[span.clone()], Some(span.start))
+            } else {
+                let pieces: Vec<&[u8]> = ids
+                    .iter()
+                    .map(|&i| &self.source[self.requests[i].input.clone()])
+                    .collect();
+                gathered = super::copy::gather(&pieces)?;
+                (&gathered, None)
             };
             let mut jobs = Vec::with_capacity(ids.len());
             let mut out_at = 0u64;
             let mut in_at = 0u64;
             for &i in ids {
                 let r = &self.requests[i];
-                if let Some(span) = &direct {
-                    in_at = (r.input.start - span.start) as u64;
+                if let Some(base) = base {
+                    in_at = (r.input.start - base) as u64;
                 }
                 let bytes = &self.source[r.input.clone()];
                 let first_job = jobs.len();
@@ -247,6 +257,20 @@ impl BatchOutput {
         // request starts at a whole element; T is a plain integer for which
         // every bit pattern is valid; the length is whole elements.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), p.output.len()) }
+    }
+
+    /// The stage a request ran in and the bytes of its output within that
+    /// stage's data.
+    pub fn place(&self, id: RequestId) -> (usize, Range<usize>) {
+        let p = &self.placed[id.0];
+        let w = self.widths[p.stage];
+        (p.stage, p.output.start * w..p.output.end * w)
+    }
+
+    /// Stage `stage`'s output data, whole (a caller whose requests already
+    /// lie end to end in it keeps it rather than copying them).
+    pub fn into_data(self, stage: usize) -> arrow::buffer::Buffer {
+        self.outputs[stage].clone()
     }
 
     /// Elements each of a request's jobs produced (decompressed sizes).

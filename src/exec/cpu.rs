@@ -66,6 +66,10 @@ impl Backend for CpuBackend {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }
 
+    fn reads_host_input(&self, _op: &StageOp) -> bool {
+        true
+    }
+
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
         stage.validate(input.len() as u64)?;
         let mut data = HostBuffer::try_zeroed(stage.output_bytes())?;

@@ -18,7 +18,7 @@ use cudarc::driver::{
 use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceScratch, GpuRuntime, PinnedScratch, kernels, launch};
-use crate::plan::{ChunkStatus, JobDesc, Stage};
+use crate::plan::{ChunkStatus, JobDesc, Stage, StageOp};
 
 #[derive(Default)]
 struct Scratch {
@@ -353,6 +353,11 @@ impl Backend for CudaBackend {
     fn describe(&self) -> String {
         let i = self.rt.info();
         format!("cuda ({}, {}, {} SMs)", i.name, i.arch(), i.sm_count)
+    }
+
+    fn reads_host_input(&self, op: &StageOp) -> bool {
+        // Ops without a kernel run on the CPU backend, in place.
+        kernels::entry_for(op).is_none()
     }
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {

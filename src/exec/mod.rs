@@ -16,7 +16,7 @@ pub use cpu::CpuBackend;
 pub use cuda::CudaBackend;
 
 use crate::error::{Error, Result};
-use crate::plan::{ChunkStatus, DecodePlan, Stage};
+use crate::plan::{ChunkStatus, DecodePlan, Stage, StageOp};
 
 /// What a backend returns for one stage.
 #[derive(Debug, Clone)]
@@ -90,6 +90,16 @@ pub trait Backend: Send + Sync {
     /// the statuses; `Err` is for failures of the backend itself or of the
     /// plan's consistency.
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput>;
+    /// Whether stages of `op` read their input where it lies in host
+    /// memory. A batch then hands over its source buffer as it is, with
+    /// each job pointing at its request's bytes, instead of first copying
+    /// every request's bytes into one compact buffer (a full pass over
+    /// hundreds of MiB of fresh memory). A device copies its input, so there
+    /// compacting keeps the upload small; hence the default `false`.
+    fn reads_host_input(&self, op: &StageOp) -> bool {
+        let _ = op;
+        false
+    }
 }
 
 /// Runs every stage of `plan` (stage `i` reads `inputs[i]`) and fails on the

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::*;
-use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, FieldRef};
 
 use super::decode::Leaf;
@@ -21,19 +21,22 @@ type Slots = Vec<(usize, usize)>;
 
 /// The decoded leaves of one row group and their dense Arrow values.
 pub struct Columns<'a> {
-    /// Leaf column index → (levels, dense values as Arrow).
-    pub leaves: HashMap<usize, (&'a Leaf, ArrayRef)>,
+    /// Indexed by leaf column: (levels, dense values as Arrow) of the
+    /// decoded leaves (a vector, not a map: levels are read per value).
+    pub leaves: Vec<Option<(&'a Leaf, ArrayRef)>>,
+}
+
+/// An entry's definition level (0 when the column has none).
+fn def_at(leaf: &Leaf, entry: usize) -> u16 {
+    leaf.def.get(entry).copied().unwrap_or(0)
 }
 
 impl Columns<'_> {
     fn leaf(&self, c: usize) -> R<&(&Leaf, ArrayRef)> {
         self.leaves
-            .get(&c)
+            .get(c)
+            .and_then(Option::as_ref)
             .ok_or_else(|| format!("leaf column {c} was not decoded"))
-    }
-
-    fn def(&self, c: usize, entry: usize) -> u16 {
-        self.leaves[&c].0.def.get(entry).copied().unwrap_or(0)
     }
 
     /// Rows of a leaf: entries split where the repetition level is 0.
@@ -71,10 +74,11 @@ pub fn build(node: &Node, slots: &HashMap<usize, Slots>, cols: &Columns<'_>) -> 
     match &node.shape {
         Shape::Leaf(c) => leaf(node, *c, mine, cols),
         Shape::Struct(children) => {
+            let lf = cols.leaf(first)?.0;
             let nulls = node.nullable.then(|| {
                 NullBuffer::from(
                     mine.iter()
-                        .map(|&(s, _)| cols.def(first, s) as i16 >= node.def)
+                        .map(|&(s, _)| def_at(lf, s) as i16 >= node.def)
                         .collect::<Vec<_>>(),
                 )
             });
@@ -100,7 +104,7 @@ pub fn build(node: &Node, slots: &HashMap<usize, Slots>, cols: &Columns<'_>) -> 
                 let ls = &slots[&c];
                 let mut out = Vec::new();
                 for &(s, e) in ls {
-                    let d = cols.def(c, s) as i16;
+                    let d = def_at(leaf, s) as i16;
                     if d >= node.def {
                         let parts = split(&leaf.rep, s, e, node.rep);
                         if c == first {
@@ -194,12 +198,69 @@ fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef>
     }
     let idx: Vec<Option<u32>> = slots
         .iter()
-        .map(|&(s, _)| (cols.def(c, s) as i16 >= max).then(|| rank[s]))
+        .map(|&(s, _)| (def_at(lf, s) as i16 >= max).then(|| rank[s]))
         .collect();
     if idx.iter().enumerate().all(|(i, v)| *v == Some(i as u32)) && idx.len() == dense.len() {
         return Ok(dense.clone());
     }
     let idx = UInt32Array::from(idx);
+    arrow::compute::take(dense.as_ref(), &idx, None).map_err(|e| e.to_string())
+}
+
+/// The array of a top-level leaf without repetition, straight from its
+/// definition levels: one row per entry, no slots. `None` when `node` is
+/// not such a leaf (the general path then builds it). The result is what
+/// [`build`] gives for it.
+pub fn flat(node: &Node, cols: &Columns<'_>) -> Option<R<ArrayRef>> {
+    let Shape::Leaf(c) = node.shape else {
+        return None;
+    };
+    let (lf, dense) = match cols.leaf(c) {
+        Ok(l) => l,
+        Err(e) => return Some(Err(e)),
+    };
+    if !lf.rep.is_empty() {
+        return None;
+    }
+    Some(flat_leaf(node.def, lf, dense))
+}
+
+fn flat_leaf(max: i16, lf: &Leaf, dense: &ArrayRef) -> R<ArrayRef> {
+    let defined = |k: usize| {
+        if k == dense.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} values decoded but the levels define {k}",
+                dense.len()
+            ))
+        }
+    };
+    if lf.def.is_empty() {
+        defined(lf.entries)?;
+        return Ok(dense.clone());
+    }
+    let valid = BooleanBuffer::collect_bool(lf.entries, |i| def_at(lf, i) as i16 >= max);
+    let k = valid.count_set_bits();
+    defined(k)?;
+    if k == lf.entries {
+        return Ok(dense.clone());
+    }
+    // Each defined entry takes the next value; null entries index 0, as
+    // `leaf` gives them.
+    let mut next = 0u32;
+    let idx: Vec<u32> = valid
+        .iter()
+        .map(|v| {
+            if v {
+                next += 1;
+                next - 1
+            } else {
+                0
+            }
+        })
+        .collect();
+    let idx = UInt32Array::new(idx.into(), Some(NullBuffer::new(valid)));
     arrow::compute::take(dense.as_ref(), &idx, None).map_err(|e| e.to_string())
 }
 

@@ -15,6 +15,7 @@
 
 use std::ops::Range;
 
+use arrow::buffer::MutableBuffer;
 use parquet::basic::Type as PhysicalType;
 
 use super::decompress::{Page, Pages};
@@ -90,7 +91,7 @@ impl LeafInfo {
 }
 
 /// Non-null values of a column chunk, end to end.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Dense {
     /// Booleans, one byte (0 or 1) each.
     Bool(Vec<u8>),
@@ -98,8 +99,10 @@ pub enum Dense {
     Fixed {
         /// Bytes per value.
         width: usize,
-        /// The values.
-        bytes: Vec<u8>,
+        /// The values, in an Arrow buffer (64-byte aligned) so that values
+        /// whose Arrow type has the stored width become an array without a
+        /// copy.
+        bytes: MutableBuffer,
     },
     /// Variable-length values.
     Bytes {
@@ -120,7 +123,7 @@ impl Dense {
             },
             _ => Dense::Fixed {
                 width: info.width,
-                bytes: Vec::new(),
+                bytes: MutableBuffer::new(0),
             },
         }
     }
@@ -136,7 +139,7 @@ impl Dense {
 }
 
 /// A decoded column chunk.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Leaf {
     /// Definition levels (empty when the column's max is 0).
     pub def: Vec<u16>,
@@ -475,7 +478,16 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
 
     // Round C: byte-array bytes, fixed-width gathers.
     let mut c_bytes = StageBatch::new(buf);
-    let mut gather_src = Vec::new();
+    // Gather inputs sized exactly up front: grown by doubling, hundreds of
+    // MiB of indices would be copied (and faulted in) again and again.
+    let gather_len: usize = works
+        .iter()
+        .filter_map(|w| match (&w.first, &dicts[w.chunk]) {
+            (Some(First::Indices(_)), Some(Dict::Fixed(d))) => Some(4 + d.len() + 4 * w.n),
+            _ => None,
+        })
+        .sum();
+    let mut gather_src = Vec::with_capacity(gather_len);
     let mut gathers: Vec<(usize, Range<usize>, u64, Location)> = Vec::new();
     for (wi, w) in works.iter_mut().enumerate() {
         let p = &pages.chunks[w.chunk][w.page];
@@ -510,6 +522,25 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
     let out_g = g.run(backend)?;
 
+    // Each chunk's values are reserved at once: growing them page by page
+    // reallocates (and faults in) hundreds of MiB again and again.
+    let mut need = vec![(0usize, 0usize); infos.len()];
+    for w in &works {
+        need[w.chunk].0 += w.n;
+        if let Some(Second::Data(id)) = w.second {
+            need[w.chunk].1 += out_c.bytes(id).len();
+        }
+    }
+    for ((leaf, info), &(n, bytes)) in leaves.iter_mut().zip(infos).zip(&need) {
+        match &mut leaf.values {
+            Dense::Bool(v) => v.reserve(n),
+            Dense::Fixed { bytes: b, .. } => b.reserve(n * info.width),
+            Dense::Bytes { offsets, data } => {
+                offsets.reserve(n);
+                data.reserve(bytes);
+            }
+        }
+    }
     for w in &works {
         let p = &pages.chunks[w.chunk][w.page];
         let info = &infos[w.chunk];
@@ -570,13 +601,25 @@ fn append(
                 return Err(err(p, "dictionary-encoded page without a dictionary page"));
             };
             let n = doff.len() - 1;
-            for &k in out_b.typed::<u32>(*id) {
+            let idx = out_b.typed::<u32>(*id);
+            // Indices checked and the page's bytes counted first, so the
+            // copy below runs into reserved memory.
+            let mut total = 0usize;
+            for &k in idx {
                 let k = k as usize;
                 if k >= n {
                     return Err(err(p, format!("dictionary index {k} past {n} entries")));
                 }
-                data.extend_from_slice(&dbytes[doff[k]..doff[k + 1]]);
-                offsets.push(data.len());
+                total += doff[k + 1] - doff[k];
+            }
+            data.reserve(total);
+            offsets.reserve(idx.len());
+            let mut last = data.len();
+            for &k in idx {
+                let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
+                data.extend_from_slice(v);
+                last += v.len();
+                offsets.push(last);
             }
         }
         _ => {

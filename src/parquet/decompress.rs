@@ -27,11 +27,37 @@ pub struct Page {
     pub location: Location,
 }
 
+/// The bytes the uncompressed pages lie in.
+#[derive(Debug)]
+pub enum PageBytes {
+    /// Pieces gathered into one buffer.
+    Gathered(Vec<u8>),
+    /// The decompression stage's own output, when every page is one job
+    /// whose output already follows the previous page's.
+    Stage(arrow::buffer::Buffer),
+}
+
+impl Default for PageBytes {
+    fn default() -> Self {
+        Self::Gathered(Vec::new())
+    }
+}
+
+impl std::ops::Deref for PageBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Gathered(v) => v,
+            Self::Stage(b) => b.as_slice(),
+        }
+    }
+}
+
 /// Every page of a read group, uncompressed.
 #[derive(Debug, Default)]
 pub struct Pages {
     /// The bodies, end to end.
-    pub buf: Vec<u8>,
+    pub buf: PageBytes,
     /// Per chunk (same order as the input chunks), its pages.
     pub chunks: Vec<Vec<Page>>,
 }
@@ -176,6 +202,10 @@ pub fn run(
     let mut pages_out = Pages::default();
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut len = 0usize;
+    // Whether every non-empty part is the first stage's output at the
+    // offset it takes in the gathered buffer: then that output is the
+    // buffer and the copy is skipped (the usual case: v1 pages, one codec).
+    let mut in_stage = true;
     for (pages, chunk) in plan.into_iter().zip(chunks) {
         let mut list = Vec::with_capacity(pages.len());
         for ((prefix, piece, at), rp) in pages.into_iter().zip(&chunk.pages) {
@@ -191,6 +221,7 @@ pub fn run(
                 }
             };
             let part = &raw[prefix.clone()];
+            in_stage &= part.is_empty();
             len += part.len();
             parts.push(part);
             match piece {
@@ -198,10 +229,12 @@ pub fn run(
                 Piece::Job { id, expect, .. } => {
                     let n = out.produced(id)[0] as usize;
                     check(n, expect)?;
+                    in_stage &= out.place(id) == (0, len..len + n);
                     len += n;
                     parts.push(&out.bytes(id)[..n]);
                 }
                 Piece::Members(ids, expect) => {
+                    in_stage = false;
                     let out2 = out2.as_ref().expect("fallback batch ran");
                     let mut total = 0;
                     for (id, m) in ids {
@@ -231,6 +264,11 @@ pub fn run(
         }
         pages_out.chunks.push(list);
     }
-    pages_out.buf = crate::exec::copy::gather(&parts)?;
+    pages_out.buf = if in_stage && len > 0 {
+        drop(parts);
+        PageBytes::Stage(out.into_data(0))
+    } else {
+        PageBytes::Gathered(crate::exec::copy::gather(&parts)?)
+    };
     Ok(pages_out)
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use rayon::prelude::*;
 
 use super::assemble::{self, Columns};
@@ -46,7 +46,7 @@ fn leaf_types(n: &Node, out: &mut HashMap<usize, DataType>) {
 }
 
 impl ParquetFile {
-    /// Opens a file and parses its footer (and page index, when present).
+    /// Opens a file and parses its footer (not the page index).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let src = Source::open(path, "Parquet")?;
@@ -86,19 +86,17 @@ impl ParquetFile {
                 path.display()
             )));
         }
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let perr = |source| Error::Parquet {
             path: path.to_path_buf(),
             source,
         };
-        // The footer parser is third-party code fed hostile bytes: a panic
-        // there becomes an error here.
-        let parsed = std::panic::catch_unwind(|| {
-            ParquetMetaDataReader::new()
-                .with_page_index_policy(PageIndexPolicy::Optional)
-                .parse_and_finish(&file)
-        })
-        .map_err(|_| Error::parquet(&at, "footer parser panicked on this file"))?;
+        // The footer bytes are in hand: decoded from them, not read again.
+        // The page index is not loaded: reads skip whole row groups only
+        // and nothing else uses it. The footer parser is third-party code
+        // fed hostile bytes: a panic there becomes an error here.
+        let parsed =
+            std::panic::catch_unwind(|| ParquetMetaDataReader::decode_metadata(&footer_bytes))
+                .map_err(|_| Error::parquet(&at, "footer parser panicked on this file"))?;
         let meta = Arc::new(parsed.map_err(perr)?);
         // The embedded Arrow schema is decoded by arrow-ipc, which panics on
         // some damaged flatbuffers.
@@ -124,7 +122,8 @@ impl ParquetFile {
         self.src.path()
     }
 
-    /// The parsed footer (row groups, column chunks, statistics, page index).
+    /// The parsed footer (row groups, column chunks, statistics; no page
+    /// index).
     pub fn metadata(&self) -> &ParquetMetaData {
         &self.meta
     }
@@ -304,7 +303,7 @@ impl ParquetFile {
         stats.decompress_s += t.elapsed().as_secs_f64();
         stats.stream_bytes += pages.buf.len() as u64;
         let t = std::time::Instant::now();
-        let decoded = decode::run(&pages, &infos, backend)?;
+        let mut decoded = decode::run(&pages, &infos, backend)?;
         drop(pages);
         stats.decode_s += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
@@ -313,41 +312,51 @@ impl ParquetFile {
             leaf_types(&self.nodes[f], &mut types);
         }
         let per_group = leaves.len();
-        let batches = (0..group.len())
+        let width = leaves.iter().max().map_or(0, |&c| c + 1);
+        // Each row group's leaves, taken mutably (their values move out).
+        let parts: Vec<&mut [decode::Leaf]> = if per_group == 0 {
+            group.iter().map(|_| Default::default()).collect()
+        } else {
+            decoded.chunks_mut(per_group).collect()
+        };
+        let batches = parts
             .into_par_iter()
-            .map(|gi| {
-                let g = group[gi];
+            .zip(group.par_iter())
+            .enumerate()
+            .map(|(gi, (decoded, &g))| {
                 let rows = self.meta.row_group(g).num_rows().max(0) as usize;
                 let at = file.clone().with_row_group(g as u64);
-                let mut map = HashMap::with_capacity(per_group);
-                for (k, &c) in leaves.iter().enumerate() {
+                let mut map: Vec<Option<(&decode::Leaf, ArrayRef)>> = vec![None; width];
+                for (k, (&c, leaf)) in leaves.iter().zip(decoded.iter_mut()).enumerate() {
                     let i = gi * per_group + k;
-                    let leaf = &decoded[i];
                     let dt = &types[&c];
-                    let arr = super::values::to_arrow(&leaf.values, infos[i].physical, dt)
+                    // The values move into the array; the levels stay.
+                    let dense =
+                        std::mem::replace(&mut leaf.values, decode::Dense::Bool(Vec::new()));
+                    let leaf: &decode::Leaf = leaf;
+                    let arr = super::values::to_arrow(dense, infos[i].physical, dt)
                         .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))?;
-                    map.insert(c, (leaf, arr));
+                    map[c] = Some((leaf, arr));
                 }
                 let columns = Columns { leaves: map };
                 let arrays = cols
                     .iter()
                     .map(|&f| {
                         let node = &self.nodes[f];
-                        let slots = assemble::root_slots(node, &columns)
-                            .and_then(|s| assemble::build(node, &s, &columns))
-                            .map_err(|m| {
-                                Error::parquet(
-                                    &at.clone().with_column(self.schema.field(f).name().clone()),
-                                    m,
-                                )
-                            })?;
-                        if slots.len() != rows {
+                        let at = || at.clone().with_column(self.schema.field(f).name().clone());
+                        let array = match assemble::flat(node, &columns) {
+                            Some(a) => a,
+                            None => assemble::root_slots(node, &columns)
+                                .and_then(|s| assemble::build(node, &s, &columns)),
+                        }
+                        .map_err(|m| Error::parquet(&at(), m))?;
+                        if array.len() != rows {
                             return Err(Error::parquet(
-                                &at.clone().with_column(self.schema.field(f).name().clone()),
-                                format!("{} rows decoded, row group has {rows}", slots.len()),
+                                &at(),
+                                format!("{} rows decoded, row group has {rows}", array.len()),
                             ));
                         }
-                        Ok(slots)
+                        Ok(array)
                     })
                     .collect::<Result<Vec<ArrayRef>>>()?;
                 RecordBatch::try_new_with_options(

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use arrow::array::*;
-use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{Buffer, MutableBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::*;
 
 use super::decode::Dense;
@@ -55,15 +55,44 @@ fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
     }
 }
 
+/// A big-endian two's complement value of at most 16 bytes.
+fn be_i128(b: &[u8]) -> i128 {
+    let Some((&first, rest)) = b.split_first() else {
+        return 0;
+    };
+    let mut v = first as i8 as i128;
+    for &x in rest {
+        v = (v << 8) | x as i128;
+    }
+    v
+}
+
+/// `v` as N big-endian bytes, sign-extended (N >= 16) or truncated.
+fn widen<const N: usize>(v: i128) -> [u8; N] {
+    let mut out = if v < 0 { [0xff; N] } else { [0; N] };
+    let k = N.min(16);
+    out[N - k..].copy_from_slice(&v.to_be_bytes()[16 - k..]);
+    out
+}
+
 fn decimal<T: DecimalType, const N: usize>(
     d: &Dense,
     p: u8,
     s: i8,
     from: impl Fn([u8; N]) -> T::Native,
 ) -> R<ArrayRef> {
-    let vals = each_bytes(d)
-        .map(|b| sign_extend::<N>(b).map(&from))
-        .collect::<R<Vec<_>>>()?;
+    let vals = match d {
+        // The common case (FLBA decimals of up to 16 bytes): one width
+        // check, then a loop without per-value dispatch; sign extension
+        // and truncation to N bytes give what `from` gives.
+        Dense::Fixed { width, bytes } if (1..=N.min(16)).contains(width) => bytes
+            .chunks_exact(*width)
+            .map(|b| from(widen::<N>(be_i128(b))))
+            .collect(),
+        _ => each_bytes(d)
+            .map(|b| sign_extend::<N>(b).map(&from))
+            .collect::<R<Vec<_>>>()?,
+    };
     let a = PrimitiveArray::<T>::new(ScalarBuffer::from(vals), None)
         .with_precision_and_scale(p, s)
         .map_err(|e| e.to_string())?;
@@ -94,9 +123,28 @@ fn i64v(b: [u8; 8]) -> i64 {
     i64::from_le_bytes(b)
 }
 
+/// The values as Arrow's native type of the same width, without a copy
+/// (`bytes` is an aligned Arrow buffer).
+fn native<T: ArrowPrimitiveType>(bytes: MutableBuffer) -> ArrayRef {
+    let n = bytes.len() / std::mem::size_of::<T::Native>();
+    Arc::new(PrimitiveArray::<T>::new(
+        ScalarBuffer::new(bytes.into(), 0, n),
+        None,
+    ))
+}
+
+fn native_ts<T: ArrowTimestampType>(bytes: MutableBuffer, tz: &Option<Arc<str>>) -> ArrayRef {
+    let n = bytes.len() / 8;
+    Arc::new(
+        PrimitiveArray::<T>::new(ScalarBuffer::new(bytes.into(), 0, n), None)
+            .with_timezone_opt(tz.clone()),
+    )
+}
+
 /// Converts the dense values of a leaf with physical type `physical` into
-/// an array of `dt` (no nulls).
-pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<ArrayRef> {
+/// an array of `dt` (no nulls). Takes the values by value: where the Arrow
+/// type has the stored layout their buffers become the array's.
+pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<ArrayRef> {
     use parquet::basic::Type as P;
     if let DataType::Dictionary(_, value) = dt {
         let values = to_arrow(d, physical, value)?;
@@ -107,6 +155,44 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
         return Ok(Arc::new(NullArray::new(n)));
     }
     let bad = || format!("cannot read {physical} as {dt}");
+    // Same-layout types: the buffer moves into the array.
+    let d = match (d, physical, dt) {
+        (Dense::Fixed { bytes, .. }, P::INT32, DataType::Int32) => {
+            return Ok(native::<Int32Type>(bytes));
+        }
+        (Dense::Fixed { bytes, .. }, P::INT32, DataType::Date32) => {
+            return Ok(native::<Date32Type>(bytes));
+        }
+        (Dense::Fixed { bytes, .. }, P::INT64, DataType::Int64) => {
+            return Ok(native::<Int64Type>(bytes));
+        }
+        (Dense::Fixed { bytes, .. }, P::INT64, DataType::Timestamp(u, tz)) => {
+            return Ok(match u {
+                TimeUnit::Second => native_ts::<TimestampSecondType>(bytes, tz),
+                TimeUnit::Millisecond => native_ts::<TimestampMillisecondType>(bytes, tz),
+                TimeUnit::Microsecond => native_ts::<TimestampMicrosecondType>(bytes, tz),
+                TimeUnit::Nanosecond => native_ts::<TimestampNanosecondType>(bytes, tz),
+            });
+        }
+        (Dense::Fixed { bytes, .. }, P::FLOAT, DataType::Float32) => {
+            return Ok(native::<Float32Type>(bytes));
+        }
+        (Dense::Fixed { bytes, .. }, P::DOUBLE, DataType::Float64) => {
+            return Ok(native::<Float64Type>(bytes));
+        }
+        (Dense::Bytes { offsets, data }, P::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
+            let off = small_offsets(&offsets)?;
+            let e = |e: arrow::error::ArrowError| e.to_string();
+            let data = Buffer::from(data);
+            return Ok(if *dt == DataType::Utf8 {
+                Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
+            } else {
+                Arc::new(BinaryArray::try_new(off, data, None).map_err(e)?)
+            });
+        }
+        (d, _, _) => d,
+    };
+    let d = &d;
     Ok(match (d, physical) {
         (Dense::Bool(v), _) => match dt {
             DataType::Boolean => Arc::new(BooleanArray::from(
@@ -230,7 +316,7 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
         },
         (Dense::Fixed { width, bytes }, P::FIXED_LEN_BYTE_ARRAY) => match dt {
             DataType::FixedSizeBinary(w) if *w as usize == *width => Arc::new(
-                FixedSizeBinaryArray::try_new(*w, Buffer::from(bytes.clone()), None)
+                FixedSizeBinaryArray::try_new(*w, Buffer::from_slice_ref(bytes.as_slice()), None)
                     .map_err(|e| e.to_string())?,
             ),
             DataType::Float16 if *width >= 2 => prim::<Float16Type>(
@@ -263,15 +349,7 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
             _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
         },
         (Dense::Bytes { offsets, data }, P::BYTE_ARRAY) => {
-            let off = |v: &[usize]| -> R<OffsetBuffer<i32>> {
-                let v: Vec<i32> = v
-                    .iter()
-                    .map(|&o| {
-                        i32::try_from(o).map_err(|_| "byte array column over 2 GiB".to_string())
-                    })
-                    .collect::<R<_>>()?;
-                Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
-            };
+            let off = small_offsets;
             let large = || {
                 OffsetBuffer::new(ScalarBuffer::from(
                     offsets.iter().map(|&o| o as i64).collect::<Vec<_>>(),
@@ -314,6 +392,16 @@ pub fn to_arrow(d: &Dense, physical: parquet::basic::Type, dt: &DataType) -> R<A
         }
         _ => return Err(bad()),
     })
+}
+
+/// 32-bit offsets (the data's size checked once: offsets only grow).
+fn small_offsets(v: &[usize]) -> R<OffsetBuffer<i32>> {
+    if v.last().is_some_and(|&o| i32::try_from(o).is_err()) {
+        return Err("byte array column over 2 GiB".to_string());
+    }
+    Ok(OffsetBuffer::new(ScalarBuffer::from(
+        v.iter().map(|&o| o as i32).collect::<Vec<i32>>(),
+    )))
 }
 
 fn dec(a: ArrayRef, p: u8, s: i8) -> R<ArrayRef> {
