@@ -1,6 +1,12 @@
 // GSST decoding (docs/gsst-format.md): one thread block per data block, one
 // thread per split (more splits than threads are taken in turns).
 //
+// Two decoders live in this file, one per code layout, each the faster of
+// the designs measured on the H100 for its layout (BENCHMARKS.md): the
+// splits layout uses the first (namespace `gsst`, described here); the
+// coalesced layout the second (namespace `gsst_wide`, described where it
+// starts), whose warp-wide 128-byte input lines suit adjacent granules.
+//
 // The header checks, the cp.async input ring, the split
 // assignment and the status rules are those of the reference kernel; the
 // per-code work is rewritten to be short, branch-free and compact:
@@ -506,8 +512,576 @@ extern "C" __global__ void __launch_bounds__(GSST_THREADS, GSST_MIN_BLOCKS)
     gsst::decode_blocks<gsst::SPLITS>(input, jobs, njobs, output, status);
 }
 
+// The coalesced-layout decoder (`gsst_wide`). Its input loads: the
+// cp.async input loads carry the .L2::128B prefetch hint, so each thread's
+// (splits layout) or warp's (coalesced) next granules come from DRAM as
+// whole 128-byte lines in one access. TPC-H at 660 blocks moves 1.35 GB
+// at ~0.4 TB/s while the same kernels reach higher per-SM code rates on
+// data that fits in L2 (English), so the DRAM access pattern, not the
+// instruction count, is the suspect there.
+//
+// Otherwise: the output path of the splits decoder above plus escapes decoded
+// without branches, eight codes a step:
+//
+// - Output as in A: a 64-bit accumulator, the lower half of a 16-byte window
+//   kept in `prev`, each full window written with one aligned predicated
+//   16-byte store (half the store requests of B's 8-byte stores); the
+//   split's first window, shared with its neighbour, is only completed on
+//   the slow path, the last one written byte by byte after the loop.
+// - Escapes on the fast path as in B, without a branch: table index of a
+//   code = its byte + 256 * (it is an escape's literal); entries 256 + b
+//   are the literal b (8 bits), the escape code is a symbol of 0 bits.
+//   The literal flags of EIGHT codes (two 32-bit words) come from one
+//   lookup in a 512-entry table keyed by (escape pending, which of the 8
+//   bytes are 255); the escape pending after them is computed from the
+//   flag of the last code, without another lookup.
+// - A step is two words: the 16 table loads of 8 codes are issued together
+//   (twice the shared-memory loads in flight of A or B), then one OR and
+//   one sum check the 8 codes against NOSYM and the room left, then 8
+//   branch-free puts. A full granule is two steps; anything else (a step
+//   that does not fit, a code out of the table, the split's first window,
+//   partial granules) goes code by code through one exact slow routine.
+// - The table loads are not `volatile`, so the compiler may schedule them
+//   ahead of the previous step's stores.
+// - Deeper cp.async ring (8 granules: 7 in flight, 112 codes ahead).
+//
+// Statuses: every split is decoded independently; the lowest-numbered
+// failing split's status is the block's, which is the failure the
+// sequential CPU decoder meets first.
+// A deeper ring than the launcher's: shared memory is not what limits the
+// resident blocks (5 x ~33 KB of 228 KB).
+#undef GSST_RING_GRANULES
+#define GSST_RING_GRANULES 8
+
+namespace gsst_wide {
+
+using codag::ChunkJob;
+using codag::ChunkStatus;
+using codag::u16;
+using codag::u32;
+using codag::u64;
+using codag::u8;
+
+constexpr int THREADS = GSST_THREADS;
+constexpr int RING = GSST_RING_GRANULES;
+constexpr u32 ALIGN = 16;
+constexpr u32 FIXED = 16;
+constexpr u32 MAX_SPLITS = 1024;
+constexpr u32 ESCAPE = 255;
+constexpr u32 NONE = 0xffffffffu;
+// `lbits` of a code that names no symbol; valid entries are 8..64.
+constexpr u32 NOSYM = 0x80;
+static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
+static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
+
+enum Layout : u32 { SPLITS = 0, COALESCED = 1 };
+
+struct Shared {
+    u32 status_code;   // fixed-header verdict of thread 0
+    u32 status_detail;
+    u32 splits, symbols, codes_at, codes_len, size;
+    u32 header_fail;   // lowest failing offset of the parallel header checks
+    u32 longest;       // most codes in one split (coalesced region check)
+    u32 fail_split;    // lowest failing split
+    // The job's input block and output, re-read by each split so that they
+    // hold no registers across the decoding loop.
+    const u8* blk;
+    u8* out;
+};
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    // .L2::128B: L2 fetches the whole 128-byte line, which holds this
+    // thread's next granules too (splits layout) or its warp's (coalesced):
+    // one DRAM access per line instead of one per 32-byte sector request.
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+    *reinterpret_cast<uint4*>(smem) = __ldg(reinterpret_cast<const uint4*>(gmem));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+__device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
+
+// x >> n with PTX's clamping (n >= 64 gives 0): two funnel shifts.
+__device__ __forceinline__ u64 shr64(u64 x, u32 n) {
+    u64 r;
+    asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(n));
+    return r;
+}
+
+// A 16-byte global store of (lo, hi) at `p` (16-aligned) when `pred` is
+// nonzero, as one predicated instruction (no branch for the lanes to
+// diverge on).
+__device__ __forceinline__ void st_global_16(u32 pred, void* p, u64 lo, u64 hi) {
+    asm volatile(
+        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+        "@q st.global.v2.u64 [%1], {%2, %3};\n\t}\n" ::"r"(pred),
+        "l"(p), "l"(lo), "l"(hi)
+        : "memory");
+}
+
+// The bytes of the 16-byte window at `win` (w0: bytes 0..7, w1: 8..15)
+// that lie in [lo, hi), one by one: only a split's first and last windows,
+// so out of line, keeping registers for the loop.
+__device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
+    for (int i = 0; i < 16; ++i) {
+        u8* p = win + i;
+        const u64 w = i < 8 ? w0 : w1;
+        if (p >= lo && p < hi) *p = (u8)(w >> (8 * (i & 7)));
+    }
+}
+
+// The symbol table and the input rings, at file scope so that every access
+// is a plain shared-memory load with a constant base. Entries 0..255 are
+// codes; entry 256 + b is the literal byte b (what follows an escape).
+__shared__ u64 s_words[512];       // symbol, zero past its length; 256 + b: b
+__shared__ u8 s_lbits[512];        // 8 * its length: 0 for the escape, NOSYM for codes
+                                   // naming no symbol; 256 + b: 8
+// Literal flags of 8 codes by (escape pending before them) | (which of
+// their bytes are 255) << 1: byte i is 1 when code i is a literal, else 0.
+__shared__ u64 s_lit[512];
+// Each thread's failing status, kept here rather than in registers live
+// across the decoding loop.
+__shared__ ChunkStatus s_status[THREADS];
+__shared__ uint4 s_ring[RING * THREADS];  // slot-major: a warp's lanes touch adjacent granules
+
+// PTX prmt.b32 in its default mode: a selector nibble's bit 3 replicates the
+// selected byte's sign bit (the __byte_perm intrinsic drops that bit).
+__device__ __forceinline__ u32 prmt(u32 x, u32 y, u32 sel) {
+    u32 r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(sel));
+    return r;
+}
+
+// Shared-memory loads at 32-bit shared-window addresses (the compiler's
+// 64-bit generic forms cost a window-base computation per access on sm_90).
+// Not volatile: they only read the tables, which are constant while splits
+// are decoded, and their addresses depend on codes read after the barrier,
+// so the compiler may only move them among the decoding work.
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ u32 lds_u8(u32 a) {
+    u32 r;
+    asm("ld.shared.u8 %0, [%1];" : "=r"(r) : "r"(a));
+    return r;
+}
+__device__ __forceinline__ u64 lds_u64(u32 a) {
+    u64 r;
+    asm("ld.shared.u64 %0, [%1];" : "=l"(r) : "r"(a));
+    return r;
+}
+
+// Bytes of w equal to 255 gathered into bits 0..3 (exact: no carry between
+// bytes).
+__device__ __forceinline__ u32 ff_bits(u32 w) {
+    const u32 ff = ((w & 0x7f7f7f7fu) + 0x01010101u) & w & 0x80808080u;
+    return ((ff >> 7) * 0x204081u) >> 21 & 0xf;
+}
+
+// Decoding state of one split.
+//
+// Output: the 16-byte window at `win` (aligned to global addresses) is being
+// filled; `acc` holds its lower half (`hbm` = 0) or its upper half (`hbm` =
+// 64, the lower half complete in `prev`), `nb` bits of it produced. Bytes
+// before the split's start are zero placeholders that are never stored.
+// A window is stored when its upper half fills. `room` is what the split may
+// still produce, so produced = need - room. An escape's position is not
+// kept: it is always the code just before its literal (a split is whole
+// tokens), recomputed from the layout when a status needs it.
+struct split_state {
+    u8* dst;      // first output byte of the split
+    u8* win;
+    u64 acc, prev;
+    u32 nb, hbm;
+    u32 need, room;
+    u32 flags;    // bit 0: the next code is an escape's literal byte;
+                  // NOSYM: the split's first window (which starts before
+                  // `dst`) is not stored yet, which keeps steps off the fast path
+
+    __device__ __forceinline__ void init(u8* d, u32 n) {
+        dst = d;
+        need = n;
+        room = n;
+        const u32 off = (u32)((size_t)d & (ALIGN - 1));
+        win = d - off;
+        hbm = off & 8 ? 64 : 0;
+        nb = 8 * (off & 7);
+        acc = 0;
+        prev = 0;
+        flags = off != 0 ? NOSYM : 0;
+    }
+
+    // Appends a symbol of `lb` bits (0..64, bytes past it zero); the caller
+    // has checked room. Branch-free but for the split's first window, which
+    // only the slow path (`EDGE`) can complete.
+    template <bool EDGE>
+    __device__ __forceinline__ void put(u64 sym, u32 lb) {
+        const u64 a = acc | (sym << nb);
+        const u64 over = shr64(sym, 64 - nb);
+        const u32 t = nb + lb;
+        const u32 full = t & 64;     // the half at hand is complete
+        const u32 adv = full & hbm;  // ... and it is the window's upper half
+        u32 store = adv;
+        if (EDGE && (flags & NOSYM) && adv) {
+            store_edge(win, prev, a, dst, dst + need);
+            flags &= ~NOSYM;
+            store = 0;
+        }
+        st_global_16(store, win, prev, a);
+        win += adv >> 2;
+        prev = full ? a : prev;
+        acc = full ? over : a;
+        hbm ^= full;
+        nb = t & 63;
+    }
+
+    // Writes what is left after the last code: the bytes of the current
+    // window that were produced and lie inside the split.
+    __device__ __forceinline__ void flush() {
+        const u64 w0 = hbm ? prev : acc;
+        const u64 w1 = hbm ? acc : 0;
+        u8* end = dst + (need - room);
+        if (win < end) store_edge(win, w0, w1, dst, end);
+    }
+
+    // Eight codes (two 32-bit words, wx first), escapes and literals
+    // included, when every code names a symbol (or is an escape or its
+    // literal), the split's first window is written and all eight fit;
+    // false leaves the state untouched.
+    __device__ __forceinline__ bool step8(u32 wx, u32 wy) {
+        const u32 key = (flags & 1) | ff_bits(wx) << 1 | ff_bits(wy) << 5;
+        const u64 lit = lds_u64(smem_addr(s_lit) + 8 * key);
+        const u32 la = (u32)lit, lh = (u32)(lit >> 32);
+        // Table index of code i: its byte, plus 256 when it is a literal
+        // (bytes 2 and 3 replicate the literal flag's sign: zero).
+        const u32 i0 = prmt(wx, la, 0xcc40), i1 = prmt(wx, la, 0xdd51);
+        const u32 i2 = prmt(wx, la, 0xee62), i3 = prmt(wx, la, 0xff73);
+        const u32 i4 = prmt(wy, lh, 0xcc40), i5 = prmt(wy, lh, 0xdd51);
+        const u32 i6 = prmt(wy, lh, 0xee62), i7 = prmt(wy, lh, 0xff73);
+        const u32 lb = smem_addr(s_lbits), wb = smem_addr(s_words);
+        const u32 l0 = lds_u8(lb + i0), l1 = lds_u8(lb + i1), l2 = lds_u8(lb + i2), l3 = lds_u8(lb + i3);
+        const u32 l4 = lds_u8(lb + i4), l5 = lds_u8(lb + i5), l6 = lds_u8(lb + i6), l7 = lds_u8(lb + i7);
+        const u64 s0 = lds_u64(wb + 8 * i0), s1 = lds_u64(wb + 8 * i1);
+        const u64 s2 = lds_u64(wb + 8 * i2), s3 = lds_u64(wb + 8 * i3);
+        const u64 s4 = lds_u64(wb + 8 * i4), s5 = lds_u64(wb + 8 * i5);
+        const u64 s6 = lds_u64(wb + 8 * i6), s7 = lds_u64(wb + 8 * i7);
+        const u32 bytes = (l0 + l1 + l2 + l3 + l4 + l5 + l6 + l7) >> 3;
+        if (((l0 | l1 | l2 | l3 | l4 | l5 | l6 | l7 | flags) & NOSYM) != 0 || bytes > room) return false;
+        room -= bytes;
+        // An escape is pending after the step when its last byte is 255 and
+        // not itself a literal (flag bytes are 0 or 1).
+        flags = (key >> 8) & ~(lh >> 24) & 1;  // NOSYM is clear here
+        put<false>(s0, l0);
+        put<false>(s1, l1);
+        put<false>(s2, l2);
+        put<false>(s3, l3);
+        put<false>(s4, l4);
+        put<false>(s5, l5);
+        put<false>(s6, l6);
+        put<false>(s7, l7);
+        return true;
+    }
+};
+
+// One code at block offset `pos`, with every check of the CPU reference;
+// false (and `st` set) once the split has failed. `prev_pos` gives the
+// block offset of the code before it (an escape's, for a literal's status).
+template <class PrevPos>
+__device__ __forceinline__ bool code_slow(split_state& S, u32 c, u32 pos, PrevPos prev_pos,
+                                          u32 symbols, u32 out_start, ChunkStatus& st) {
+    const u32 produced = S.need - S.room;
+    if (S.flags & 1) {
+        if (S.room == 0) {
+            st = ChunkStatus{codag::OUTPUT_OVERFLOW, prev_pos(), (u64)out_start + produced};
+            return false;
+        }
+        S.flags &= ~1u;
+        S.room -= 1;
+        S.put<true>(c, 8);
+        return true;
+    }
+    if (c == ESCAPE) {
+        S.flags |= 1;
+        return true;
+    }
+    if (c >= symbols) {
+        st = ChunkStatus{codag::INPUT_CORRUPT, pos, (u64)out_start + produced};
+        return false;
+    }
+    const u32 lb = lds_u8(smem_addr(s_lbits) + c);
+    if ((lb >> 3) > S.room) {
+        st = ChunkStatus{codag::OUTPUT_OVERFLOW, pos, (u64)out_start + produced};
+        return false;
+    }
+    S.room -= lb >> 3;
+    S.put<true>(lds_u64(smem_addr(s_words) + 8 * c), lb);
+    return true;
+}
+
+// Decodes split `s` of a checked block; returns false with `st` set on failure.
+template <Layout L>
+__device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, ChunkStatus& st) {
+    const u32* entries = reinterpret_cast<const u32*>(blk + FIXED);
+    const u32 c0 = s == 0 ? 0 : entries[2 * (s - 1)];
+    const u32 o0 = s == 0 ? 0 : entries[2 * (s - 1) + 1];
+    const u32 c1 = entries[2 * s];
+    const u32 o1 = entries[2 * s + 1];
+    const u32 count = c1 - c0;
+    const u32 splits = sh.splits;
+    const u32 codes_at = sh.codes_at;
+    const u8* codes = blk + codes_at;
+
+    split_state S;
+    S.init(block_out + o0, o1 - o0);
+    bool failed = false;
+
+    // Granule k: its global address, the valid byte range and the block
+    // offset of its byte 0.
+    u32 first = 0, ngran = 0;
+    if (L == SPLITS) {
+        first = c0 / ALIGN;
+        ngran = count == 0 ? 0 : (c1 + ALIGN - 1) / ALIGN - first;
+    } else {
+        ngran = (count + ALIGN - 1) / ALIGN;
+    }
+    auto granule_index = [&](u32 k) -> u64 {
+        return L == SPLITS ? (u64)(first + k) : (u64)k * splits + s;
+    };
+    // Block offset of the code with split index `i` (< count).
+    auto code_pos = [&](u32 i) -> u32 {
+        return L == SPLITS ? codes_at + c0 + i
+                           : codes_at + (u32)(((u64)(i / ALIGN) * splits + s) * ALIGN) + i % ALIGN;
+    };
+    uint4* ring = s_ring + threadIdx.x;
+
+#pragma unroll
+    for (int j = 0; j < RING - 1; ++j) {
+        if ((u32)j < ngran) cp_async16(ring + j * THREADS, codes + granule_index(j) * ALIGN);
+        cp_async_commit();
+    }
+    for (u32 k = 0; k < ngran; ++k) {
+        const u32 j = k + RING - 1;
+        if (j < ngran) cp_async16(ring + (j % RING) * THREADS, codes + granule_index(j) * ALIGN);
+        cp_async_commit();
+        cp_async_wait<RING - 1>();
+        const uint4 v = ring[(k % RING) * THREADS];
+        u32 lo, hi;
+        if (L == SPLITS) {
+            const u32 g = (first + k) * ALIGN;
+            lo = c0 > g ? c0 - g : 0;
+            hi = c1 - g < ALIGN ? c1 - g : ALIGN;
+        } else {
+            lo = 0;
+            hi = count - k * ALIGN < ALIGN ? count - k * ALIGN : ALIGN;
+        }
+        // A whole granule goes eight codes at a time while it can; the rest
+        // of it (and partial granules) code by code.
+        if (lo == 0 && hi == ALIGN) {
+            if (S.step8(v.x, v.y)) {
+                lo = 8;
+                if (S.step8(v.z, v.w)) continue;
+            }
+        }
+        const u32 pos = codes_at + (u32)(granule_index(k) * ALIGN);
+        // split index of byte 0 of this granule
+        const u32 base = L == SPLITS ? (first + k) * ALIGN - c0 : k * ALIGN;
+        for (u32 i = lo; i < hi; ++i) {
+            const u32 w = i < 8 ? (i < 4 ? v.x : v.y) : (i < 12 ? v.z : v.w);
+            const u32 idx = base + i;
+            auto prev_pos = [&]() -> u32 { return code_pos(idx - 1); };
+            // the symbol count from shared memory: one register less in the loop
+            if (!code_slow(S, (w >> (8 * (i & 3))) & 0xff, pos + i, prev_pos,
+                           *(volatile u32*)&sh.symbols, o0, st)) {
+                failed = true;
+                break;
+            }
+        }
+        if (failed) break;
+    }
+    cp_async_wait<0>();
+    if (!failed) {
+        if (S.flags & 1) {
+            st = ChunkStatus{codag::INPUT_TRUNCATED, code_pos(count - 1), (u64)o0 + (S.need - S.room)};
+            failed = true;
+        } else if (S.room != 0) {
+            u64 end_pos;
+            if (L == SPLITS) {
+                end_pos = (u64)codes_at + c1;
+            } else {
+                end_pos = (u64)codes_at + ((u64)(count / ALIGN) * splits + s) * ALIGN + count % ALIGN;
+            }
+            st = ChunkStatus{codag::OUTPUT_SHORT, clamp32(end_pos), (u64)o0 + (S.need - S.room)};
+            failed = true;
+        }
+    }
+    // The output of a failed block is unspecified: only a good split's last
+    // window is worth writing.
+    if (!failed) S.flush();
+    return !failed;
+}
+
+__device__ __forceinline__ u32 ld32(const u8* p) { return *reinterpret_cast<const u32*>(p); }
+
+// Thread 0's checks of the fixed header, in the order of
+// gsst::format::check_block.
+__device__ void check_fixed(const u8* blk, const ChunkJob& job, u32 layout, Shared& sh) {
+    u32 code = codag::OK, detail = 0;
+    if (job.in_off % ALIGN != 0) {
+        code = codag::INPUT_CORRUPT;
+    } else if (job.in_len < FIXED) {
+        code = codag::INPUT_TRUNCATED;
+    } else if (ld32(blk) != job.in_len) {
+        code = codag::INPUT_CORRUPT;
+    } else if (ld32(blk + 4) != job.out_count) {
+        code = codag::INPUT_CORRUPT;
+        detail = 4;
+    } else {
+        const u32 w8 = ld32(blk + 8);
+        const u32 splits = w8 & 0xffff, symbols = (w8 >> 16) & 0xff, lay = w8 >> 24;
+        const u32 codes_len = ld32(blk + 12);
+        const u64 codes_at = ((u64)FIXED + 8ull * splits + 9ull * symbols + ALIGN - 1) / ALIGN * ALIGN;
+        if (splits == 0 || splits > MAX_SPLITS) {
+            code = codag::INPUT_CORRUPT;
+            detail = 8;
+        } else if (lay != layout) {
+            code = codag::INPUT_CORRUPT;
+            detail = 11;
+        } else if (codes_at + codes_len > job.in_len) {
+            code = codag::INPUT_TRUNCATED;
+            detail = 12;
+        } else if ((codes_at + codes_len + ALIGN - 1) / ALIGN * ALIGN != job.in_len) {
+            code = codag::INPUT_CORRUPT;
+            detail = 12;
+        } else {
+            sh.splits = splits;
+            sh.symbols = symbols;
+            sh.codes_at = (u32)codes_at;
+            sh.codes_len = codes_len;
+            sh.size = ld32(blk + 4);
+        }
+    }
+    sh.status_code = code;
+    sh.status_detail = detail;
+    sh.header_fail = NONE;
+    sh.longest = 0;
+    sh.fail_split = NONE;
+}
+
+template <Layout L>
+__device__ void decode_blocks(const u8* input, const ChunkJob* jobs, u32 njobs, u8* output,
+                              ChunkStatus* status) {
+    __shared__ Shared sh;
+    const u32 tid = threadIdx.x;
+    for (u32 j = blockIdx.x; j < njobs; j += gridDim.x) {
+        const ChunkJob job = jobs[j];
+        const u8* blk = input + job.in_off;
+        if (tid == 0) {
+            check_fixed(blk, job, (u32)L, sh);
+            sh.blk = blk;
+            sh.out = output + job.out_off;
+        }
+        __syncthreads();
+        if (sh.status_code != codag::OK) {
+            if (tid == 0) status[j] = ChunkStatus{sh.status_code, sh.status_detail, 0};
+            __syncthreads();
+            continue;
+        }
+        const u32 splits = sh.splits, symbols = sh.symbols;
+        const u32* entries = reinterpret_cast<const u32*>(blk + FIXED);
+        for (u32 s = tid; s < splits; s += THREADS) {
+            const u32 cp = s == 0 ? 0 : entries[2 * (s - 1)];
+            const u32 op = s == 0 ? 0 : entries[2 * (s - 1) + 1];
+            const u32 ce = entries[2 * s], oe = entries[2 * s + 1];
+            if (ce < cp || oe < op) atomicMin(&sh.header_fail, FIXED + 8 * s);
+            atomicMax(&sh.longest, ce - cp);
+        }
+        const u32 symbols_at = FIXED + 8 * splits;
+        const u32 lengths_at = symbols_at + 8 * symbols;
+        for (u32 c = tid; c < 512; c += THREADS) {
+            u64 word = c & 0xff;  // 256 + b: the literal b
+            u32 lb = 8;
+            if (c < 256) {
+                word = 0;
+                lb = c == ESCAPE ? 0 : NOSYM;
+                if (c < symbols) {
+                    const u32 len = blk[lengths_at + c];
+                    if (len < 1 || len > 8) {
+                        atomicMin(&sh.header_fail, lengths_at + c);
+                    } else {
+                        const u64 raw = *reinterpret_cast<const u64*>(blk + symbols_at + 8 * c);
+                        word = len == 8 ? raw : raw & ((1ull << (8 * len)) - 1);
+                        lb = 8 * len;
+                    }
+                }
+            }
+            s_words[c] = word;
+            s_lbits[c] = (u8)lb;
+            // key c: bit 0 an escape pending, bits 1..8 the bytes equal to 255
+            u32 e = c & 1;
+            u64 lit = 0;
+            for (int i = 0; i < 8; ++i) {
+                lit |= (u64)e << (8 * i);
+                e = (c >> (i + 1)) & 1 & (e ^ 1);
+            }
+            s_lit[c] = lit;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            const u32 ce = entries[2 * (splits - 1)], oe = entries[2 * (splits - 1) + 1];
+            // 64-bit: a hostile split count near 2^32 must not wrap into a
+            // region size that matches.
+            const u64 region = L == SPLITS ? (u64)ce
+                                           : ((u64)sh.longest + ALIGN - 1) / ALIGN * splits * ALIGN;
+            if (oe != sh.size || region != sh.codes_len) {
+                sh.header_fail = min(sh.header_fail, FIXED + 8 * (splits - 1));
+            }
+        }
+        __syncthreads();
+        if (sh.header_fail != NONE) {
+            if (tid == 0) status[j] = ChunkStatus{codag::INPUT_CORRUPT, sh.header_fail, 0};
+            __syncthreads();
+            continue;
+        }
+        u32 my_fail = NONE;
+        for (u32 s = tid; s < splits; s += THREADS) {
+            if (s > *(volatile u32*)&sh.fail_split) break;
+            const u8* const b = *(const u8* const volatile*)&sh.blk;
+            u8* const o = *(u8* const volatile*)&sh.out;
+            if (!decode_split<L>(b, o, s, sh, s_status[tid])) {
+                my_fail = s;
+                atomicMin(&sh.fail_split, s);
+                break;
+            }
+        }
+        __syncthreads();
+        if (sh.fail_split == NONE) {
+            if (tid == 0) status[j] = ChunkStatus{codag::OK, 0, (u64)sh.size};
+        } else if (my_fail == sh.fail_split) {
+            status[j] = s_status[tid];
+        }
+        __syncthreads();
+    }
+}
+
+}  // namespace gsst_wide
+
 extern "C" __global__ void __launch_bounds__(GSST_THREADS, GSST_MIN_BLOCKS)
     gsst_coalesced(const codag::u8* input, const codag::ChunkJob* jobs, codag::u32 njobs,
                    codag::u8* output, codag::ChunkStatus* status) {
-    gsst::decode_blocks<gsst::COALESCED>(input, jobs, njobs, output, status);
+    gsst_wide::decode_blocks<gsst_wide::COALESCED>(input, jobs, njobs, output, status);
 }
