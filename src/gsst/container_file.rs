@@ -7,9 +7,11 @@
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use arrow::ipc::convert::fb_to_schema;
 use arrow::ipc::reader::{FileReader, read_footer_length};
 
 use super::container::{decode_batch, decode_schema};
@@ -85,11 +87,6 @@ impl ContainerFile {
         let io = |e| Error::io(path, e);
         let mut file = File::open(path).map_err(io)?;
         let arrow_err = |e| Error::arrow(format!("reading {}", path.display()), e);
-        let stored = FileReader::try_new(BufReader::new(file.try_clone().map_err(io)?), None)
-            .map_err(arrow_err)?
-            .schema();
-        let schema = decode_schema(&stored, &Location::file(path))?;
-
         let len = file.seek(SeekFrom::End(0)).map_err(io)?;
         if len < 10 {
             return Err(error(path, "file too short for an Arrow IPC footer"));
@@ -110,6 +107,12 @@ impl ContainerFile {
         file.read_exact(&mut footer).map_err(io)?;
         let footer = arrow::ipc::root_as_footer(&footer)
             .map_err(|e| error(path, format!("bad IPC footer: {e}")))?;
+        let stored = Arc::new(fb_to_schema(
+            footer
+                .schema()
+                .ok_or_else(|| error(path, "IPC footer without a schema"))?,
+        ));
+        let schema = decode_schema(&stored, &Location::file(path))?;
         let mut blocks = Vec::new();
         for (index, b) in footer.recordBatches().into_iter().flatten().enumerate() {
             let at = |m: String| error(path, format!("record batch {index}: {m}"));
@@ -203,7 +206,7 @@ impl ContainerFile {
                 .collect::<Result<Vec<_>>>()?
         };
         let arrow_err = |e| Error::arrow(format!("reading {}", path.display()), e);
-        let schema = std::sync::Arc::new(self.schema.project(&projection).map_err(arrow_err)?);
+        let schema = Arc::new(self.schema.project(&projection).map_err(arrow_err)?);
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let mut reader =
             FileReader::try_new(BufReader::new(file), Some(projection)).map_err(arrow_err)?;
@@ -226,8 +229,6 @@ impl ContainerFile {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use arrow::array::{Int32Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
 
