@@ -37,16 +37,21 @@ pub struct RawChunk {
     pub location: Location,
 }
 
-/// Where a column chunk's bytes start in the file and how many there are:
-/// the dictionary page, if any, else the first data page. `None` when the
-/// footer gives a negative offset or size (the parquet crate's own
-/// `byte_range` panics on those, and footers come from untrusted files).
+/// A column chunk's start and size as the footer states them (the
+/// dictionary page, if any, else the first data page), unchecked.
+pub fn raw_range(cc: &ColumnChunkMetaData) -> (i64, i64) {
+    (
+        cc.dictionary_page_offset().unwrap_or(cc.data_page_offset()),
+        cc.compressed_size(),
+    )
+}
+
+/// [`raw_range`] as file offsets: `None` when the footer gives a negative
+/// offset or size (the parquet crate's own `byte_range` panics on those,
+/// and footers come from untrusted files).
 pub fn chunk_range(cc: &ColumnChunkMetaData) -> Option<(u64, u64)> {
-    let start = cc.dictionary_page_offset().unwrap_or(cc.data_page_offset());
-    Some((
-        u64::try_from(start).ok()?,
-        u64::try_from(cc.compressed_size()).ok()?,
-    ))
+    let (start, len) = raw_range(cc);
+    Some((u64::try_from(start).ok()?, u64::try_from(len).ok()?))
 }
 
 /// Reads one column chunk into `raw` and walks its page headers.
@@ -57,13 +62,10 @@ pub fn read_chunk(
     at: &Location,
 ) -> Result<Vec<RawPage>> {
     let (start, len) = chunk_range(cc).ok_or_else(|| {
+        let (start, len) = raw_range(cc);
         Error::parquet(
             at,
-            format!(
-                "column chunk with a negative offset or size (offset {}, {} bytes)",
-                cc.dictionary_page_offset().unwrap_or(cc.data_page_offset()),
-                cc.compressed_size()
-            ),
+            format!("column chunk with a negative offset or size (offset {start}, {len} bytes)"),
         )
     })?;
     let base = raw.len();
