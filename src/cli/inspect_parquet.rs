@@ -60,10 +60,7 @@ pub fn run(path: &Path, all: bool) -> Result<()> {
             rg.total_byte_size()
         );
         for cc in rg.columns() {
-            let (start, len) = crate::parquet::pages::chunk_range(cc)
-                .map_or((cc.data_page_offset(), cc.compressed_size()), |(s, l)| {
-                    (s as i64, l as i64)
-                });
+            let (start, len) = crate::parquet::pages::raw_range(cc);
             let stats = cc
                 .statistics()
                 .map_or(String::new(), |s| format!(" stats {s}"));
