@@ -91,8 +91,7 @@ pub trait SessionContextExt {
         name: &str,
         path: &str,
         format: Arc<dyn WarpFormat>,
-        file_extension: Option<String>,
-        backend: Option<Arc<dyn Backend>>,
+        options: WarpReadOptions,
     ) -> DfResult<()>;
 }
 
@@ -121,14 +120,8 @@ impl SessionContextExt for SessionContext {
     }
 
     async fn register_orc(&self, name: &str, path: &str, options: OrcReadOptions) -> DfResult<()> {
-        self.register_warp(
-            name,
-            path,
-            Arc::new(OrcFormat),
-            options.file_extension,
-            options.backend,
-        )
-        .await
+        self.register_warp(name, path, Arc::new(OrcFormat), options)
+            .await
     }
 
     async fn register_warpread_parquet(
@@ -137,14 +130,8 @@ impl SessionContextExt for SessionContext {
         path: &str,
         options: WarpReadOptions,
     ) -> DfResult<()> {
-        self.register_warp(
-            name,
-            path,
-            Arc::new(ParquetFormat),
-            options.file_extension,
-            options.backend,
-        )
-        .await
+        self.register_warp(name, path, Arc::new(ParquetFormat), options)
+            .await
     }
 
     async fn register_gsst(
@@ -153,14 +140,8 @@ impl SessionContextExt for SessionContext {
         path: &str,
         options: WarpReadOptions,
     ) -> DfResult<()> {
-        self.register_warp(
-            name,
-            path,
-            Arc::new(GsstFormat),
-            options.file_extension,
-            options.backend,
-        )
-        .await
+        self.register_warp(name, path, Arc::new(GsstFormat), options)
+            .await
     }
 
     async fn register_warp(
@@ -168,11 +149,12 @@ impl SessionContextExt for SessionContext {
         name: &str,
         path: &str,
         format: Arc<dyn WarpFormat>,
-        file_extension: Option<String>,
-        backend: Option<Arc<dyn Backend>>,
+        options: WarpReadOptions,
     ) -> DfResult<()> {
-        let ext = file_extension.unwrap_or_else(|| format.extension().to_string());
-        let file_format = WarpFileFormat::new(format).with_backend(backend);
+        let ext = options
+            .file_extension
+            .unwrap_or_else(|| format.extension().to_string());
+        let file_format = WarpFileFormat::new(format).with_backend(options.backend);
         // Files and byte ranges are spread over the session's
         // `target_partitions` when the scan is planned.
         let options = ListingOptions::new(Arc::new(file_format)).with_file_extension(ext);
