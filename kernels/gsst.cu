@@ -47,7 +47,9 @@
 #error "GSST_MIN_BLOCKS must be defined by the launcher"
 #endif
 
-namespace gsst {
+// What both decoders share: types, format constants, the layouts, cp.async
+// and store helpers, and thread 0's checks of a block's fixed header.
+namespace gsst_common {
 
 using codag::ChunkJob;
 using codag::ChunkStatus;
@@ -57,7 +59,6 @@ using codag::u64;
 using codag::u8;
 
 constexpr int THREADS = GSST_THREADS;
-constexpr int RING = GSST_RING_GRANULES;
 constexpr u32 ALIGN = 16;
 constexpr u32 FIXED = 16;
 constexpr u32 MAX_SPLITS = 1024;
@@ -66,9 +67,107 @@ constexpr u32 NONE = 0xffffffffu;
 // `lbits` of a code that names no symbol; valid entries are 8..64.
 constexpr u32 NOSYM = 0x80;
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
-static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
 
 enum Layout : u32 { SPLITS = 0, COALESCED = 1 };
+
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
+// x >> n with PTX's clamping (n >= 64 gives 0): two funnel shifts.
+__device__ __forceinline__ u64 shr64(u64 x, u32 n) {
+    u64 r;
+    asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(n));
+    return r;
+}
+// A 16-byte global store of (lo, hi) at `p` (16-aligned) when `pred` is
+// nonzero, as one predicated instruction (no branch for the lanes to
+// diverge on).
+__device__ __forceinline__ void st_global_16(u32 pred, void* p, u64 lo, u64 hi) {
+    asm volatile(
+        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+        "@q st.global.v2.u64 [%1], {%2, %3};\n\t}\n" ::"r"(pred),
+        "l"(p), "l"(lo), "l"(hi)
+        : "memory");
+}
+// The bytes of the 16-byte window at `win` (w0: bytes 0..7, w1: 8..15)
+// that lie in [lo, hi), one by one: only a split's first and last windows,
+// so out of line, keeping registers for the loop.
+__device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
+    for (int i = 0; i < 16; ++i) {
+        u8* p = win + i;
+        const u64 w = i < 8 ? w0 : w1;
+        if (p >= lo && p < hi) *p = (u8)(w >> (8 * (i & 7)));
+    }
+}
+// Shared-memory loads at 32-bit shared-window addresses (the compiler's
+// 64-bit generic forms cost a window-base computation per access on sm_90).
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ u32 ld32(const u8* p) { return *reinterpret_cast<const u32*>(p); }
+// Thread 0's checks of the fixed header, in the order of
+// gsst::format::check_block.
+template <class Shared>
+__device__ void check_fixed(const u8* blk, const ChunkJob& job, u32 layout, Shared& sh) {
+    u32 code = codag::OK, detail = 0;
+    if (job.in_off % ALIGN != 0) {
+        code = codag::INPUT_CORRUPT;
+    } else if (job.in_len < FIXED) {
+        code = codag::INPUT_TRUNCATED;
+    } else if (ld32(blk) != job.in_len) {
+        code = codag::INPUT_CORRUPT;
+    } else if (ld32(blk + 4) != job.out_count) {
+        code = codag::INPUT_CORRUPT;
+        detail = 4;
+    } else {
+        const u32 w8 = ld32(blk + 8);
+        const u32 splits = w8 & 0xffff, symbols = (w8 >> 16) & 0xff, lay = w8 >> 24;
+        const u32 codes_len = ld32(blk + 12);
+        const u64 codes_at = ((u64)FIXED + 8ull * splits + 9ull * symbols + ALIGN - 1) / ALIGN * ALIGN;
+        if (splits == 0 || splits > MAX_SPLITS) {
+            code = codag::INPUT_CORRUPT;
+            detail = 8;
+        } else if (lay != layout) {
+            code = codag::INPUT_CORRUPT;
+            detail = 11;
+        } else if (codes_at + codes_len > job.in_len) {
+            code = codag::INPUT_TRUNCATED;
+            detail = 12;
+        } else if ((codes_at + codes_len + ALIGN - 1) / ALIGN * ALIGN != job.in_len) {
+            code = codag::INPUT_CORRUPT;
+            detail = 12;
+        } else {
+            sh.splits = splits;
+            sh.symbols = symbols;
+            sh.codes_at = (u32)codes_at;
+            sh.codes_len = codes_len;
+            sh.size = ld32(blk + 4);
+        }
+    }
+    sh.status_code = code;
+    sh.status_detail = detail;
+    sh.header_fail = NONE;
+    sh.longest = 0;
+    sh.fail_split = NONE;
+}
+
+}  // namespace gsst_common
+
+namespace gsst {
+
+using namespace gsst_common;
+
+constexpr int RING = GSST_RING_GRANULES;
+static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
 
 struct Shared {
     u32 status_code;   // fixed-header verdict of thread 0
@@ -88,49 +187,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 #endif
 }
 
-__device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
 
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
 
-__device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
 
-// x >> n with PTX's clamping (n >= 64 gives 0): two funnel shifts.
-__device__ __forceinline__ u64 shr64(u64 x, u32 n) {
-    u64 r;
-    asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(n));
-    return r;
-}
 
-// A 16-byte global store of (lo, hi) at `p` (16-aligned) when `pred` is
-// nonzero, as one predicated instruction (no branch for the lanes to
-// diverge on).
-__device__ __forceinline__ void st_global_16(u32 pred, void* p, u64 lo, u64 hi) {
-    asm volatile(
-        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-        "@q st.global.v2.u64 [%1], {%2, %3};\n\t}\n" ::"r"(pred),
-        "l"(p), "l"(lo), "l"(hi)
-        : "memory");
-}
 
-// The bytes of the 16-byte window at `win` (w0: bytes 0..7, w1: 8..15)
-// that lie in [lo, hi), one by one: only a split's first and last windows,
-// so out of line, keeping registers for the loop.
-__device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
-    for (int i = 0; i < 16; ++i) {
-        u8* p = win + i;
-        const u64 w = i < 8 ? w0 : w1;
-        if (p >= lo && p < hi) *p = (u8)(w >> (8 * (i & 7)));
-    }
-}
 
 // The symbol table and the input rings, at file scope so that every access
 // is a plain shared-memory load with a constant base.
@@ -138,11 +199,6 @@ __shared__ u64 s_words[256];       // symbol c, zero past its length
 __shared__ u8 s_lbits[256];        // 8 * length of symbol c, NOSYM for codes without one
 __shared__ uint4 s_ring[RING * THREADS];  // slot-major: a warp's lanes touch adjacent granules
 
-// Shared-memory loads at 32-bit shared-window addresses (the compiler's
-// 64-bit generic forms cost a window-base computation per access on sm_90).
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-    return (u32)__cvta_generic_to_shared(p);
-}
 __device__ __forceinline__ u32 lds_u8(u32 a) {
     u32 r;
     asm volatile("ld.shared.u8 %0, [%1];" : "=r"(r) : "r"(a));
@@ -375,52 +431,7 @@ __device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, Ch
     return !failed;
 }
 
-__device__ __forceinline__ u32 ld32(const u8* p) { return *reinterpret_cast<const u32*>(p); }
 
-// Thread 0's checks of the fixed header, in the order of
-// gsst::format::check_block.
-__device__ void check_fixed(const u8* blk, const ChunkJob& job, u32 layout, Shared& sh) {
-    u32 code = codag::OK, detail = 0;
-    if (job.in_off % ALIGN != 0) {
-        code = codag::INPUT_CORRUPT;
-    } else if (job.in_len < FIXED) {
-        code = codag::INPUT_TRUNCATED;
-    } else if (ld32(blk) != job.in_len) {
-        code = codag::INPUT_CORRUPT;
-    } else if (ld32(blk + 4) != job.out_count) {
-        code = codag::INPUT_CORRUPT;
-        detail = 4;
-    } else {
-        const u32 w8 = ld32(blk + 8);
-        const u32 splits = w8 & 0xffff, symbols = (w8 >> 16) & 0xff, lay = w8 >> 24;
-        const u32 codes_len = ld32(blk + 12);
-        const u64 codes_at = ((u64)FIXED + 8ull * splits + 9ull * symbols + ALIGN - 1) / ALIGN * ALIGN;
-        if (splits == 0 || splits > MAX_SPLITS) {
-            code = codag::INPUT_CORRUPT;
-            detail = 8;
-        } else if (lay != layout) {
-            code = codag::INPUT_CORRUPT;
-            detail = 11;
-        } else if (codes_at + codes_len > job.in_len) {
-            code = codag::INPUT_TRUNCATED;
-            detail = 12;
-        } else if ((codes_at + codes_len + ALIGN - 1) / ALIGN * ALIGN != job.in_len) {
-            code = codag::INPUT_CORRUPT;
-            detail = 12;
-        } else {
-            sh.splits = splits;
-            sh.symbols = symbols;
-            sh.codes_at = (u32)codes_at;
-            sh.codes_len = codes_len;
-            sh.size = ld32(blk + 4);
-        }
-    }
-    sh.status_code = code;
-    sh.status_detail = detail;
-    sh.header_fail = NONE;
-    sh.longest = 0;
-    sh.fail_split = NONE;
-}
 
 template <Layout L>
 __device__ void decode_blocks(const u8* input, const ChunkJob* jobs, u32 njobs, u8* output,
@@ -555,26 +566,10 @@ extern "C" __global__ void __launch_bounds__(GSST_THREADS, GSST_MIN_BLOCKS)
 
 namespace gsst_wide {
 
-using codag::ChunkJob;
-using codag::ChunkStatus;
-using codag::u16;
-using codag::u32;
-using codag::u64;
-using codag::u8;
+using namespace gsst_common;
 
-constexpr int THREADS = GSST_THREADS;
 constexpr int RING = GSST_RING_GRANULES;
-constexpr u32 ALIGN = 16;
-constexpr u32 FIXED = 16;
-constexpr u32 MAX_SPLITS = 1024;
-constexpr u32 ESCAPE = 255;
-constexpr u32 NONE = 0xffffffffu;
-// `lbits` of a code that names no symbol; valid entries are 8..64.
-constexpr u32 NOSYM = 0x80;
-static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
 static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
-
-enum Layout : u32 { SPLITS = 0, COALESCED = 1 };
 
 struct Shared {
     u32 status_code;   // fixed-header verdict of thread 0
@@ -601,49 +596,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 #endif
 }
 
-__device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
 
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
 
-__device__ __forceinline__ u32 clamp32(u64 x) { return x > 0xffffffffull ? 0xffffffffu : (u32)x; }
 
-// x >> n with PTX's clamping (n >= 64 gives 0): two funnel shifts.
-__device__ __forceinline__ u64 shr64(u64 x, u32 n) {
-    u64 r;
-    asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(n));
-    return r;
-}
 
-// A 16-byte global store of (lo, hi) at `p` (16-aligned) when `pred` is
-// nonzero, as one predicated instruction (no branch for the lanes to
-// diverge on).
-__device__ __forceinline__ void st_global_16(u32 pred, void* p, u64 lo, u64 hi) {
-    asm volatile(
-        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-        "@q st.global.v2.u64 [%1], {%2, %3};\n\t}\n" ::"r"(pred),
-        "l"(p), "l"(lo), "l"(hi)
-        : "memory");
-}
 
-// The bytes of the 16-byte window at `win` (w0: bytes 0..7, w1: 8..15)
-// that lie in [lo, hi), one by one: only a split's first and last windows,
-// so out of line, keeping registers for the loop.
-__device__ __noinline__ void store_edge(u8* win, u64 w0, u64 w1, u8* lo, u8* hi) {
-    for (int i = 0; i < 16; ++i) {
-        u8* p = win + i;
-        const u64 w = i < 8 ? w0 : w1;
-        if (p >= lo && p < hi) *p = (u8)(w >> (8 * (i & 7)));
-    }
-}
 
 // The symbol table and the input rings, at file scope so that every access
 // is a plain shared-memory load with a constant base. Entries 0..255 are
@@ -667,14 +624,6 @@ __device__ __forceinline__ u32 prmt(u32 x, u32 y, u32 sel) {
     return r;
 }
 
-// Shared-memory loads at 32-bit shared-window addresses (the compiler's
-// 64-bit generic forms cost a window-base computation per access on sm_90).
-// Not volatile: they only read the tables, which are constant while splits
-// are decoded, and their addresses depend on codes read after the barrier,
-// so the compiler may only move them among the decoding work.
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-    return (u32)__cvta_generic_to_shared(p);
-}
 __device__ __forceinline__ u32 lds_u8(u32 a) {
     u32 r;
     asm("ld.shared.u8 %0, [%1];" : "=r"(r) : "r"(a));
@@ -935,52 +884,7 @@ __device__ bool decode_split(const u8* blk, u8* block_out, u32 s, Shared& sh, Ch
     return !failed;
 }
 
-__device__ __forceinline__ u32 ld32(const u8* p) { return *reinterpret_cast<const u32*>(p); }
 
-// Thread 0's checks of the fixed header, in the order of
-// gsst::format::check_block.
-__device__ void check_fixed(const u8* blk, const ChunkJob& job, u32 layout, Shared& sh) {
-    u32 code = codag::OK, detail = 0;
-    if (job.in_off % ALIGN != 0) {
-        code = codag::INPUT_CORRUPT;
-    } else if (job.in_len < FIXED) {
-        code = codag::INPUT_TRUNCATED;
-    } else if (ld32(blk) != job.in_len) {
-        code = codag::INPUT_CORRUPT;
-    } else if (ld32(blk + 4) != job.out_count) {
-        code = codag::INPUT_CORRUPT;
-        detail = 4;
-    } else {
-        const u32 w8 = ld32(blk + 8);
-        const u32 splits = w8 & 0xffff, symbols = (w8 >> 16) & 0xff, lay = w8 >> 24;
-        const u32 codes_len = ld32(blk + 12);
-        const u64 codes_at = ((u64)FIXED + 8ull * splits + 9ull * symbols + ALIGN - 1) / ALIGN * ALIGN;
-        if (splits == 0 || splits > MAX_SPLITS) {
-            code = codag::INPUT_CORRUPT;
-            detail = 8;
-        } else if (lay != layout) {
-            code = codag::INPUT_CORRUPT;
-            detail = 11;
-        } else if (codes_at + codes_len > job.in_len) {
-            code = codag::INPUT_TRUNCATED;
-            detail = 12;
-        } else if ((codes_at + codes_len + ALIGN - 1) / ALIGN * ALIGN != job.in_len) {
-            code = codag::INPUT_CORRUPT;
-            detail = 12;
-        } else {
-            sh.splits = splits;
-            sh.symbols = symbols;
-            sh.codes_at = (u32)codes_at;
-            sh.codes_len = codes_len;
-            sh.size = ld32(blk + 4);
-        }
-    }
-    sh.status_code = code;
-    sh.status_detail = detail;
-    sh.header_fail = NONE;
-    sh.longest = 0;
-    sh.fail_split = NONE;
-}
 
 template <Layout L>
 __device__ void decode_blocks(const u8* input, const ChunkJob* jobs, u32 njobs, u8* output,
