@@ -191,15 +191,22 @@ fn create_external_table_stored_as_orc() {
     });
 }
 
-#[test]
-fn reader_errors_name_file_and_stripe() {
-    let (orc, _) = data();
-    let dir = std::env::temp_dir().join(format!("warpread-sql-corrupt-{}", std::process::id()));
+/// `SELECT *` over a copy of `src/file` (the orders table) with bytes `garbage`
+/// overwritten: the error names the damaged file and contains `unit`.
+fn damaged_scan_names(
+    src: &std::path::Path,
+    file: &str,
+    garbage: std::ops::Range<usize>,
+    unit: &str,
+) {
+    let dir = std::env::temp_dir().join(format!(
+        "warpread-sql-corrupt-{}-{file}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("orders.orc");
-    let mut bytes = std::fs::read(orc.join("orders.orc")).unwrap();
-    // Garbage over the middle of the first stripe's data.
-    for b in &mut bytes[100..4000] {
+    let bad = dir.join(file);
+    let mut bytes = std::fs::read(src.join(file)).unwrap();
+    for b in &mut bytes[garbage] {
         *b = 0xA5;
     }
     std::fs::write(&bad, &bytes).unwrap();
@@ -213,9 +220,15 @@ fn reader_errors_name_file_and_stripe() {
             .unwrap_err()
             .to_string();
         assert!(err.contains(&bad.display().to_string()), "{err}");
-        assert!(err.contains("stripe"), "{err}");
+        assert!(err.contains(unit), "{err}");
     });
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn reader_errors_name_file_and_stripe() {
+    // Garbage over the middle of the first stripe's data.
+    damaged_scan_names(&data().0, "orders.orc", 100..4000, "stripe");
 }
 
 #[test]
@@ -441,29 +454,8 @@ fn create_external_table_stored_as_warpread_parquet() {
 
 #[test]
 fn parquet_reader_errors_name_file_and_row_group() {
-    let (_, parquet) = data();
-    let dir = std::env::temp_dir().join(format!("warpread-sql-pq-corrupt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("orders.parquet");
-    let mut bytes = std::fs::read(parquet.join("orders.parquet")).unwrap();
     // Garbage over the first row group's first pages.
-    for b in &mut bytes[4..4000] {
-        *b = 0xA5;
-    }
-    std::fs::write(&bad, &bytes).unwrap();
-    rt().block_on(async {
-        let ctx = cpu_session();
-        warpread::datafusion::register_path(&ctx, "orders", &bad.to_string_lossy())
-            .await
-            .unwrap();
-        let err = run_sql(&ctx, "SELECT * FROM orders")
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains(&bad.display().to_string()), "{err}");
-        assert!(err.contains("row group"), "{err}");
-    });
-    std::fs::remove_dir_all(&dir).ok();
+    damaged_scan_names(&data().1, "orders.parquet", 4..4000, "row group");
 }
 
 /// The TPC-H Parquet tables converted to GSST containers (string columns
