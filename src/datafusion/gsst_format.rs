@@ -13,7 +13,7 @@ use super::format::{ReadUnit, ScanRequest, WarpFile, WarpFormat};
 use crate::error::Result;
 use crate::exec::Backend;
 use crate::gsst::container_file::ContainerFile;
-use crate::orc::ReadStats;
+use crate::orc::{ReadStats, split_batch};
 
 /// The GSST container format (`warpread convert --strings gsst` writes it).
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,14 +74,9 @@ impl WarpFile for ContainerFile {
         let t = Instant::now();
         let indices: Vec<usize> = units.iter().map(|u| u.index).collect();
         let batches = ContainerFile::read(self, &indices, &request.columns, backend)?;
-        let size = request.batch_size.max(1);
         let out = batches
             .iter()
-            .flat_map(|b| {
-                (0..b.num_rows())
-                    .step_by(size)
-                    .map(move |at| b.slice(at, size.min(b.num_rows() - at)))
-            })
+            .flat_map(|b| split_batch(b, request.batch_size))
             .collect();
         let stats = ReadStats {
             file_bytes: units.iter().map(|u| u.bytes).sum(),

@@ -31,4 +31,4 @@ pub mod tail;
 mod timestamp;
 
 pub use predicate::{CmpOp, Predicate, Scalar};
-pub use reader::{OrcFile, ReadOptions, ReadStats};
+pub use reader::{OrcFile, ReadOptions, ReadStats, split_batch};

@@ -84,6 +84,15 @@ pub struct ReadStats {
     pub assemble_s: f64,
 }
 
+/// `batch` cut into zero-copy slices of at most `rows` rows (at least 1),
+/// as every reader hands out batches of the requested size.
+pub fn split_batch(batch: &RecordBatch, rows: usize) -> impl Iterator<Item = RecordBatch> + '_ {
+    let rows = rows.max(1);
+    (0..batch.num_rows())
+        .step_by(rows)
+        .map(move |at| batch.slice(at, rows.min(batch.num_rows() - at)))
+}
+
 /// An ORC file with its tail parsed.
 #[derive(Debug)]
 pub struct OrcFile {
@@ -281,12 +290,7 @@ impl OrcFile {
         let mut out = Vec::new();
         for group in groups {
             for batch in self.read_group(&group, &cols, &ids, &schema, backend, &mut stats)? {
-                let mut start = 0;
-                while start < batch.num_rows() {
-                    let n = options.batch_size.min(batch.num_rows() - start);
-                    out.push(batch.slice(start, n));
-                    start += n;
-                }
+                out.extend(split_batch(&batch, options.batch_size));
             }
         }
         Ok((out, stats))

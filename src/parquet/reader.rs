@@ -251,12 +251,7 @@ impl ParquetFile {
         let mut out = Vec::new();
         for group in groups {
             for batch in self.read_group(&group, &cols, &leaves, &schema, backend, &mut stats)? {
-                let mut start = 0;
-                while start < batch.num_rows() {
-                    let n = options.batch_size.min(batch.num_rows() - start);
-                    out.push(batch.slice(start, n));
-                    start += n;
-                }
+                out.extend(crate::orc::split_batch(&batch, options.batch_size));
             }
         }
         Ok((out, stats))
