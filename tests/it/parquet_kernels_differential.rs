@@ -875,36 +875,6 @@ fn ba_values(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
     vals
 }
 
-/// A DELTA_LENGTH_BYTE_ARRAY page whose length stream has the given shape.
-fn dlba_shaped(vals: &[&[u8]], block: usize, minis: usize) -> Vec<u8> {
-    let lens: Vec<u64> = vals.iter().map(|v| v.len() as u64).collect();
-    let mut out = parquet_delta_binary_packed::encode_shaped(&lens, 32, block, minis);
-    for v in vals {
-        out.extend_from_slice(v);
-    }
-    out
-}
-
-/// A DELTA_BYTE_ARRAY page whose two length streams have the given shapes.
-fn dba_shaped(vals: &[&[u8]], a: (usize, usize), b: (usize, usize)) -> Vec<u8> {
-    let mut prefixes = Vec::with_capacity(vals.len());
-    let mut suffixes: Vec<&[u8]> = Vec::with_capacity(vals.len());
-    let mut prev: &[u8] = &[];
-    for v in vals {
-        let p = prev
-            .iter()
-            .zip(v.iter())
-            .take_while(|(x, y)| x == y)
-            .count();
-        prefixes.push(p as u64);
-        suffixes.push(&v[p..]);
-        prev = v;
-    }
-    let mut out = parquet_delta_binary_packed::encode_shaped(&prefixes, 32, a.0, a.1);
-    out.extend(dlba_shaped(&suffixes, b.0, b.1));
-    out
-}
-
 fn ba_encode(rng: &mut Rng, e: ByteArrayEncoding, vals: &[Vec<u8>]) -> Vec<u8> {
     let refs: Vec<&[u8]> = vals.iter().map(Vec::as_slice).collect();
     let shape = |rng: &mut Rng| BA_SHAPES[rng.below(BA_SHAPES.len() as u64) as usize];
@@ -914,8 +884,7 @@ fn ba_encode(rng: &mut Rng, e: ByteArrayEncoding, vals: &[Vec<u8>]) -> Vec<u8> {
             if rng.below(2) == 0 {
                 parquet_delta_length_byte_array::encode(&refs)
             } else {
-                let (b, m) = shape(rng);
-                dlba_shaped(&refs, b, m)
+                parquet_delta_length_byte_array::encode_shaped(&refs, shape(rng))
             }
         }
         ByteArrayEncoding::Delta => {
@@ -923,7 +892,7 @@ fn ba_encode(rng: &mut Rng, e: ByteArrayEncoding, vals: &[Vec<u8>]) -> Vec<u8> {
                 parquet_delta_byte_array::encode(&refs)
             } else {
                 let (a, b) = (shape(rng), shape(rng));
-                dba_shaped(&refs, a, b)
+                parquet_delta_byte_array::encode_shaped(&refs, a, b)
             }
         }
     }

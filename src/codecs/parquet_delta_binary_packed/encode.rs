@@ -6,6 +6,9 @@ use crate::codecs::varint::{write, zigzag};
 const BLOCK: usize = 128;
 const MINI: usize = 4;
 
+/// The (values per block, miniblocks per block) shape [`encode`] writes.
+pub const DEFAULT_SHAPE: (usize, usize) = (BLOCK, MINI);
+
 /// Encodes `vals` (the low `bits` bits of each, `bits` 32 or 64) in blocks
 /// of 128 values of 4 miniblocks.
 pub fn encode(vals: &[u64], bits: u32) -> Vec<u8> {

@@ -15,4 +15,4 @@ mod decode;
 mod encode;
 
 pub use decode::{Failure, Reader, decode, walk};
-pub use encode::{encode, encode_shaped};
+pub use encode::{DEFAULT_SHAPE, encode, encode_shaped};

@@ -11,4 +11,4 @@ mod decode;
 mod encode;
 
 pub use decode::{data, lengths};
-pub use encode::encode;
+pub use encode::{encode, encode_shaped};

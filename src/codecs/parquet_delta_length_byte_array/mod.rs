@@ -8,4 +8,4 @@ mod decode;
 mod encode;
 
 pub use decode::{data, lengths, suffix_start};
-pub use encode::encode;
+pub use encode::{encode, encode_shaped};
