@@ -78,6 +78,16 @@ enum Status : u32 {
 };
 
 __device__ __forceinline__ u32 lane_id() { return threadIdx.x & (WARP - 1); }
+
+// Lane 0 writes a job's status; the detail saturates at 32 bits, as the CPU
+// reference's does.
+__device__ __forceinline__ void put_status(ChunkStatus* st, u32 code, u64 detail, u64 produced) {
+    if (lane_id() == 0) {
+        st->code = code;
+        st->detail = detail > 0xffffffffull ? 0xffffffffu : (u32)detail;
+        st->produced = produced;
+    }
+}
 __device__ __forceinline__ u32 lanemask_lt() {
     u32 m;
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));

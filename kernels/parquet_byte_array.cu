@@ -39,14 +39,6 @@
 
 using namespace codag;
 
-__device__ __forceinline__ void put_status(ChunkStatus* st, u32 code, u64 detail, u64 produced) {
-    if (lane_id() == 0) {
-        st->code = code;
-        st->detail = detail > 0xffffffffull ? 0xffffffffu : (u32)detail;  // as the CPU saturates
-        st->produced = produced;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Byte copies. RO: the source is the (read-only) input, loaded through the
 // non-coherent cache; otherwise it is this job's own output, written earlier

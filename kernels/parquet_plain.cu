@@ -14,14 +14,6 @@
 
 using namespace codag;
 
-__device__ __forceinline__ void put_status(ChunkStatus* st, u32 code, u64 detail, u64 produced) {
-    if (lane_id() == 0) {
-        st->code = code;
-        st->detail = detail > 0xffffffffull ? 0xffffffffu : (u32)detail;  // as the CPU saturates
-        st->produced = produced;
-    }
-}
-
 // Copies n bytes from src to dst with all lanes. Destination words are
 // aligned 4-byte stores; each is assembled from two aligned source words
 // with a funnel shift (an aligned word holding a byte of the source lies in
