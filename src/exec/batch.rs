@@ -267,6 +267,12 @@ impl BatchOutput {
         (p.stage, p.output.start * w..p.output.end * w)
     }
 
+    /// Bytes `bytes` of stage `stage`'s output, sharing its storage (a
+    /// caller whose requests lie end to end takes them as one slice).
+    pub fn stage_slice(&self, stage: usize, bytes: Range<usize>) -> Buffer {
+        self.outputs[stage].slice_with_length(bytes.start, bytes.len())
+    }
+
     /// Stage `stage`'s output data, whole (a caller whose requests already
     /// lie end to end in it keeps it rather than copying them).
     pub fn into_data(self, stage: usize) -> arrow::buffer::Buffer {

@@ -15,8 +15,9 @@
 
 use std::ops::Range;
 
-use arrow::buffer::MutableBuffer;
+use arrow::buffer::{Buffer, MutableBuffer};
 use parquet::basic::Type as PhysicalType;
+use rayon::prelude::*;
 
 use super::decompress::{Page, Pages};
 use super::page_header::PageKind;
@@ -99,17 +100,17 @@ pub enum Dense {
     Fixed {
         /// Bytes per value.
         width: usize,
-        /// The values, in an Arrow buffer (64-byte aligned) so that values
+        /// The values, in an Arrow buffer (element-aligned) so that values
         /// whose Arrow type has the stored width become an array without a
-        /// copy.
-        bytes: MutableBuffer,
+        /// copy; often a slice of a stage's output.
+        bytes: Buffer,
     },
     /// Variable-length values.
     Bytes {
         /// `n + 1` offsets into `data`.
         offsets: Vec<usize>,
         /// The bytes.
-        data: Vec<u8>,
+        data: Buffer,
     },
 }
 
@@ -117,13 +118,15 @@ impl Dense {
     fn empty(info: &LeafInfo) -> Self {
         match info.physical {
             PhysicalType::BOOLEAN => Dense::Bool(Vec::new()),
+            // `MutableBuffer::new(0)`, not an empty Vec: its dangling
+            // pointer is aligned for every native type, which Arrow asserts.
             PhysicalType::BYTE_ARRAY => Dense::Bytes {
                 offsets: vec![0],
-                data: Vec::new(),
+                data: Buffer::from(MutableBuffer::new(0)),
             },
             _ => Dense::Fixed {
                 width: info.width,
-                bytes: MutableBuffer::new(0),
+                bytes: Buffer::from(MutableBuffer::new(0)),
             },
         }
     }
@@ -321,7 +324,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
     let out_a = a.run(backend)?;
 
-    // Levels into the leaves, values counted.
+    // Levels into the leaves, values counted: one task per column chunk.
     let mut leaves: Vec<Leaf> = infos
         .iter()
         .map(|info| Leaf {
@@ -331,30 +334,43 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             values: Dense::empty(info),
         })
         .collect();
-    for w in &mut works {
-        let info = &infos[w.chunk];
-        let p = &pages.chunks[w.chunk][w.page];
-        let leaf = &mut leaves[w.chunk];
-        leaf.entries += w.entries;
-        if let Some(id) = w.rep {
-            let levels = out_a.typed::<u32>(id);
-            if levels.iter().any(|&l| l > info.max_rep as u32) {
-                return Err(err(p, "repetition level above the column's maximum"));
+    per_chunk(&mut works, infos.len())
+        .into_par_iter()
+        .zip(leaves.par_iter_mut())
+        .zip(infos.par_iter())
+        .try_for_each(|((ws, leaf), info)| {
+            let entries: usize = ws.iter().map(|w| w.entries).sum();
+            leaf.entries = entries;
+            if info.max_rep > 0 {
+                leaf.rep.reserve_exact(entries);
             }
-            if leaf.rep.is_empty() && levels.first().is_some_and(|&l| l != 0) {
-                return Err(err(p, "column chunk starts inside a record"));
+            if info.max_def > 0 {
+                leaf.def.reserve_exact(entries);
             }
-            leaf.rep.extend(levels.iter().map(|&l| l as u16));
-        }
-        if let Some(id) = w.def {
-            let levels = out_a.typed::<u32>(id);
-            if levels.iter().any(|&l| l > info.max_def as u32) {
-                return Err(err(p, "definition level above the column's maximum"));
+            for w in ws.iter_mut() {
+                let p = &pages.chunks[w.chunk][w.page];
+                if let Some(id) = w.rep {
+                    let levels = out_a.typed::<u32>(id);
+                    if levels.iter().any(|&l| l > info.max_rep as u32) {
+                        return Err(err(p, "repetition level above the column's maximum"));
+                    }
+                    if leaf.rep.is_empty() && levels.first().is_some_and(|&l| l != 0) {
+                        return Err(err(p, "column chunk starts inside a record"));
+                    }
+                    leaf.rep.extend(levels.iter().map(|&l| l as u16));
+                }
+                if let Some(id) = w.def {
+                    let levels = out_a.typed::<u32>(id);
+                    let max = info.max_def as u32;
+                    if levels.iter().any(|&l| l > max) {
+                        return Err(err(p, "definition level above the column's maximum"));
+                    }
+                    w.n = levels.iter().filter(|&&l| l == max).count();
+                    leaf.def.extend(levels.iter().map(|&l| l as u16));
+                }
             }
-            w.n = levels.iter().filter(|&&l| l == info.max_def as u32).count();
-            leaf.def.extend(levels.iter().map(|&l| l as u16));
-        }
-    }
+            Ok(())
+        })?;
 
     // Dictionaries: fixed ones are final; byte-array ones need their bytes.
     let mut b = StageBatch::new(buf);
@@ -478,17 +494,8 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
 
     // Round C: byte-array bytes, fixed-width gathers.
     let mut c_bytes = StageBatch::new(buf);
-    // Gather inputs sized exactly up front: grown by doubling, hundreds of
-    // MiB of indices would be copied (and faulted in) again and again.
-    let gather_len: usize = works
-        .iter()
-        .filter_map(|w| match (&w.first, &dicts[w.chunk]) {
-            (Some(First::Indices(_)), Some(Dict::Fixed(d))) => Some(4 + d.len() + 4 * w.n),
-            _ => None,
-        })
-        .sum();
-    let mut gather_src = Vec::with_capacity(gather_len);
     let mut gathers: Vec<(usize, Range<usize>, u64, Location)> = Vec::new();
+    let mut gather_len = 0usize;
     for (wi, w) in works.iter_mut().enumerate() {
         let p = &pages.chunks[w.chunk][w.page];
         match &w.first {
@@ -502,18 +509,39 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                     p.location.clone(),
                 )));
             }
-            Some(First::Indices(id)) => {
+            Some(First::Indices(_)) => {
                 if let Some(Dict::Fixed(d)) = &dicts[w.chunk] {
-                    let width = infos[w.chunk].width;
-                    let start = gather_src.len();
-                    parquet_dict::encode_input(d, width, out_b.typed::<u32>(*id), &mut gather_src);
-                    gathers.push((wi, start..gather_src.len(), w.n as u64, p.location.clone()));
+                    let len = parquet_dict::input_len(d, w.n);
+                    let r = gather_len..gather_len + len;
+                    gather_len += len;
+                    gathers.push((wi, r, w.n as u64, p.location.clone()));
                 }
             }
             _ => {}
         }
     }
     let out_c = c_bytes.run(backend)?;
+    // Every gather job repeats its chunk's dictionary before the page's
+    // indices (the kernel's job format); the inputs are filled on all cores
+    // into memory sized once, as they come to hundreds of MiB.
+    let mut gather_src = crate::exec::copy::try_zeroed_vec::<u8>(gather_len)?;
+    {
+        let mut slots: Vec<(&mut [u8], usize)> = Vec::with_capacity(gathers.len());
+        let mut rest = gather_src.as_mut_slice();
+        for (wi, r, _, _) in &gathers {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            slots.push((head, *wi));
+            rest = tail;
+        }
+        slots.into_par_iter().for_each(|(dst, wi)| {
+            let w = &works[wi];
+            let (Some(First::Indices(id)), Some(Dict::Fixed(d))) = (&w.first, &dicts[w.chunk])
+            else {
+                unreachable!("gathers are dictionary-index pages of fixed dictionaries")
+            };
+            parquet_dict::write_input(d, infos[w.chunk].width, out_b.typed::<u32>(*id), dst);
+        });
+    }
     let mut g = StageBatch::new(&gather_src);
     for (wi, r, n, at) in gathers {
         let width = infos[works[wi].chunk].width as u32;
@@ -522,116 +550,228 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
     let out_g = g.run(backend)?;
 
-    // Each chunk's values are reserved at once: growing them page by page
-    // reallocates (and faults in) hundreds of MiB again and again.
-    let mut need = vec![(0usize, 0usize); infos.len()];
-    for w in &works {
-        need[w.chunk].0 += w.n;
-        if let Some(Second::Data(id)) = w.second {
-            need[w.chunk].1 += out_c.bytes(id).len();
-        }
-    }
-    for ((leaf, info), &(n, bytes)) in leaves.iter_mut().zip(infos).zip(&need) {
-        match &mut leaf.values {
-            Dense::Bool(v) => v.reserve(n),
-            Dense::Fixed { bytes: b, .. } => b.reserve(n * info.width),
-            Dense::Bytes { offsets, data } => {
-                offsets.reserve(n);
-                data.reserve(bytes);
-            }
-        }
-    }
-    for w in &works {
-        let p = &pages.chunks[w.chunk][w.page];
-        let info = &infos[w.chunk];
-        append(
-            &mut leaves[w.chunk].values,
-            w,
-            info,
-            p,
-            dicts[w.chunk].as_ref(),
-            [&out_b, &out_c, &out_g],
-        )?;
-    }
+    // Each chunk's values: one task per chunk; where the chunk's pages lie
+    // end to end in one stage output, the values are a slice of it.
+    let outs = [&out_b, &out_c, &out_g];
+    per_chunk(&mut works, infos.len())
+        .into_par_iter()
+        .zip(leaves.par_iter_mut())
+        .zip(infos.par_iter())
+        .zip(dicts.par_iter())
+        .try_for_each(|(((ws, leaf), info), dict)| {
+            leaf.values = chunk_values(ws, info, pages, dict.as_ref(), outs)?;
+            Ok(())
+        })?;
     Ok(leaves)
 }
 
-fn append(
-    dense: &mut Dense,
-    w: &Work,
+/// Each chunk's works: they are pushed chunk by chunk, so chunk `c`'s are
+/// one run (empty for a chunk without data pages).
+fn per_chunk(works: &mut [Work], chunks: usize) -> Vec<&mut [Work]> {
+    let mut out = Vec::with_capacity(chunks);
+    let mut rest = works;
+    for c in 0..chunks {
+        let n = rest.iter().take_while(|w| w.chunk == c).count();
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        out.push(head);
+        rest = tail;
+    }
+    debug_assert!(rest.is_empty());
+    out
+}
+
+/// Where a page's final values are: which round's output, which request.
+fn value_piece(w: &Work) -> Option<(usize, RequestId)> {
+    match (&w.first, &w.second) {
+        (_, Some(Second::Gather(id))) => Some((2, *id)),
+        (Some(First::Lengths(..)), Some(Second::Data(id))) => Some((1, *id)),
+        (Some(First::Direct(id)), _) => Some((0, *id)),
+        _ => None,
+    }
+}
+
+/// The pages' value bytes as one buffer: a slice of a stage output when
+/// they lie end to end in it (requests of one operation are placed in
+/// order), else a copy.
+fn joined(ws: &[Work], outs: [&BatchOutput; 3]) -> Option<Buffer> {
+    let pieces: Vec<(usize, RequestId)> = ws.iter().map(value_piece).collect::<Option<_>>()?;
+    let Some(&(round, first)) = pieces.first() else {
+        return Some(Buffer::from(MutableBuffer::new(0)));
+    };
+    let (stage, start) = outs[round].place(first);
+    let mut end = start.end;
+    let contiguous = pieces.iter().skip(1).all(|&(r, id)| {
+        let (s, range) = outs[r].place(id);
+        let next = r == round && s == stage && range.start == end;
+        end = range.end;
+        next
+    });
+    if contiguous {
+        return Some(outs[round].stage_slice(stage, start.start..end));
+    }
+    let total = pieces.iter().map(|&(r, id)| outs[r].bytes(id).len()).sum();
+    let mut b = MutableBuffer::with_capacity(total);
+    for &(r, id) in &pieces {
+        b.extend_from_slice(outs[r].bytes(id));
+    }
+    Some(b.into())
+}
+
+/// A chunk's non-null values from its pages' outputs.
+fn chunk_values(
+    ws: &[Work],
     info: &LeafInfo,
-    p: &Page,
+    pages: &Pages,
     dict: Option<&Dict>,
-    [out_b, out_c, out_g]: [&BatchOutput; 3],
-) -> Result<()> {
-    match (dense, &w.first, &w.second) {
-        (Dense::Bool(v), Some(First::Direct(id)), _) => v.extend_from_slice(out_b.bytes(*id)),
-        (Dense::Bool(v), Some(First::BoolRle(id)), _) => {
-            v.extend(out_b.typed::<u32>(*id).iter().map(|&b| b as u8))
-        }
-        (Dense::Fixed { bytes, .. }, Some(First::Direct(id)), _) => {
-            bytes.extend_from_slice(out_b.bytes(*id))
-        }
-        (Dense::Fixed { bytes, .. }, _, Some(Second::Gather(id))) => {
-            bytes.extend_from_slice(out_g.bytes(*id))
-        }
-        (Dense::Fixed { bytes, width }, Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-            if out_b
-                .typed::<u32>(*lid)
-                .iter()
-                .any(|&l| l as usize != *width)
-            {
-                return Err(err(
-                    p,
-                    "DELTA_BYTE_ARRAY value length differs from the fixed length",
-                ));
+    outs: [&BatchOutput; 3],
+) -> Result<Dense> {
+    let page = |w: &Work| &pages.chunks[w.chunk][w.page];
+    let [out_b, _, _] = outs;
+    match Dense::empty(info) {
+        Dense::Bool(mut v) => {
+            v.reserve(ws.iter().map(|w| w.n).sum());
+            for w in ws {
+                match &w.first {
+                    Some(First::Direct(id)) => v.extend_from_slice(out_b.bytes(*id)),
+                    Some(First::BoolRle(id)) => {
+                        v.extend(out_b.typed::<u32>(*id).iter().map(|&b| b as u8))
+                    }
+                    _ => return Err(cannot(page(w), info)),
+                }
             }
-            bytes.extend_from_slice(out_c.bytes(*id));
+            Ok(Dense::Bool(v))
         }
-        (Dense::Bytes { offsets, data }, Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-            let mut last = *offsets.last().expect("non-empty");
+        Dense::Fixed { width, .. } => {
+            for w in ws {
+                if let (Some(First::Lengths(lid, _)), Some(Second::Data(_))) = (&w.first, &w.second)
+                    && out_b
+                        .typed::<u32>(*lid)
+                        .iter()
+                        .any(|&l| l as usize != width)
+                {
+                    return Err(err(
+                        page(w),
+                        "DELTA_BYTE_ARRAY value length differs from the fixed length",
+                    ));
+                }
+            }
+            match joined(ws, outs) {
+                Some(bytes) => Ok(Dense::Fixed { width, bytes }),
+                None => {
+                    let w = ws
+                        .iter()
+                        .find(|w| value_piece(w).is_none())
+                        .expect("joined fails only on a page without values");
+                    Err(cannot(page(w), info))
+                }
+            }
+        }
+        Dense::Bytes { .. } => bytes_values(ws, info, pages, dict, outs),
+    }
+}
+
+/// A chunk's byte-array values: lengths and data from the byte-array
+/// stages, or dictionary entries gathered here (variable-length output).
+fn bytes_values(
+    ws: &[Work],
+    info: &LeafInfo,
+    pages: &Pages,
+    dict: Option<&Dict>,
+    outs: [&BatchOutput; 3],
+) -> Result<Dense> {
+    let [out_b, out_c, _] = outs;
+    let page = |w: &Work| &pages.chunks[w.chunk][w.page];
+    let n: usize = ws.iter().map(|w| w.n).sum();
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0usize);
+    let all_data = ws.iter().all(|w| {
+        matches!(
+            (&w.first, &w.second),
+            (Some(First::Lengths(..)), Some(Second::Data(_)))
+        )
+    });
+    if all_data {
+        let mut last = 0usize;
+        for w in ws {
+            let Some(First::Lengths(lid, _)) = &w.first else {
+                unreachable!("checked above")
+            };
             for &l in out_b.typed::<u32>(*lid) {
                 last += l as usize;
                 offsets.push(last);
             }
-            data.extend_from_slice(out_c.bytes(*id));
         }
-        (Dense::Bytes { offsets, data }, Some(First::Indices(id)), _) => {
-            let Some(Dict::Bytes(doff, dbytes)) = dict else {
-                return Err(err(p, "dictionary-encoded page without a dictionary page"));
-            };
-            let n = doff.len() - 1;
-            let idx = out_b.typed::<u32>(*id);
-            // Indices checked and the page's bytes counted first, so the
-            // copy below runs into reserved memory.
-            let mut total = 0usize;
-            for &k in idx {
-                let k = k as usize;
-                if k >= n {
-                    return Err(err(p, format!("dictionary index {k} past {n} entries")));
+        let data = joined(ws, outs).expect("every page has data");
+        return Ok(Dense::Bytes { offsets, data });
+    }
+    // Dictionary pages (and any PLAIN pages after a dictionary fallback):
+    // indices checked and bytes counted first, so the copies run into
+    // memory reserved once.
+    let mut total = 0usize;
+    for w in ws {
+        match (&w.first, &w.second) {
+            (Some(First::Lengths(..)), Some(Second::Data(id))) => total += out_c.bytes(*id).len(),
+            (Some(First::Indices(id)), _) => {
+                let Some(Dict::Bytes(doff, _)) = dict else {
+                    return Err(err(
+                        page(w),
+                        "dictionary-encoded page without a dictionary page",
+                    ));
+                };
+                let entries = doff.len() - 1;
+                for &k in out_b.typed::<u32>(*id) {
+                    let k = k as usize;
+                    if k >= entries {
+                        return Err(err(
+                            page(w),
+                            format!("dictionary index {k} past {entries} entries"),
+                        ));
+                    }
+                    total += doff[k + 1] - doff[k];
                 }
-                total += doff[k + 1] - doff[k];
             }
-            data.reserve(total);
-            offsets.reserve(idx.len());
-            let mut last = data.len();
-            for &k in idx {
-                let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
-                data.extend_from_slice(v);
-                last += v.len();
-                offsets.push(last);
-            }
-        }
-        _ => {
-            return Err(err(
-                p,
-                format!(
-                    "cannot decode {} values with {}",
-                    info.physical,
-                    encoding_name(p.header.encoding)
-                ),
-            ));
+            _ => return Err(cannot(page(w), info)),
         }
     }
-    Ok(())
+    let mut data = MutableBuffer::with_capacity(total);
+    for w in ws {
+        match (&w.first, &w.second) {
+            (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
+                let mut last = data.len();
+                for &l in out_b.typed::<u32>(*lid) {
+                    last += l as usize;
+                    offsets.push(last);
+                }
+                data.extend_from_slice(out_c.bytes(*id));
+            }
+            (Some(First::Indices(id)), _) => {
+                let Some(Dict::Bytes(doff, dbytes)) = dict else {
+                    unreachable!("checked above")
+                };
+                let mut last = data.len();
+                for &k in out_b.typed::<u32>(*id) {
+                    let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
+                    data.extend_from_slice(v);
+                    last += v.len();
+                    offsets.push(last);
+                }
+            }
+            _ => unreachable!("checked above"),
+        }
+    }
+    Ok(Dense::Bytes {
+        offsets,
+        data: data.into(),
+    })
+}
+
+fn cannot(p: &Page, info: &LeafInfo) -> Error {
+    err(
+        p,
+        format!(
+            "cannot decode {} values with {}",
+            info.physical,
+            encoding_name(p.header.encoding)
+        ),
+    )
 }

@@ -308,11 +308,24 @@ impl ParquetFile {
         }
         let per_group = leaves.len();
         let width = leaves.iter().max().map_or(0, |&c| c + 1);
-        // Each row group's leaves, taken mutably (their values move out).
-        let parts: Vec<&mut [decode::Leaf]> = if per_group == 0 {
+        // Values to Arrow first, one task per row group × column: the
+        // conversions (decimals, offsets) are the costly part, and a read
+        // group often has fewer row groups than the host has cores. The
+        // values move into the arrays; the levels stay in the leaves.
+        let arrays = decoded
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, leaf)| {
+                let dt = &types[&leaves[i % per_group.max(1)]];
+                let dense = std::mem::replace(&mut leaf.values, decode::Dense::Bool(Vec::new()));
+                super::values::to_arrow(dense, infos[i].physical, dt)
+                    .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))
+            })
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let parts: Vec<&[decode::Leaf]> = if per_group == 0 {
             group.iter().map(|_| Default::default()).collect()
         } else {
-            decoded.chunks_mut(per_group).collect()
+            decoded.chunks(per_group).collect()
         };
         let batches = parts
             .into_par_iter()
@@ -322,16 +335,8 @@ impl ParquetFile {
                 let rows = self.meta.row_group(g).num_rows().max(0) as usize;
                 let at = file.clone().with_row_group(g as u64);
                 let mut map: Vec<Option<(&decode::Leaf, ArrayRef)>> = vec![None; width];
-                for (k, (&c, leaf)) in leaves.iter().zip(decoded.iter_mut()).enumerate() {
-                    let i = gi * per_group + k;
-                    let dt = &types[&c];
-                    // The values move into the array; the levels stay.
-                    let dense =
-                        std::mem::replace(&mut leaf.values, decode::Dense::Bool(Vec::new()));
-                    let leaf: &decode::Leaf = leaf;
-                    let arr = super::values::to_arrow(dense, infos[i].physical, dt)
-                        .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))?;
-                    map[c] = Some((leaf, arr));
+                for (k, (&c, leaf)) in leaves.iter().zip(decoded).enumerate() {
+                    map[c] = Some((leaf, arrays[gi * per_group + k].clone()));
                 }
                 let columns = Columns { leaves: map };
                 let arrays = cols

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use arrow::array::*;
-use arrow::buffer::{Buffer, MutableBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::*;
 
 use super::decode::Dense;
@@ -125,18 +125,18 @@ fn i64v(b: [u8; 8]) -> i64 {
 
 /// The values as Arrow's native type of the same width, without a copy
 /// (`bytes` is an aligned Arrow buffer).
-fn native<T: ArrowPrimitiveType>(bytes: MutableBuffer) -> ArrayRef {
+fn native<T: ArrowPrimitiveType>(bytes: Buffer) -> ArrayRef {
     let n = bytes.len() / std::mem::size_of::<T::Native>();
     Arc::new(PrimitiveArray::<T>::new(
-        ScalarBuffer::new(bytes.into(), 0, n),
+        ScalarBuffer::new(bytes, 0, n),
         None,
     ))
 }
 
-fn native_ts<T: ArrowTimestampType>(bytes: MutableBuffer, tz: &Option<Arc<str>>) -> ArrayRef {
+fn native_ts<T: ArrowTimestampType>(bytes: Buffer, tz: &Option<Arc<str>>) -> ArrayRef {
     let n = bytes.len() / 8;
     Arc::new(
-        PrimitiveArray::<T>::new(ScalarBuffer::new(bytes.into(), 0, n), None)
+        PrimitiveArray::<T>::new(ScalarBuffer::new(bytes, 0, n), None)
             .with_timezone_opt(tz.clone()),
     )
 }
@@ -183,7 +183,6 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
         (Dense::Bytes { offsets, data }, P::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
             let off = small_offsets(&offsets)?;
             let e = |e: arrow::error::ArrowError| e.to_string();
-            let data = Buffer::from(data);
             return Ok(if *dt == DataType::Utf8 {
                 Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
             } else {
@@ -316,7 +315,7 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
         },
         (Dense::Fixed { width, bytes }, P::FIXED_LEN_BYTE_ARRAY) => match dt {
             DataType::FixedSizeBinary(w) if *w as usize == *width => Arc::new(
-                FixedSizeBinaryArray::try_new(*w, Buffer::from_slice_ref(bytes.as_slice()), None)
+                FixedSizeBinaryArray::try_new(*w, bytes.clone(), None)
                     .map_err(|e| e.to_string())?,
             ),
             DataType::Float16 if *width >= 2 => prim::<Float16Type>(
@@ -357,32 +356,26 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
             };
             let e = |e: arrow::error::ArrowError| e.to_string();
             match dt {
-                DataType::Utf8 => Arc::new(
-                    StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
-                        .map_err(e)?,
-                ),
-                DataType::LargeUtf8 => Arc::new(
-                    LargeStringArray::try_new(large(), Buffer::from(data.clone()), None)
-                        .map_err(e)?,
-                ),
-                DataType::Binary => Arc::new(
-                    BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
-                        .map_err(e)?,
-                ),
-                DataType::LargeBinary => Arc::new(
-                    LargeBinaryArray::try_new(large(), Buffer::from(data.clone()), None)
-                        .map_err(e)?,
-                ),
+                DataType::Utf8 => {
+                    Arc::new(StringArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?)
+                }
+                DataType::LargeUtf8 => {
+                    Arc::new(LargeStringArray::try_new(large(), data.clone(), None).map_err(e)?)
+                }
+                DataType::Binary => {
+                    Arc::new(BinaryArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?)
+                }
+                DataType::LargeBinary => {
+                    Arc::new(LargeBinaryArray::try_new(large(), data.clone(), None).map_err(e)?)
+                }
                 DataType::Utf8View => {
-                    let a = StringArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
-                        .map_err(e)?;
+                    let a = StringArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?;
                     Arc::new(StringViewArray::from_iter_values(
                         a.iter().map(|s| s.unwrap_or("")),
                     ))
                 }
                 DataType::BinaryView => {
-                    let a = BinaryArray::try_new(off(offsets)?, Buffer::from(data.clone()), None)
-                        .map_err(e)?;
+                    let a = BinaryArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?;
                     Arc::new(BinaryViewArray::from_iter_values(
                         a.iter().map(|s| s.unwrap_or(&[])),
                     ))

@@ -29,22 +29,33 @@ pub fn decode(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
     ChunkStatus::ok(count as u64)
 }
 
+/// Bytes of the job input [`write_input`] writes.
+pub fn input_len(dict: &[u8], indices: usize) -> usize {
+    4 + dict.len() + 4 * indices
+}
+
+/// Writes a job input from a dictionary of `width`-byte values and indices
+/// into `out`, which is [`input_len`] bytes long.
+pub fn write_input(dict: &[u8], width: usize, indices: &[u32], out: &mut [u8]) {
+    assert_eq!(
+        out.len(),
+        input_len(dict, indices.len()),
+        "gather input size"
+    );
+    let (head, rest) = out.split_at_mut(4);
+    head.copy_from_slice(&((dict.len() / width.max(1)) as u32).to_le_bytes());
+    let (d, idx) = rest.split_at_mut(dict.len());
+    d.copy_from_slice(dict);
+    for (o, i) in idx.chunks_exact_mut(4).zip(indices) {
+        o.copy_from_slice(&i.to_le_bytes());
+    }
+}
+
 /// Builds a job input from a dictionary of `width`-byte values and indices.
 pub fn encode_input(dict: &[u8], width: usize, indices: &[u32], out: &mut Vec<u8>) {
-    out.reserve(4 + dict.len() + 4 * indices.len());
-    out.extend_from_slice(&((dict.len() / width.max(1)) as u32).to_le_bytes());
-    out.extend_from_slice(dict);
-    if cfg!(target_endian = "little") {
-        // SAFETY: u32 has no padding; on a little-endian target its memory
-        // is the wire form, so the indices go over in one copy.
-        out.extend_from_slice(unsafe {
-            std::slice::from_raw_parts(indices.as_ptr().cast::<u8>(), 4 * indices.len())
-        });
-    } else {
-        for i in indices {
-            out.extend_from_slice(&i.to_le_bytes());
-        }
-    }
+    let at = out.len();
+    out.resize(at + input_len(dict, indices.len()), 0);
+    write_input(dict, width, indices, &mut out[at..]);
 }
 
 #[cfg(test)]

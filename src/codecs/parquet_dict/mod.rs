@@ -7,4 +7,4 @@
 
 mod decode;
 
-pub use decode::{decode, encode_input};
+pub use decode::{decode, encode_input, input_len, write_input};
