@@ -18,6 +18,8 @@ mod parquet_page_index_damage;
 #[cfg(feature = "sql")]
 mod sql_cli;
 #[cfg(feature = "sql")]
+mod sql_page_index;
+#[cfg(feature = "sql")]
 mod sql_taxi;
 #[cfg(feature = "sql")]
 mod sql_tpch;
