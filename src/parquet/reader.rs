@@ -272,7 +272,9 @@ impl ParquetFile {
     }
 
     /// Reads the selected row groups into record batches of at most
-    /// `options.batch_size` rows, decoding on `backend`.
+    /// `options.batch_size` rows, decoding on `backend`. With predicates,
+    /// a row group with a page index gives only the rows of the pages that
+    /// may match (in every column, in file order); rows are not filtered.
     pub fn read(&self, options: &ReadOptions, backend: &dyn Backend) -> Result<Vec<RecordBatch>> {
         self.read_with_stats(options, backend).map(|(b, _)| b)
     }
