@@ -116,6 +116,30 @@ def encodings_table(n=N, seed=3):
     })
 
 
+def page_index_table(n=6000, seed=5):
+    """Columns for page pruning: sorted ones (pages with narrow, increasing
+    min/max), nulls, all-null stretches, a dictionary column, a list and a
+    struct (read whole, cut to the kept rows)."""
+    rng = random.Random(seed)
+    day0 = dt.date(2020, 1, 1)
+    colors = ["red", "green", "blue", "cyan", "magenta"]
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "k32": pa.array(with_nulls(rng, [i // 3 for i in range(n)], 0.05), pa.int32()),
+        "day": pa.array(with_nulls(rng, [day0 + dt.timedelta(days=i // 40) for i in range(n)], 0.05), pa.date32()),
+        "name": pa.array(with_nulls(rng, [f"n{i:06d}" for i in range(n)], 0.1), pa.string()),
+        "color": pa.array([rng.choice(colors) for _ in range(n)]).dictionary_encode(),
+        "score": pa.array([i * 0.25 for i in range(n)], pa.float64()),
+        # Values in the first 600 rows of each row group of 1500, nulls
+        # after: the tail becomes one page of nulls only.
+        "sparse": pa.array([i if i % 1500 < 600 else None for i in range(n)], pa.int32()),
+        "rnd": pa.array([rng.randint(-(10**6), 10**6) for _ in range(n)], pa.int32()),
+        "tags": pa.array([[rng.randint(0, 99) for _ in range(rng.randint(0, 3))] for _ in range(n)], pa.list_(pa.int32())),
+        "pt": pa.array([{"x": rng.randint(0, 9), "y": rng.choice(colors)} for _ in range(n)],
+                       pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    })
+
+
 def write(out, name, table, manifest, desc, **kw):
     path = os.path.join(out, name + ".parquet")
     pq.write_table(table, path, **kw)
@@ -171,6 +195,13 @@ def main():
                            "i64": "BYTE_STREAM_SPLIT", "fsb": "BYTE_STREAM_SPLIT"})
     write(out, "enc_dict_many_pages", enc, m, "dictionary, many small pages and row groups",
           compression="gzip", row_group_size=400, data_page_size=512, write_page_index=True)
+    pruned = page_index_table()
+    for codec, version in [("gzip", "1.0"), ("snappy", "2.0")]:
+        write(out, f"page_index_{codec}_v{version[0]}", pruned, m,
+              f"page index, many pages per column, 4 row groups, {codec}, data page v{version[0]}",
+              compression=codec, data_page_version=version, row_group_size=1500,
+              data_page_size=1024, write_batch_size=100, write_page_index=True,
+              use_dictionary=["k32", "color", "pt.y"])
     write(out, "empty", types.slice(0, 0), m, "no rows", compression="snappy")
     with open(os.path.join(out, "MANIFEST.tsv"), "w") as f:
         f.write("name\trows\tdescription\n")

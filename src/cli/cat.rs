@@ -30,7 +30,7 @@ pub struct CatArgs {
     pub input: PathBuf,
     /// Columns to keep.
     pub columns: Vec<String>,
-    /// Stripe-pruning predicates.
+    /// Pruning predicates (stripes, row groups, Parquet pages).
     pub predicates: Vec<Predicate>,
     /// Output format.
     pub format: Format,
@@ -59,7 +59,14 @@ pub fn run(args: CatArgs, choice: BackendChoice) -> Result<()> {
     } else if crate::parquet::is_parquet(&args.input) {
         let file = crate::parquet::ParquetFile::open(&args.input)?;
         let schema = file.projected_schema(&options)?;
-        (schema, file.read(&options, backend.as_ref())?)
+        let (batches, stats) = file.read_with_stats(&options, backend.as_ref())?;
+        tracing::info!(
+            "{}: {} data pages decoded, {} skipped by the page index",
+            args.input.display(),
+            stats.pages_read,
+            stats.pages_skipped
+        );
+        (schema, batches)
     } else {
         let file = OrcFile::open(&args.input)?;
         let schema = file.projected_schema(&options)?;

@@ -1,5 +1,6 @@
 //! `warpread inspect FILE` for Parquet: footer, schema, row groups, column
-//! chunks (codec, encodings, sizes, statistics) and page headers.
+//! chunks (codec, encodings, sizes, statistics) and, where the file has
+//! one, the page index (pages per chunk, rows per page, null pages).
 
 use std::path::Path;
 
@@ -59,7 +60,11 @@ pub fn run(path: &Path, all: bool) -> Result<()> {
             rg.compressed_size(),
             rg.total_byte_size()
         );
-        for cc in rg.columns() {
+        let index = f.page_index(g).unwrap_or_else(|m| {
+            println!("    page index unusable: {m}");
+            None
+        });
+        for (c, cc) in rg.columns().iter().enumerate() {
             let (start, len) = crate::parquet::pages::raw_range(cc);
             let stats = cc
                 .statistics()
@@ -71,6 +76,19 @@ pub fn run(path: &Path, all: bool) -> Result<()> {
                 cc.num_values(),
                 cc.encodings().collect::<Vec<_>>(),
             );
+            if let Some(p) = index.as_ref().and_then(|i| i.get(c)) {
+                println!(
+                    "      page index: {} pages of {}..{} rows, {}",
+                    p.pages,
+                    p.rows_per_page.0,
+                    p.rows_per_page.1,
+                    if p.has_column_index {
+                        format!("min/max per page, {} null pages", p.null_pages)
+                    } else {
+                        "no column index".into()
+                    }
+                );
+            }
         }
     }
     if shown < n {

@@ -89,6 +89,8 @@ impl StatsSink {
         t.decompress_s += s.decompress_s;
         t.decode_s += s.decode_s;
         t.assemble_s += s.assemble_s;
+        t.pages_read += s.pages_read;
+        t.pages_skipped += s.pages_skipped;
     }
 
     /// The sums so far, resetting them.

@@ -40,8 +40,8 @@ pub trait WarpFormat: Debug + Send + Sync + 'static {
 pub struct ScanRequest {
     /// Top-level columns, in output order.
     pub columns: Vec<String>,
-    /// Conjunction of predicates for pruning units by statistics; rows of
-    /// kept units are not filtered.
+    /// Conjunction of predicates for pruning units (and Parquet pages) by
+    /// statistics; rows of kept units and pages are not filtered.
     pub predicates: Vec<Predicate>,
     /// Only units starting inside this byte range (DataFusion's file
     /// splitting), or the whole file.
@@ -59,7 +59,8 @@ pub struct ReadUnit {
     pub offset: u64,
     /// Compressed bytes it spans.
     pub bytes: u64,
-    /// Rows in it.
+    /// Rows in it (a read with predicates may return fewer: Parquet page
+    /// pruning).
     pub rows: u64,
 }
 

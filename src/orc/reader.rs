@@ -31,8 +31,10 @@ pub struct ReadOptions {
     /// Read only stripes starting inside this file byte range (how
     /// distributed readers split files).
     pub byte_range: Option<std::ops::Range<u64>>,
-    /// Conjunction of predicates used to skip stripes by their statistics.
-    /// Rows of kept stripes are not filtered.
+    /// Conjunction of predicates used to skip stripes (Parquet: row
+    /// groups, and pages by the page index) by their statistics. Rows of
+    /// what is kept are not filtered: a Parquet read returns whole pages'
+    /// rows, the same rows in every column.
     pub predicates: Vec<Predicate>,
 }
 
@@ -82,6 +84,11 @@ pub struct ReadStats {
     pub decode_s: f64,
     /// Building Arrow arrays.
     pub assemble_s: f64,
+    /// Parquet data pages decompressed and decoded (0 for ORC).
+    pub pages_read: u64,
+    /// Parquet data pages the page index ruled out: neither decompressed
+    /// nor decoded (0 for ORC).
+    pub pages_skipped: u64,
 }
 
 /// `batch` cut into zero-copy slices of at most `rows` rows (at least 1),

@@ -27,9 +27,12 @@ mod decompress;
 pub mod gzip;
 pub mod levels;
 pub mod page_header;
+mod page_index;
+mod page_select;
 pub(crate) mod pages;
 mod predicate;
 mod reader;
+mod row_ranges;
 mod values;
 
 // The parquet crate's modules stay reachable as `warpread::parquet::*`
@@ -37,6 +40,7 @@ mod values;
 pub use ::parquet::*;
 
 pub use decode::encoding_name;
+pub use page_index::PageIndexColumn;
 pub use reader::ParquetFile;
 
 /// Whether the file starts with the Parquet magic (`PAR1`, or `PARE` for

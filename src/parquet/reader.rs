@@ -15,12 +15,15 @@ use super::assemble::{self, Columns};
 use super::decode::{self, LeafInfo};
 use super::decompress;
 use super::levels::{Builder, Node, Shape};
-use super::page_header;
+use super::page_header::{self, PageKind};
+use super::page_index::{self, Kept};
+use super::page_select;
 use super::pages::{self, RawChunk};
 use super::predicate;
+use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
-use crate::orc::{ReadOptions, ReadStats};
+use crate::orc::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
 
 /// Compressed bytes of row groups decoded together (as for ORC stripes).
@@ -91,9 +94,10 @@ impl ParquetFile {
             source,
         };
         // The footer bytes are in hand: decoded from them, not read again.
-        // The page index is not loaded: reads skip whole row groups only
-        // and nothing else uses it. The footer parser is third-party code
-        // fed hostile bytes: a panic there becomes an error here.
+        // The page index is not loaded here: only reads with predicates
+        // use it, per row group (`page_index`). The footer parser is
+        // third-party code fed hostile bytes: a panic there becomes an
+        // error here.
         let parsed =
             std::panic::catch_unwind(|| ParquetMetaDataReader::decode_metadata(&footer_bytes))
                 .map_err(|_| Error::parquet(&at, "footer parser panicked on this file"))?;
@@ -126,6 +130,19 @@ impl ParquetFile {
     /// index).
     pub fn metadata(&self) -> &ParquetMetaData {
         &self.meta
+    }
+
+    /// The page index of row group `g`, per leaf column: `Ok(None)` when
+    /// the row group has none, `Err` (a message) when it cannot be used.
+    /// Reads it from the file at each call (`open` does not load it).
+    pub fn page_index(
+        &self,
+        g: usize,
+    ) -> std::result::Result<Option<Vec<page_index::PageIndexColumn>>, String> {
+        if g >= self.meta.num_row_groups() {
+            return Err(format!("no row group {g}"));
+        }
+        page_index::summary(&self.src, &self.meta, g)
     }
 
     /// The Arrow schema of the whole file, as the parquet crate gives it.
@@ -172,27 +189,38 @@ impl ParquetFile {
         )))
     }
 
+    /// Each predicate with the leaf column whose statistics it is checked
+    /// against: only flat primitive top-level columns have usable ones.
+    fn predicate_leaves<'a>(
+        &self,
+        options: &'a ReadOptions,
+    ) -> Result<Vec<(&'a Predicate, Option<usize>)>> {
+        let descr = self.meta.file_metadata().schema_descr();
+        options
+            .predicates
+            .iter()
+            .map(|p| {
+                let field = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name() == &p.column)
+                    .ok_or_else(|| {
+                        Error::Unsupported(format!("predicate on unknown column {:?}", p.column))
+                    })?;
+                let leaf = match self.nodes[field].shape {
+                    Shape::Leaf(c) if descr.column(c).max_rep_level() == 0 => Some(c),
+                    _ => None,
+                };
+                Ok((p, leaf))
+            })
+            .collect()
+    }
+
     /// Row groups the options select: starting inside the byte range and not
     /// ruled out by the predicates and the column chunk statistics.
     pub fn selected_row_groups(&self, options: &ReadOptions) -> Result<Vec<usize>> {
-        let descr = self.meta.file_metadata().schema_descr();
-        let mut preds = Vec::new();
-        for p in &options.predicates {
-            let field = self
-                .schema
-                .fields()
-                .iter()
-                .position(|f| f.name() == &p.column)
-                .ok_or_else(|| {
-                    Error::Unsupported(format!("predicate on unknown column {:?}", p.column))
-                })?;
-            // Only flat primitive top-level columns have usable statistics.
-            let leaf = match self.nodes[field].shape {
-                Shape::Leaf(c) if descr.column(c).max_rep_level() == 0 => Some(c),
-                _ => None,
-            };
-            preds.push((p, leaf));
-        }
+        let preds = self.predicate_leaves(options)?;
         Ok((0..self.meta.num_row_groups())
             .filter(|&g| {
                 let rg = self.meta.row_group(g);
@@ -216,8 +244,37 @@ impl ParquetFile {
             .collect())
     }
 
+    /// Page pruning of the selected row groups `selected` (see
+    /// [`page_index::plan`]): per row group, the rows to keep (`None`:
+    /// all). Loads no page index for reads without predicates.
+    fn page_plans(
+        &self,
+        options: &ReadOptions,
+        selected: &[usize],
+        leaves: &[usize],
+    ) -> Result<Vec<Option<Kept>>> {
+        let preds: Vec<(&Predicate, usize)> = self
+            .predicate_leaves(options)?
+            .into_iter()
+            .filter_map(|(p, c)| Some((p, c?)))
+            .collect();
+        if preds.is_empty() {
+            return Ok(vec![None; selected.len()]);
+        }
+        let file = Location::file(self.path());
+        Ok(selected
+            .par_iter()
+            .map(|&g| {
+                let at = file.clone().with_row_group(g as u64);
+                page_index::plan(&self.src, &self.meta, g, &preds, leaves, &at)
+            })
+            .collect())
+    }
+
     /// Reads the selected row groups into record batches of at most
-    /// `options.batch_size` rows, decoding on `backend`.
+    /// `options.batch_size` rows, decoding on `backend`. With predicates,
+    /// a row group with a page index gives only the rows of the pages that
+    /// may match (in every column, in file order); rows are not filtered.
     pub fn read(&self, options: &ReadOptions, backend: &dyn Backend) -> Result<Vec<RecordBatch>> {
         self.read_with_stats(options, backend).map(|(b, _)| b)
     }
@@ -235,14 +292,24 @@ impl ParquetFile {
         for &f in &cols {
             self.nodes[f].leaves(&mut leaves);
         }
-        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let selected = self.selected_row_groups(options)?;
+        let plans = self.page_plans(options, &selected, &leaves)?;
+        let mut groups: Vec<Vec<(usize, Option<RowRanges>)>> = Vec::new();
         let mut bytes = 0u64;
-        for g in self.selected_row_groups(options)? {
+        for (g, plan) in selected.into_iter().zip(plans) {
+            // A row group whose every page is ruled out is not read at all.
+            if let Some(Kept { rows, pages }) = &plan
+                && rows.is_empty()
+            {
+                stats.pages_skipped += pages;
+                continue;
+            }
             let size = self.meta.row_group(g).compressed_size().max(0) as u64;
+            let unit = (g, plan.map(|k| k.rows));
             match groups.last_mut() {
-                Some(v) if bytes + size <= GROUP_BYTES => v.push(g),
+                Some(v) if bytes + size <= GROUP_BYTES => v.push(unit),
                 _ => {
-                    groups.push(vec![g]);
+                    groups.push(vec![unit]);
                     bytes = 0;
                 }
             }
@@ -259,7 +326,7 @@ impl ParquetFile {
 
     fn read_group(
         &self,
-        group: &[usize],
+        group: &[(usize, Option<RowRanges>)],
         cols: &[usize],
         leaves: &[usize],
         schema: &SchemaRef,
@@ -273,15 +340,43 @@ impl ParquetFile {
         let mut chunks = Vec::new();
         let mut codecs = Vec::new();
         let mut infos = Vec::new();
-        for &g in group {
-            let rg = self.meta.row_group(g);
-            for &c in leaves {
+        // Per chunk, the rows its pages hold when the page index dropped
+        // some (`None`: the whole row group).
+        let mut held = Vec::new();
+        // Top-level columns without repetition skip pages: their rows are
+        // their level entries. Others (structs, whose leaves must hold the
+        // same rows, and lists) are read whole and cut after assembly.
+        let flat: Vec<bool> = leaves
+            .iter()
+            .map(|&c| {
+                descr.column(c).max_rep_level() == 0
+                    && cols
+                        .iter()
+                        .any(|&f| matches!(self.nodes[f].shape, Shape::Leaf(x) if x == c))
+            })
+            .collect();
+        for (g, kept) in group {
+            let (g, rg) = (*g, self.meta.row_group(*g));
+            for (&c, &flat) in leaves.iter().zip(&flat) {
                 let cc = rg.column(c);
                 let at = file
                     .clone()
                     .with_row_group(g as u64)
                     .with_column(descr.column(c).path().string());
-                let pages = pages::read_chunk(&self.src, cc, &mut raw, &at)?;
+                let mut pages = pages::read_chunk(&self.src, cc, &mut raw, &at)?;
+                held.push(match kept {
+                    Some(kept) if flat => {
+                        let rows = rg.num_rows().max(0) as u64;
+                        let (h, skipped) = page_select::select(&mut pages, kept, rows, &at)?;
+                        stats.pages_skipped += skipped;
+                        Some(h)
+                    }
+                    _ => None,
+                });
+                stats.pages_read += pages
+                    .iter()
+                    .filter(|p| matches!(p.header.kind, PageKind::Data | PageKind::DataV2))
+                    .count() as u64;
                 chunks.push(RawChunk {
                     pages,
                     location: at,
@@ -331,12 +426,16 @@ impl ParquetFile {
             .into_par_iter()
             .zip(group.par_iter())
             .enumerate()
-            .map(|(gi, (decoded, &g))| {
+            .map(|(gi, (decoded, (g, kept)))| {
+                let g = *g;
                 let rows = self.meta.row_group(g).num_rows().max(0) as usize;
                 let at = file.clone().with_row_group(g as u64);
                 let mut map: Vec<Option<(&decode::Leaf, ArrayRef)>> = vec![None; width];
+                let mut held_by: Vec<Option<&RowRanges>> = vec![None; width];
                 for (k, (&c, leaf)) in leaves.iter().zip(decoded).enumerate() {
-                    map[c] = Some((leaf, arrays[gi * per_group + k].clone()));
+                    let i = gi * per_group + k;
+                    held_by[c] = held[i].as_ref();
+                    map[c] = Some((leaf, arrays[i].clone()));
                 }
                 let columns = Columns { leaves: map };
                 let arrays = cols
@@ -350,15 +449,26 @@ impl ParquetFile {
                                 .and_then(|s| assemble::build(node, &s, &columns)),
                         }
                         .map_err(|m| Error::parquet(&at(), m))?;
-                        if array.len() != rows {
-                            return Err(Error::parquet(
-                                &at(),
-                                format!("{} rows decoded, row group has {rows}", array.len()),
-                            ));
-                        }
-                        Ok(array)
+                        let Some(kept) = kept else {
+                            if array.len() != rows {
+                                return Err(Error::parquet(
+                                    &at(),
+                                    format!("{} rows decoded, row group has {rows}", array.len()),
+                                ));
+                            }
+                            return Ok(array);
+                        };
+                        // Every column holds the kept rows, whatever pages
+                        // it read.
+                        let whole = RowRanges::all(rows as u64);
+                        let held = match node.shape {
+                            Shape::Leaf(c) => held_by[c].unwrap_or(&whole),
+                            _ => &whole,
+                        };
+                        row_ranges::cut(&array, held, kept).map_err(|m| Error::parquet(&at(), m))
                     })
                     .collect::<Result<Vec<ArrayRef>>>()?;
+                let rows = kept.as_ref().map_or(rows, |k| k.rows() as usize);
                 RecordBatch::try_new_with_options(
                     schema.clone(),
                     arrays,

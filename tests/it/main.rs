@@ -12,8 +12,13 @@ pub mod orc_differential;
 mod parquet_corrupt;
 pub mod parquet_differential;
 mod parquet_kernels_differential;
+pub mod parquet_page_index;
+mod parquet_page_index_corpus;
+mod parquet_page_index_damage;
 #[cfg(feature = "sql")]
 mod sql_cli;
+#[cfg(feature = "sql")]
+mod sql_page_index;
 #[cfg(feature = "sql")]
 mod sql_taxi;
 #[cfg(feature = "sql")]

@@ -173,7 +173,7 @@ const ALLOWED: &[(&str, &str)] = &[(
      the footer count and returns none, pyarrow and warpread read the 6 rows",
 )];
 
-fn corpus_dir() -> Option<PathBuf> {
+pub fn corpus_dir() -> Option<PathBuf> {
     // Beside the checkout, or beside the folder of git worktrees.
     let dirs = match std::env::var_os("WARPREAD_CORPUS") {
         Some(d) => vec![PathBuf::from(d)],
