@@ -10,6 +10,9 @@
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
 #   BUNDLE_SQL=1 adds warpread-sql, the DataFusion build, xz-compressed
+#   BUNDLE_DEFAULT_FEATURES=1 builds everything with default features (one
+#     compile of the crate instead of two: on a 2-core host that halves the
+#     build); warpread is then the DataFusion build and run-gpu.sh sql uses it
 #
 # On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
 #                   bash OUT_DIR/run-gpu.sh gsst RESULTS_DIR
@@ -23,7 +26,9 @@ limit_mib=30
 # The test build below leaves target/release/warpread built without `sql`;
 # BUNDLE_SQL=1 also bundles the DataFusion build as warpread-sql (for
 # `run-gpu.sh sql`).
-mapfile -t tests < <(cargo test --release --no-run --no-default-features --message-format=json 2>/dev/null |
+features=--no-default-features
+[ "${BUNDLE_DEFAULT_FEATURES:-0}" = 1 ] && features=
+mapfile -t tests < <(cargo test --release --no-run $features --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -32,10 +37,11 @@ for line in sys.stdin:
         print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
 ')
 
+[ -z "$features" ] && cargo build --release --bin warpread
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
 cp target/release/warpread "$out/warpread"
-if [ "${BUNDLE_SQL:-0}" = 1 ]; then
+if [ "${BUNDLE_SQL:-0}" = 1 ] && [ -n "$features" ]; then
   cargo build --release --bin warpread
   cp target/release/warpread "$out/warpread-sql"
   strip "$out/warpread-sql"
@@ -198,9 +204,10 @@ if [ "$what" = sql ]; then
   # ORC ZLIB and Parquet GZIP, CPU and CUDA backends, against DataFusion's
   # own Parquet reader, one run; needs the DataFusion build ./warpread-sql.
   [ -f warpread-sql.xz ] && xz -dkf warpread-sql.xz
-  chmod +x warpread-sql
+  sql=./warpread-sql; [ -f warpread-sql ] || sql=./warpread   # BUNDLE_DEFAULT_FEATURES=1
+  chmod +x "$sql"
   export WARPREAD_CACHE=${WARPREAD_CACHE:-/tmp/warpread-cache}
-  ./warpread-sql bench sql --scale "${2:-10}" --format orc,parquet --backends cpu,cuda \
+  "$sql" bench sql --scale "${2:-10}" --format orc,parquet --backends cpu,cuda \
     --runs "${SQL_RUNS:-1}" ${SQL_QUERIES:+--queries $SQL_QUERIES} || rc=1
 fi
 if [ "$what" = orc ]; then
