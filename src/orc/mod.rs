@@ -23,6 +23,7 @@ mod decode;
 pub mod predicate;
 pub mod proto;
 mod reader;
+pub mod row_index;
 pub mod schema;
 mod slots;
 mod streams;
