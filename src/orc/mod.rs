@@ -25,6 +25,7 @@ pub mod proto;
 mod reader;
 pub mod row_index;
 pub mod schema;
+mod seek;
 mod slots;
 mod streams;
 pub mod stripe;
