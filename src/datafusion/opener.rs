@@ -39,6 +39,8 @@ pub struct ScanMetrics {
     assemble: Time,
     units_read: Count,
     units_pruned: Count,
+    row_groups_read: Count,
+    row_groups_pruned: Count,
 }
 
 impl ScanMetrics {
@@ -53,6 +55,8 @@ impl ScanMetrics {
             assemble: time("warpread_assemble_time"),
             units_read: count("warpread_units_read"),
             units_pruned: count("warpread_units_pruned"),
+            row_groups_read: count("warpread_row_groups_read"),
+            row_groups_pruned: count("warpread_row_groups_pruned"),
         }
     }
 }
@@ -87,12 +91,14 @@ fn joined(e: tokio::task::JoinError) -> DataFusionError {
 
 /// Splits planned units into consecutive groups of about `GROUP_BYTES`.
 /// With a limit, each unit is its own group (the stream stops as soon as
-/// enough rows came) and units past the limit's row count are dropped.
-fn groups(units: Vec<ReadUnit>, limit: Option<usize>) -> Vec<Vec<ReadUnit>> {
+/// enough rows came) and, when `rows_exact`, units past the limit's row
+/// count are dropped. Units' rows are only an upper bound when predicates
+/// prune inside them (ORC row groups), so then nothing is dropped.
+fn groups(units: Vec<ReadUnit>, limit: Option<usize>, rows_exact: bool) -> Vec<Vec<ReadUnit>> {
     let mut out: Vec<Vec<ReadUnit>> = Vec::new();
     let (mut bytes, mut rows) = (0u64, 0u64);
     for u in units {
-        if limit.is_some_and(|l| rows >= l as u64) {
+        if rows_exact && limit.is_some_and(|l| rows >= l as u64) {
             break;
         }
         match out.last_mut() {
@@ -154,7 +160,8 @@ impl FileOpener for WarpOpener {
             // Without a limit the next group decodes while the plan consumes
             // this one's batches; with one, nothing is read ahead of need.
             let ahead = if limit.is_some() { 1 } else { READ_AHEAD };
-            let stream = futures::stream::iter(groups(units, limit))
+            let rows_exact = request.predicates.is_empty();
+            let stream = futures::stream::iter(groups(units, limit, rows_exact))
                 .map(move |group| {
                     let opened = Arc::clone(&opened);
                     let backend = Arc::clone(&backend);
@@ -181,6 +188,10 @@ impl FileOpener for WarpOpener {
                             .assemble
                             .add_duration(Duration::from_secs_f64(s.assemble_s));
                         metrics.units_read.add(units_in_group);
+                        // ORC row groups inside the read stripes (the row
+                        // index); units_pruned counts whole stripes.
+                        metrics.row_groups_read.add(s.row_groups_read as usize);
+                        metrics.row_groups_pruned.add(s.row_groups_pruned as usize);
                         if let Some(sink) = &stats {
                             sink.add(&s);
                         }
@@ -212,14 +223,16 @@ mod tests {
     #[test]
     fn groups_respect_size_and_limit() {
         let units: Vec<_> = (0..5).map(|i| unit(i, 40 << 20, 1000)).collect();
-        let g = groups(units.clone(), None);
+        let g = groups(units.clone(), None, true);
         assert_eq!(
             g.iter().map(Vec::len).collect::<Vec<_>>(),
             vec![1, 1, 1, 1, 1]
         );
         let small: Vec<_> = (0..5).map(|i| unit(i, 1 << 20, 1000)).collect();
-        assert_eq!(groups(small.clone(), None).len(), 1);
-        let g = groups(small, Some(1500));
+        assert_eq!(groups(small.clone(), None, true).len(), 1);
+        let g = groups(small.clone(), Some(1500), true);
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1]);
+        // Row counts that pruning may lower drop nothing.
+        assert_eq!(groups(small, Some(1500), false).len(), 5);
     }
 }
