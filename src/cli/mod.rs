@@ -121,8 +121,9 @@ pub enum Command {
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
-        /// Skip stripes whose statistics rule out `COLUMN OP LITERAL`
-        /// (repeatable; rows of kept stripes are not filtered).
+        /// Skip stripes and ORC row groups (Parquet row groups) whose
+        /// statistics rule out `COLUMN OP LITERAL` (repeatable; rows of kept
+        /// groups are not filtered).
         #[arg(long = "where")]
         predicates: Vec<crate::orc::Predicate>,
         /// Output format.
