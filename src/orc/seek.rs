@@ -1,12 +1,14 @@
 //! Reading a stripe from its kept row groups only. The kept row groups
-//! form runs; each run (after merging runs across the smallest gaps down to
-//! [`MAX_WINDOWS`]) is read as a *window*: a [`StripeLayout`] whose rows are
-//! the run's and whose positioned streams are cut to the bytes the run
-//! needs, found through the row index positions of its first row group and
-//! of the row group after it. Pruned row groups outside the windows are
-//! neither read from the file, decompressed nor decoded (up to the
-//! compression chunks and runs shared with a kept neighbour); pruned groups
-//! inside a merged window are decoded and sliced off the assembled batch.
+//! form runs; each run (after joining runs, below) is read as a *window*: a
+//! [`StripeLayout`] whose rows are the run's and whose positioned streams
+//! are cut to the bytes the run needs, found through the row index
+//! positions of its first row group and of the row group after it. Pruned
+//! row groups outside the windows are neither read from the file,
+//! decompressed nor decoded (up to the compression chunks and runs shared
+//! with a kept neighbour); pruned groups inside a joined window are decoded
+//! and sliced off the assembled batch. The reader checks every row group of
+//! a window against its statistics ([`row_index::check`]) and reads the
+//! stripe whole if a window fails.
 //!
 //! Positions (ORC specification, "Row Group Index"): per stream of the
 //! column, in the writer's fixed order — PRESENT (if the stripe has it),
@@ -41,7 +43,8 @@
 //! compression chunks, or the gap is smaller than what a second window
 //! reads again: its dictionaries); the pruned row groups between are then
 //! decoded and sliced off. So a stripe whose streams are one chunk each is
-//! one window, from its first kept row group to its last.
+//! one window, from its first kept row group to its last. At most
+//! [`MAX_WINDOWS`] remain, joined across the smallest gaps.
 
 use std::collections::HashMap;
 use std::ops::Range;
