@@ -2,7 +2,7 @@
 //! (`rowIndexStride` > 0 in the footer) has one ROW_INDEX stream per
 //! column, holding one entry per row group of `stride` rows (the last one
 //! shorter): the group's column statistics and, per stream of the column,
-//! where the group starts ([`seek`](super::seek) uses those). Here the
+//! where the group starts (the `seek` module uses those). Here the
 //! statistics of the predicates' columns decide which row groups may hold
 //! matching rows, with the same comparisons as stripe pruning
 //! ([`Predicate::may_match`]). A row group is dropped only when one

@@ -366,6 +366,11 @@ fn cut(
     chunks: Option<&mut Chunks<'_>>,
 ) -> Result<Option<(Range<u64>, Seek)>> {
     let len = s.range.end - s.range.start;
+    if len == 0 {
+        // An empty stream (a column null in the whole stripe): nothing to
+        // cut, whatever its positions say.
+        return Ok(Some((s.range.clone(), Seek::default())));
+    }
     let first = (groups.start > 0).then(|| positions[groups.start]);
     let next = positions.get(groups.end).copied();
     let Some(chunks) = chunks else {
@@ -616,6 +621,64 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn cuts_streams_at_chunk_headers() {
+        // A stream of three original chunks of 10, 20 and 30 bytes, at 0,
+        // 13 and 36, in a file of its own.
+        let mut bytes = Vec::new();
+        for n in [10u32, 20, 30] {
+            let h = n << 1 | 1;
+            bytes.extend_from_slice(&[h as u8, (h >> 8) as u8, (h >> 16) as u8]);
+            bytes.extend(std::iter::repeat_n(7u8, n as usize));
+        }
+        let path = std::env::temp_dir().join(format!("warpread-seek-{}.bin", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let src = Source::open(&path, "ORC").unwrap();
+        let s = StreamInfo {
+            column: 1,
+            kind: StreamKind::Data,
+            range: 0..bytes.len() as u64,
+        };
+        let c = Compression {
+            kind: CompressionKind::Zlib,
+            block_size: 64,
+        };
+        let pos = |chunk, offset, skip| Position {
+            chunk,
+            offset,
+            skip,
+        };
+        let run = |p: &[Position], groups: Range<usize>, tail| {
+            let mut chunks = Chunks::new(&src, &s, &c, Location::default());
+            cut(&s, p, groups, tail, Some(&mut chunks)).unwrap()
+        };
+        let good = [pos(0, 0, 0), pos(13, 5, 2), pos(36, 0, 0)];
+        let seek = |bytes, values| Seek { bytes, values };
+        // The middle group: from chunk 1, to the end of chunk 2 (an
+        // original chunk's size is known: 30 bytes hold a tail of 30).
+        assert_eq!(run(&good, 1..2, 30), Some((13..69, seek(5, 2))));
+        // The first group ends with the chunk holding the next position
+        // (plain bytes: no tail).
+        assert_eq!(run(&good, 0..1, 0), Some((0..36, seek(0, 0))));
+        // A chunk offset that is no chunk header, an offset past its chunk.
+        assert_eq!(run(&[good[0], pos(14, 0, 0), good[2]], 1..3, 0), None);
+        assert_eq!(run(&[good[0], pos(13, 21, 0), good[2]], 1..3, 0), None);
+        // Uncompressed: offsets in the stream, the tail past the next one.
+        let flat = [pos(0, 0, 0), pos(0, 20, 3), pos(0, 40, 0)];
+        let got = cut(&s, &flat, 1..2, 5, None).unwrap();
+        assert_eq!(got, Some((20..45, seek(0, 3))));
+        // An empty stream is not cut.
+        let empty = StreamInfo {
+            range: 5..5,
+            ..s.clone()
+        };
+        assert_eq!(
+            cut(&empty, &good, 1..2, 0, None).unwrap(),
+            Some((5..5, Seek::default()))
+        );
+        std::fs::remove_file(&path).ok();
     }
 
     fn window(groups: Range<usize>, ranges: &[Range<u64>]) -> Window {
