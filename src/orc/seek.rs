@@ -190,7 +190,20 @@ fn parse(
     let head = if compressed { 2 } else { 1 };
     let width: usize = streams.iter().map(|p| head + p.run.fields()).sum();
     let mut out = vec![Vec::with_capacity(entries.len()); streams.len()];
-    for e in entries {
+    for (g, e) in entries.iter().enumerate() {
+        // Old Java writers leave the first entry's positions empty: the
+        // stream starts, which is where a read of the first group starts
+        // anyway (its positions are never used).
+        if g == 0 && e.positions.is_empty() {
+            for p in &mut out {
+                p.push(Position {
+                    chunk: 0,
+                    offset: 0,
+                    skip: 0,
+                });
+            }
+            continue;
+        }
         if e.positions.len() != width {
             return None;
         }
@@ -606,6 +619,17 @@ mod tests {
         .unwrap();
         assert_eq!(u[0][1].skip, 10);
         assert_eq!((u[1][1].offset, u[2][1].offset, u[2][1].skip), (30, 40, 3));
+        // An empty first entry (old Java writers) is the streams' starts.
+        let p = parse(&[entry(&[]), e[1].clone()], &streams, true).unwrap();
+        assert_eq!(
+            p[2][0],
+            Position {
+                chunk: 0,
+                offset: 0,
+                skip: 0
+            }
+        );
+        assert!(parse(&[e[0].clone(), entry(&[])], &streams, true).is_none());
         // Wrong count, a bit offset of 8, a skip past a run, going back.
         assert!(parse(&[entry(&[0; 8])], &streams, true).is_none());
         assert!(parse(&[entry(&[0, 0, 0, 8, 0, 0, 0, 0, 0])], &streams, true).is_none());
