@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exec::{Backend, CpuBackend};
-use crate::orc::{OrcFile, ReadOptions, ReadStats};
+use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats};
 use crate::parquet::ParquetFile;
 
 /// One file's result.
@@ -52,10 +52,11 @@ fn batches_bytes(b: &[RecordBatch]) -> u64 {
 }
 
 /// Reads each file (ORC or Parquet, by magic bytes) `warmup + runs` times
-/// on `backend`.
+/// on `backend`, pruning by `predicates` (which do not filter rows).
 pub fn run(
     files: &[PathBuf],
     columns: &[String],
+    predicates: &[Predicate],
     backend: &dyn Backend,
     warmup: usize,
     runs: usize,
@@ -64,6 +65,7 @@ pub fn run(
     if !columns.is_empty() {
         options = options.with_columns(columns.to_vec());
     }
+    options.predicates = predicates.to_vec();
     let mut rows = Vec::new();
     for path in files {
         let file_bytes = std::fs::metadata(path)

@@ -141,6 +141,11 @@ pub enum BenchCommand {
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
+        /// Skip stripes and ORC row groups (Parquet row groups) whose
+        /// statistics rule out `COLUMN OP LITERAL` (repeatable; rows of kept
+        /// groups are not filtered).
+        #[arg(long = "where")]
+        predicates: Vec<crate::orc::Predicate>,
         /// Timed runs; the median is reported.
         #[arg(long, default_value_t = 5)]
         runs: usize,
@@ -194,10 +199,11 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
         BenchCommand::Read {
             files,
             columns,
+            predicates,
             runs,
             warmup,
             json,
-        } => run_read(&files, &columns, backend, warmup, runs, json),
+        } => run_read(&files, &columns, &predicates, backend, warmup, runs, json),
         #[cfg(feature = "sql")]
         BenchCommand::Sql {
             scale,
@@ -427,13 +433,14 @@ fn print_table(r: &CodecBenchReport) {
 fn run_read(
     files: &[PathBuf],
     columns: &[String],
+    predicates: &[crate::orc::Predicate],
     choice: BackendChoice,
     warmup: usize,
     runs: usize,
     json: bool,
 ) -> Result<()> {
     let backend = crate::exec::select(choice)?;
-    let rows = crate::bench::read::run(files, columns, backend.as_ref(), warmup, runs)?;
+    let rows = crate::bench::read::run(files, columns, predicates, backend.as_ref(), warmup, runs)?;
     if json {
         println!(
             "{}",
@@ -464,6 +471,19 @@ fn run_read(
             r.stages.decode_s,
             r.stages.assemble_s
         );
+        if !predicates.is_empty() {
+            let s = &r.stages;
+            println!(
+                "{:<40} stripes read {} pruned {}; row groups read {} pruned {} (of which decoded and sliced {}); row index fallbacks {}",
+                "",
+                s.stripes_read,
+                s.stripes_pruned,
+                s.row_groups_read,
+                s.row_groups_pruned,
+                s.row_groups_sliced,
+                s.row_index_fallbacks
+            );
+        }
     }
     Ok(())
 }

@@ -30,7 +30,8 @@ pub struct CatArgs {
     pub input: PathBuf,
     /// Columns to keep.
     pub columns: Vec<String>,
-    /// Pruning predicates (stripes, row groups, Parquet pages).
+    /// Pruning predicates: stripes, ORC row groups (row index), Parquet
+    /// row groups and pages (page index).
     pub predicates: Vec<Predicate>,
     /// Output format.
     pub format: Format,
@@ -70,7 +71,19 @@ pub fn run(args: CatArgs, choice: BackendChoice) -> Result<()> {
     } else {
         let file = OrcFile::open(&args.input)?;
         let schema = file.projected_schema(&options)?;
-        (schema, file.read(&options, backend.as_ref())?)
+        let (batches, s) = file.read_with_stats(&options, backend.as_ref())?;
+        if !options.predicates.is_empty() {
+            tracing::info!(
+                "{}: stripes read {} pruned {}; row groups read {} pruned {} (decoded and sliced {})",
+                args.input.display(),
+                s.stripes_read,
+                s.stripes_pruned,
+                s.row_groups_read,
+                s.row_groups_pruned,
+                s.row_groups_sliced
+            );
+        }
+        (schema, batches)
     };
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     tracing::info!(

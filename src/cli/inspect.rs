@@ -91,10 +91,17 @@ pub fn run(path: &Path, all_stripes: bool) -> Result<()> {
     } else {
         f.stripes().len().min(3)
     };
+    let stride = u64::from(tail.footer.row_index_stride.unwrap_or(0));
     for s in &f.stripes()[..shown] {
         let layout = f.stripe_layout(s.index)?;
+        // Row groups are what `--where` can skip inside a stripe.
+        let groups = if stride > 0 {
+            format!(" ({} row groups)", s.rows.div_ceil(stride))
+        } else {
+            String::new()
+        };
         println!(
-            "  stripe {}: offset {} rows {} index {} B data {} B footer {} B writer timezone {}",
+            "  stripe {}: offset {} rows {}{groups} index {} B data {} B footer {} B writer timezone {}",
             s.index,
             s.offset,
             s.rows,

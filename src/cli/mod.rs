@@ -122,8 +122,9 @@ pub enum Command {
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
         /// Skip stripes and row groups whose statistics rule out `COLUMN
-        /// OP LITERAL`, and Parquet pages whose page index does
-        /// (repeatable; rows of kept stripes and pages are not filtered).
+        /// OP LITERAL` (ORC row groups by the row index), and Parquet pages
+        /// whose page index does (repeatable; rows of kept stripes, row
+        /// groups and pages are not filtered).
         #[arg(long = "where")]
         predicates: Vec<crate::orc::Predicate>,
         /// Output format.

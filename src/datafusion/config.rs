@@ -83,14 +83,7 @@ impl StatsSink {
 
     /// Adds `s` to `t`, field by field.
     pub fn add_to(t: &mut ReadStats, s: &ReadStats) {
-        t.file_bytes += s.file_bytes;
-        t.stream_bytes += s.stream_bytes;
-        t.io_s += s.io_s;
-        t.decompress_s += s.decompress_s;
-        t.decode_s += s.decode_s;
-        t.assemble_s += s.assemble_s;
-        t.pages_read += s.pages_read;
-        t.pages_skipped += s.pages_skipped;
+        t.add(s);
     }
 
     /// The sums so far, resetting them.

@@ -41,6 +41,8 @@ pub struct ScanMetrics {
     units_pruned: Count,
     pages_read: Count,
     pages_skipped: Count,
+    row_groups_read: Count,
+    row_groups_pruned: Count,
 }
 
 impl ScanMetrics {
@@ -57,6 +59,8 @@ impl ScanMetrics {
             units_pruned: count("warpread_units_pruned"),
             pages_read: count("warpread_pages_read"),
             pages_skipped: count("warpread_pages_skipped"),
+            row_groups_read: count("warpread_row_groups_read"),
+            row_groups_pruned: count("warpread_row_groups_pruned"),
         }
     }
 }
@@ -190,6 +194,10 @@ impl FileOpener for WarpOpener {
                         metrics.units_read.add(units_in_group);
                         metrics.pages_read.add(s.pages_read as usize);
                         metrics.pages_skipped.add(s.pages_skipped as usize);
+                        // ORC row groups inside the read stripes (the row
+                        // index); units_pruned counts whole stripes.
+                        metrics.row_groups_read.add(s.row_groups_read as usize);
+                        metrics.row_groups_pruned.add(s.row_groups_pruned as usize);
                         if let Some(sink) = &stats {
                             sink.add(&s);
                         }

@@ -35,12 +35,36 @@ fn conjunct(expr: &dyn PhysicalExpr, file_schema: &Schema) -> Option<Predicate> 
         ),
     };
     // Partition columns and columns some files lack are not prunable here.
-    file_schema.field_with_name(col.name()).ok()?;
+    let field = file_schema.field_with_name(col.name()).ok()?;
+    let value = scalar(lit.value())?;
+    let op = if field.data_type().is_floating() {
+        float_op(op, &value)?
+    } else {
+        op
+    };
     Some(Predicate {
         column: col.name().to_string(),
         op,
-        value: scalar(lit.value())?,
+        value,
     })
+}
+
+/// The comparison that prunes a floating-point column safely under
+/// DataFusion's order, where NaN is greater than every number and -0.0 is
+/// less than 0.0, while ORC and Parquet writers leave NaN out of their
+/// minimum and maximum and compare zeros as equal: `>` and `>=` cannot
+/// prune (a group with NaN matches whatever its maximum), nor can a NaN
+/// literal; `<` prunes as `<=` (a group whose minimum is 0.0 may hold a
+/// -0.0 that is `< 0.0`).
+fn float_op(op: CmpOp, value: &Scalar) -> Option<CmpOp> {
+    if matches!(value, Scalar::Float(f) if f.is_nan()) {
+        return None;
+    }
+    match op {
+        CmpOp::Gt | CmpOp::Ge => None,
+        CmpOp::Lt => Some(CmpOp::Le),
+        CmpOp::Le | CmpOp::Eq => Some(op),
+    }
 }
 
 fn cmp_op(op: &Operator) -> Option<CmpOp> {
@@ -122,5 +146,32 @@ mod tests {
         );
         let other = Schema::new(vec![Field::new("b", DataType::Int64, false)]);
         assert!(translate(&all, &other).is_empty());
+    }
+
+    #[test]
+    fn float_comparisons_prune_only_where_nan_and_zeros_allow() {
+        let schema = Schema::new(vec![Field::new("f", DataType::Float64, true)]);
+        let f = col("f", &schema).unwrap();
+        let one = |op, v: f64| {
+            let e = binary(f.clone(), op, lit(v), &schema).unwrap();
+            translate(&e, &schema)
+                .into_iter()
+                .map(|p| (p.op, p.value))
+                .collect::<Vec<_>>()
+        };
+        assert!(one(Operator::Gt, 5.0).is_empty());
+        assert!(one(Operator::GtEq, 5.0).is_empty());
+        assert!(one(Operator::Eq, f64::NAN).is_empty());
+        assert_eq!(
+            one(Operator::Lt, 0.0),
+            vec![(CmpOp::Le, Scalar::Float(0.0))]
+        );
+        assert_eq!(
+            one(Operator::Eq, 2.5),
+            vec![(CmpOp::Eq, Scalar::Float(2.5))]
+        );
+        // `5 > f` is `f < 5`: prunable (as `<=`).
+        let flipped = binary(lit(5.0), Operator::Gt, f.clone(), &schema).unwrap();
+        assert_eq!(translate(&flipped, &schema)[0].op, CmpOp::Le);
     }
 }

@@ -239,6 +239,11 @@ impl BatchOutput {
         &self.outputs[p.stage][p.output.start * w..p.output.end * w]
     }
 
+    /// Bytes of one output element of a request's stage.
+    pub fn width(&self, id: RequestId) -> usize {
+        self.widths[self.placed[id.0].stage]
+    }
+
     /// A request's output as an Arrow buffer sharing the stage's storage
     /// (8-byte aligned at the stage's start, element-aligned here).
     pub fn buffer(&self, id: RequestId) -> Buffer {

@@ -21,11 +21,14 @@ use crate::plan::{IntType, StageOp};
 /// claiming more is corrupt, and the bound keeps allocations honest.
 const MAX_VALUES_PER_BYTE: u64 = 1024;
 
-/// A decoded stream: which round, which request.
+/// A decoded stream: which round, which request, and how many leading
+/// values belong to row groups before a window (decoded only because they
+/// share the first run; dropped here).
 #[derive(Debug, Clone, Copy)]
 pub struct Ref {
     round: usize,
     id: RequestId,
+    skip: usize,
 }
 
 /// Outputs of every round.
@@ -37,12 +40,13 @@ pub struct Decoded {
 impl Decoded {
     /// A decoded stream's elements.
     pub fn typed<T: IntElem>(&self, r: Ref) -> &[T] {
-        self.rounds[r.round].typed::<T>(r.id)
+        &self.rounds[r.round].typed::<T>(r.id)[r.skip..]
     }
 
     /// A decoded stream as an Arrow buffer sharing the round's storage.
     pub fn buffer(&self, r: Ref) -> arrow::buffer::Buffer {
-        self.rounds[r.round].buffer(r.id)
+        let out = &self.rounds[r.round];
+        out.buffer(r.id).slice(r.skip * out.width(r.id))
     }
 }
 
@@ -113,7 +117,9 @@ impl Rounds<'_> {
             .with_stream(kind.name())
     }
 
-    /// Adds a request for `values` elements of `op` from a column's stream.
+    /// Adds a request for `values` elements of `op` from a column's stream,
+    /// plus the values a window's seek skips; returns the request and that
+    /// skip.
     fn request(
         &self,
         batch: &mut StageBatch<'_>,
@@ -122,10 +128,11 @@ impl Rounds<'_> {
         kind: StreamKind,
         op: StageOp,
         values: u64,
-    ) -> Result<Option<RequestId>> {
+    ) -> Result<Option<(RequestId, usize)>> {
         if values == 0 {
             return Ok(None);
         }
+        let skip = self.layouts[g].seek(col.id, kind).values;
         let key = StreamKey {
             stripe: g,
             column: col.id,
@@ -138,13 +145,16 @@ impl Rounds<'_> {
                 format!("stream missing for {values} values"),
             ));
         };
+        // The seek's skip is at most a run (checked with the row index), so
+        // this sum cannot overflow; the bound below covers it too.
+        let values = values + skip;
         if values > (range.len() as u64).saturating_mul(MAX_VALUES_PER_BYTE) {
             return Err(Error::orc(
                 &at,
                 format!("{values} values cannot come from {} bytes", range.len()),
             ));
         }
-        Ok(Some(batch.add(op, range, values, at)))
+        Ok(Some((batch.add(op, range, values, at), skip as usize)))
     }
 
     /// Runs every round and returns the state of each (stripe, column).
@@ -180,7 +190,7 @@ impl Rounds<'_> {
             let round = decoded.rounds.len();
             decoded.rounds.push(batch.run(self.backend)?);
             for (&(g, col, slots), p) in level.iter().zip(present) {
-                let present = p.map(|id| Ref { round, id });
+                let present = p.map(|(id, skip)| Ref { round, id, skip });
                 let nonnull = match present {
                     Some(r) => decoded.typed::<u8>(r).iter().map(|&b| u64::from(b)).sum(),
                     None => slots,
@@ -278,7 +288,8 @@ impl Rounds<'_> {
             decoded.rounds.push(batch.run(self.backend)?);
             let mut next = Vec::new();
             for (&(g, col, _), (data, length, secondary, dict)) in level.iter().zip(wanted) {
-                let r = |id: Option<RequestId>| id.map(|id| Ref { round, id });
+                let r =
+                    |id: Option<(RequestId, usize)>| id.map(|(id, skip)| Ref { round, id, skip });
                 let st = states.get_mut(&(g, col.id)).expect("inserted in round A");
                 st.data = r(data);
                 st.length = r(length);

@@ -10,7 +10,9 @@ use rayon::prelude::*;
 use super::assemble::Assembler;
 use super::decode::Rounds;
 use super::predicate::Predicate;
+use super::row_index::{self, StripeIndex};
 use super::schema::{self, Column};
+use super::seek::{self, Part};
 use super::streams;
 use super::stripe::{self, StripeInfo, StripeLayout};
 use super::tail::{self, Source, Tail};
@@ -31,10 +33,11 @@ pub struct ReadOptions {
     /// Read only stripes starting inside this file byte range (how
     /// distributed readers split files).
     pub byte_range: Option<std::ops::Range<u64>>,
-    /// Conjunction of predicates used to skip stripes (Parquet: row
-    /// groups, and pages by the page index) by their statistics. Rows of
-    /// what is kept are not filtered: a Parquet read returns whole pages'
-    /// rows, the same rows in every column.
+    /// Conjunction of predicates used to skip stripes by their statistics,
+    /// then ORC row groups by the row index (Parquet: row groups, then
+    /// pages by the page index). Rows of what is kept are not filtered: a
+    /// Parquet read returns whole pages' rows, the same rows in every
+    /// column.
     pub predicates: Vec<Predicate>,
 }
 
@@ -69,7 +72,9 @@ impl ReadOptions {
     }
 }
 
-/// Where a read spent its time (wall clock, summed over stripe groups).
+/// Where a read spent its time (wall clock, summed over stripe groups) and
+/// what it skipped. The stripe and row-group counts are the ORC reader's;
+/// other readers leave them 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct ReadStats {
     /// Bytes read from the file (streams only).
@@ -89,6 +94,60 @@ pub struct ReadStats {
     /// Parquet data pages the page index ruled out: neither decompressed
     /// nor decoded (0 for ORC).
     pub pages_skipped: u64,
+    /// Stripes decoded (at least one row group kept).
+    pub stripes_read: u64,
+    /// Stripes of the byte range skipped: ruled out by the stripe
+    /// statistics, or every row group by the row index.
+    pub stripes_pruned: u64,
+    /// Row groups of the decoded stripes that the row index kept (every
+    /// row group when nothing prunes; 0 for files without a row index).
+    pub row_groups_read: u64,
+    /// Row groups of the decoded stripes ruled out by the row index.
+    pub row_groups_pruned: u64,
+    /// Of the pruned row groups, those decoded all the same and sliced off
+    /// the output (see [`ReadStats::row_index_fallbacks`] and the `seek`
+    /// module: nested columns, merged windows); the others were not read.
+    pub row_groups_sliced: u64,
+    /// Stripes with pruned row groups read whole and sliced because the row
+    /// index positions could not be used (nested or unknown columns,
+    /// positions that do not fit the streams, a window that failed to
+    /// decode).
+    pub row_index_fallbacks: u64,
+}
+
+impl ReadStats {
+    /// Adds `other` to `self`, field by field.
+    pub fn add(&mut self, other: &ReadStats) {
+        self.file_bytes += other.file_bytes;
+        self.stream_bytes += other.stream_bytes;
+        self.io_s += other.io_s;
+        self.decompress_s += other.decompress_s;
+        self.decode_s += other.decode_s;
+        self.assemble_s += other.assemble_s;
+        self.stripes_read += other.stripes_read;
+        self.stripes_pruned += other.stripes_pruned;
+        self.row_groups_read += other.row_groups_read;
+        self.row_groups_pruned += other.row_groups_pruned;
+        self.row_groups_sliced += other.row_groups_sliced;
+        self.row_index_fallbacks += other.row_index_fallbacks;
+        self.pages_read += other.pages_read;
+        self.pages_skipped += other.pages_skipped;
+    }
+}
+
+/// How one stripe is read.
+struct StripePlan {
+    /// What to decode: the whole stripe (sliced to its kept row groups, if
+    /// some are pruned) or windows of it; empty when nothing is kept.
+    parts: Vec<Part>,
+    /// For windows: the whole stripe sliced, read if the windows fail.
+    whole: Option<Part>,
+    /// Row groups of the stripe (0 without a row index).
+    groups: u64,
+    /// Row groups kept.
+    kept: u64,
+    /// Pruned row groups, but the positions were unusable.
+    fallback: bool,
 }
 
 /// `batch` cut into zero-copy slices of at most `rows` rows (at least 1),
@@ -214,21 +273,156 @@ impl OrcFile {
         )))
     }
 
+    /// Each predicate with its (top-level) column.
+    fn predicate_columns<'a>(
+        &'a self,
+        options: &'a ReadOptions,
+    ) -> Result<Vec<(&'a Predicate, &'a Column)>> {
+        options
+            .predicates
+            .iter()
+            .map(|p| {
+                let col = self
+                    .root
+                    .children
+                    .iter()
+                    .find(|c| c.name == p.column)
+                    .ok_or_else(|| {
+                        Error::Unsupported(format!("predicate on unknown column {:?}", p.column))
+                    })?;
+                Ok((p, col))
+            })
+            .collect()
+    }
+
+    /// Stripes in the options' byte range.
+    fn stripes_in_range(&self, options: &ReadOptions) -> usize {
+        self.stripes
+            .iter()
+            .filter(|s| {
+                options
+                    .byte_range
+                    .as_ref()
+                    .is_none_or(|r| r.contains(&s.offset))
+            })
+            .count()
+    }
+
+    /// How a stripe is read: which row groups the row index keeps and
+    /// whether they can be read as windows. `layout` is the whole stripe.
+    fn plan_stripe(
+        &self,
+        layout: StripeLayout,
+        preds: &[(&Predicate, &Column)],
+        cols: &[&Column],
+    ) -> Result<StripePlan> {
+        let stride = u64::from(self.tail.footer.row_index_stride.unwrap_or(0));
+        let groups = if stride > 0 {
+            layout.info.rows.div_ceil(stride)
+        } else {
+            0
+        };
+        let whole = |layout: StripeLayout| StripePlan {
+            parts: vec![Part {
+                layout,
+                keep: None,
+                expect: Vec::new(),
+                sliced_groups: 0,
+            }],
+            whole: None,
+            groups,
+            kept: groups,
+            fallback: false,
+        };
+        // Encrypted files are not pruned (see `selected_stripes`).
+        if preds.is_empty() || stride == 0 || self.tail.footer.encryption.is_some() {
+            return Ok(whole(layout));
+        }
+        let compression = &self.tail.compression;
+        let mut index = StripeIndex::new(layout.info.rows, stride);
+        let pred_cols: Vec<&Column> = preds.iter().map(|(_, c)| *c).collect();
+        index.load(&self.src, &layout, compression, &pred_cols)?;
+        let Some(keep) = row_index::keep(&index, preds) else {
+            return Ok(whole(layout));
+        };
+        let kept = keep.iter().filter(|&&k| k).count() as u64;
+        if kept == groups {
+            return Ok(whole(layout));
+        }
+        let mut plan = StripePlan {
+            parts: Vec::new(),
+            whole: None,
+            groups,
+            kept,
+            fallback: false,
+        };
+        if kept == 0 {
+            return Ok(plan);
+        }
+        let sliced = Part {
+            keep: Some(
+                row_index::runs(&keep)
+                    .into_iter()
+                    .map(|r| {
+                        let rows = index.rows(r, layout.info.rows);
+                        rows.start as usize..rows.end as usize
+                    })
+                    .collect(),
+            ),
+            expect: Vec::new(),
+            sliced_groups: groups - kept,
+            layout,
+        };
+        index.load(&self.src, &sliced.layout, compression, cols)?;
+        match seek::plan(
+            &self.src,
+            &sliced.layout,
+            compression,
+            &index,
+            cols,
+            &keep,
+            self.is_pre_2_0(),
+        )? {
+            Some(windows) => {
+                plan.parts = windows;
+                plan.whole = Some(sliced);
+            }
+            None => {
+                plan.parts = vec![sliced];
+                plan.fallback = true;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The rows a read with `options` returns, as ranges of file row
+    /// numbers in order: the kept row groups of the selected stripes.
+    /// Reads stripe footers and row indexes, decodes nothing.
+    pub fn selected_rows(&self, options: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
+        let cols = self.projection(options)?;
+        let preds = self.predicate_columns(options)?;
+        let mut out: Vec<std::ops::Range<u64>> = Vec::new();
+        for i in self.selected_stripes(options)? {
+            let plan = self.plan_stripe(self.stripe_layout(i)?, &preds, &cols)?;
+            for part in &plan.parts {
+                let base = part.layout.info.first_row;
+                let all = 0..part.layout.info.rows as usize;
+                for r in part.keep.as_deref().unwrap_or(std::slice::from_ref(&all)) {
+                    let r = base + r.start as u64..base + r.end as u64;
+                    match out.last_mut() {
+                        Some(l) if l.end == r.start => l.end = r.end,
+                        _ => out.push(r),
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Stripes the options select: in the byte range and not ruled out by
     /// the predicates and the stripe statistics.
     pub fn selected_stripes(&self, options: &ReadOptions) -> Result<Vec<usize>> {
-        let mut preds = Vec::new();
-        for p in &options.predicates {
-            let col = self
-                .root
-                .children
-                .iter()
-                .find(|c| c.name == p.column)
-                .ok_or_else(|| {
-                    Error::Unsupported(format!("predicate on unknown column {:?}", p.column))
-                })?;
-            preds.push((p, col));
-        }
+        let preds = self.predicate_columns(options)?;
         // With column encryption we read the masked copies of encrypted
         // columns. The unencrypted statistics of sample2.orc describe those
         // copies, but the specification does not promise it, and pruning is
@@ -280,6 +474,8 @@ impl OrcFile {
             .flat_map(|c| c.walk().into_iter().map(|c| c.id))
             .collect();
         let selected = self.selected_stripes(options)?;
+        stats.stripes_pruned += (self.stripes_in_range(options) - selected.len()) as u64;
+        let preds = self.predicate_columns(options)?;
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut bytes = 0u64;
         for i in selected {
@@ -296,16 +492,74 @@ impl OrcFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            for batch in self.read_group(&group, &cols, &ids, &schema, backend, &mut stats)? {
+            let batches =
+                self.read_group(&group, &preds, &cols, &ids, &schema, backend, &mut stats)?;
+            for batch in batches {
                 out.extend(split_batch(&batch, options.batch_size));
             }
         }
         Ok((out, stats))
     }
 
+    /// Reads one group of stripes: plans each (row index pruning,
+    /// windows), decodes the parts, and if windows fail to decode — a row
+    /// index whose positions lie, or a writer whose chunks are shorter
+    /// than `seek` assumes — reads the stripes with windows whole again.
+    #[allow(clippy::too_many_arguments)]
     fn read_group(
         &self,
         group: &[usize],
+        preds: &[(&Predicate, &Column)],
+        cols: &[&Column],
+        ids: &[u32],
+        schema: &SchemaRef,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let t = std::time::Instant::now();
+        let mut plans = group
+            .par_iter()
+            .map(|&i| self.plan_stripe(self.stripe_layout(i)?, preds, cols))
+            .collect::<Result<Vec<_>>>()?;
+        stats.io_s += t.elapsed().as_secs_f64();
+        let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
+        let batches = match self.decode_parts(&parts, cols, ids, schema, backend, stats) {
+            Err(e) if plans.iter().any(|p| p.whole.is_some()) => {
+                tracing::warn!(
+                    "{e}; reading the stripes of {} whole instead of their row groups",
+                    self.path().display()
+                );
+                for p in &mut plans {
+                    if let Some(whole) = p.whole.take() {
+                        p.parts = vec![whole];
+                        p.fallback = true;
+                    }
+                }
+                let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
+                self.decode_parts(&parts, cols, ids, schema, backend, stats)?
+            }
+            other => other?,
+        };
+        for p in &plans {
+            if p.parts.is_empty() {
+                stats.stripes_pruned += 1;
+            } else {
+                stats.stripes_read += 1;
+                stats.row_groups_read += p.kept;
+                stats.row_groups_pruned += p.groups - p.kept;
+                stats.row_groups_sliced +=
+                    p.parts.iter().map(|part| part.sliced_groups).sum::<u64>();
+                stats.row_index_fallbacks += u64::from(p.fallback);
+            }
+        }
+        Ok(batches)
+    }
+
+    /// Decodes whole stripes and windows into one batch each, sliced to the
+    /// rows each part keeps.
+    fn decode_parts(
+        &self,
+        parts: &[&Part],
         cols: &[&Column],
         ids: &[u32],
         schema: &SchemaRef,
@@ -313,12 +567,7 @@ impl OrcFile {
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let file = Location::file(self.path());
-        let t = std::time::Instant::now();
-        let layouts = group
-            .par_iter()
-            .map(|&i| self.stripe_layout(i))
-            .collect::<Result<Vec<_>>>()?;
-        stats.io_s += t.elapsed().as_secs_f64();
+        let layouts: Vec<StripeLayout> = parts.iter().map(|p| p.layout.clone()).collect();
         let streams = streams::load(&self.src, &layouts, ids, &self.tail.compression, backend)?;
         stats.io_s += streams.io_s;
         stats.decompress_s += streams.decompress_s;
@@ -353,9 +602,10 @@ impl OrcFile {
             .map(|&(g, c)| asm.array(g, c))
             .collect::<Result<Vec<ArrayRef>>>()?
             .into_iter();
-        let batches = layouts
+        let whole = parts
             .iter()
-            .map(|layout| {
+            .map(|part| {
+                let layout = &part.layout;
                 let arrays: Vec<ArrayRef> = arrays.by_ref().take(cols.len()).collect();
                 RecordBatch::try_new_with_options(
                     schema.clone(),
@@ -374,8 +624,39 @@ impl OrcFile {
                     )
                 })
             })
+            .collect::<Result<Vec<_>>>()?;
+        // Windows are checked against the row index statistics, row group
+        // by row group, before any of their rows are handed out.
+        let checks: Vec<(usize, &(u32, std::ops::Range<usize>, _))> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(g, p)| p.expect.iter().map(move |e| (g, e)))
             .collect();
+        checks
+            .par_iter()
+            .try_for_each(|&(g, (id, rows, group_stats))| {
+                let Some(k) = cols.iter().position(|c| c.id == *id) else {
+                    return Ok(());
+                };
+                let values = whole[g].column(k).slice(rows.start, rows.len());
+                row_index::check(values.as_ref(), cols[k], group_stats).map_err(|m| {
+                    let layout = &parts[g].layout;
+                    let first = layout.window.as_ref().map_or(0, |w| w.start) as usize;
+                    let rows = first + rows.start..first + rows.end;
+                    Error::orc(
+                        &row_index::column_location(&file, layout, cols[k]),
+                        format!("rows {rows:?} of the stripe, read through the row index: {m}"),
+                    )
+                })
+            })?;
+        let mut batches = Vec::with_capacity(parts.len());
+        for (part, batch) in parts.iter().zip(whole) {
+            match &part.keep {
+                None => batches.push(batch),
+                Some(keep) => batches.extend(keep.iter().map(|r| batch.slice(r.start, r.len()))),
+            }
+        }
         stats.assemble_s += t.elapsed().as_secs_f64();
-        batches
+        Ok(batches)
     }
 }

@@ -4,6 +4,12 @@
 //! each stream is one contiguous byte range for the decode stages. Every
 //! stream starts 8-byte aligned in the buffer, so float data and string
 //! bytes can become Arrow buffers without a copy.
+//!
+//! A window of a stripe ([`StripeLayout::windowed`]) reads its positioned
+//! streams from the compression chunk holding its first row group's
+//! position: the decompressed bytes before the position are dropped here
+//! (the first byte kept is the aligned one), the values before it in the
+//! decode rounds.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -117,6 +123,22 @@ fn read_all(
     Ok(raw)
 }
 
+/// The `skip` bytes a window drops from the front of a stream whose first
+/// chunk has `len` decompressed bytes, checked: a row index position past
+/// its chunk is an error, which the reader answers by reading the whole
+/// stripe.
+fn front(skip: u64, len: usize, at: &Location) -> Result<usize> {
+    usize::try_from(skip)
+        .ok()
+        .filter(|&s| s <= len)
+        .ok_or_else(|| {
+            Error::orc(
+                at,
+                format!("row index position {skip} is past its chunk's {len} bytes"),
+            )
+        })
+}
+
 /// Reads and decompresses the data streams of `columns` in each stripe.
 pub fn load(
     src: &Source,
@@ -132,6 +154,8 @@ pub fn load(
     // from the page cache (and faulting the buffer in) was a bound.
     let mut raw_ranges: Vec<(StreamKey, Range<usize>, Location)> = Vec::new();
     let mut file_ranges: Vec<Range<u64>> = Vec::new();
+    // Decompressed bytes to drop from each stream's front (windows).
+    let mut skips: Vec<u64> = Vec::new();
     let mut total = 0usize;
     for (g, layout) in layouts.iter().enumerate() {
         let mut wanted: Vec<_> = columns
@@ -158,14 +182,21 @@ pub fn load(
             };
             raw_ranges.push((key, start..total, at.at(s.range.start)));
             file_ranges.push(s.range.clone());
+            skips.push(layout.seek(s.column, s.kind).bytes);
         }
     }
     let raw = read_all(src, &raw_ranges, &file_ranges, total, &file)?;
     let file_bytes = raw_ranges.iter().map(|(_, r, _)| r.len() as u64).sum();
     let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {
+        // Uncompressed windows start their file range at the position
+        // itself, so nothing is dropped; a skip is honoured all the same.
+        let mut ranges = HashMap::with_capacity(raw_ranges.len());
+        for ((key, r, at), &skip) in raw_ranges.iter().zip(&skips) {
+            ranges.insert(*key, r.start + front(skip, r.len(), at)?..r.end);
+        }
         return Ok(Streams {
-            ranges: raw_ranges.into_iter().map(|(k, r, _)| (k, r)).collect(),
+            ranges,
             buf: Buffer::from_vec(raw),
             file_bytes,
             io_s,
@@ -204,23 +235,30 @@ pub fn load(
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut ranges = HashMap::with_capacity(pieces.len());
     let mut at = 0usize;
-    for (key, ps) in &pieces {
-        let pad = at.next_multiple_of(STREAM_ALIGN) - at;
-        parts.push(&PADDING[..pad]);
-        at += pad;
-        let start = at;
-        for p in ps {
-            let part = match p {
+    for (((key, ps), &skip), (_, _, loc)) in pieces.iter().zip(&skips).zip(&raw_ranges) {
+        let stream: Vec<&[u8]> = ps
+            .iter()
+            .map(|p| match p {
                 Piece::Original(r) => &raw[r.clone()],
                 Piece::Compressed(id) => {
                     let n = out.produced(*id)[0] as usize;
                     &out.bytes(*id)[..n]
                 }
-            };
-            at += part.len();
-            parts.push(part);
-        }
-        ranges.insert(*key, start..at);
+            })
+            .collect();
+        let len: usize = stream.iter().map(|p| p.len()).sum();
+        // A position is inside its chunk (its end included: reading then
+        // starts with the next chunk).
+        let skip = front(skip, stream.first().map_or(0, |p| p.len()), loc)?;
+        // Aligned where the kept bytes start, which is the stream's start
+        // unless a window drops a prefix.
+        let pad = (at + skip).next_multiple_of(STREAM_ALIGN) - (at + skip);
+        parts.push(&PADDING[..pad]);
+        at += pad;
+        let start = at;
+        at += len;
+        parts.extend(stream);
+        ranges.insert(*key, start + skip..at);
     }
     let buf = crate::exec::copy::gather(&parts)
         .map_err(|_| Error::orc(&file, format!("cannot allocate {at} bytes for streams")))?;

@@ -145,10 +145,28 @@ pub struct StreamInfo {
     pub range: Range<u64>,
 }
 
+/// Where decoding of a stream starts when a stripe is read from a row
+/// group on (`row_index` / `seek`): the stream's file range then begins at
+/// a compression chunk (or, uncompressed, at the position itself), and
+/// these are dropped from its front.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seek {
+    /// Decompressed bytes before the position, in the range's first chunks.
+    pub bytes: u64,
+    /// Decoded values of the run at the position that belong to earlier
+    /// row groups (booleans: bits).
+    pub values: u64,
+}
+
 /// A stripe's footer, resolved: streams by column and kind, encodings.
+///
+/// A layout may also describe a *window* of the stripe, a run of its row
+/// groups ([`window`](Self::window)): `info.rows` and `info.first_row` are
+/// then the window's, the positioned streams' ranges are cut to it and
+/// [`seek`](Self::seek) says what to drop from their front.
 #[derive(Debug, Clone)]
 pub struct StripeLayout {
-    /// The stripe.
+    /// The stripe (its rows and first row are a window's, if one).
     pub info: StripeInfo,
     /// Every stream in file order.
     pub streams: Vec<StreamInfo>,
@@ -157,6 +175,9 @@ pub struct StripeLayout {
     pub encodings: Vec<(Encoding, u32)>,
     /// The writer's time zone (IANA name), if recorded.
     pub writer_timezone: Option<String>,
+    seeks: HashMap<(u32, StreamKind), Seek>,
+    /// The stripe's rows this window covers (`None`: the whole stripe).
+    pub window: Option<Range<u64>>,
 }
 
 impl StripeLayout {
@@ -171,6 +192,33 @@ impl StripeLayout {
             .get(column as usize)
             .copied()
             .unwrap_or((Encoding::Direct, 0))
+    }
+
+    /// What to drop from the front of a stream (nothing unless windowed).
+    pub fn seek(&self, column: u32, kind: StreamKind) -> Seek {
+        self.seeks.get(&(column, kind)).copied().unwrap_or_default()
+    }
+
+    /// The window of the whole stripe's `rows`, with the given streams
+    /// cut to their file range and seek; other streams (dictionaries,
+    /// unprojected columns) stay whole. `self` is the whole stripe.
+    pub fn windowed(
+        &self,
+        rows: Range<u64>,
+        cut: impl IntoIterator<Item = ((u32, StreamKind), Range<u64>, Seek)>,
+    ) -> StripeLayout {
+        debug_assert!(self.window.is_none(), "windows are cut from whole stripes");
+        let mut w = self.clone();
+        w.info.rows = rows.end - rows.start;
+        w.info.first_row = self.info.first_row + rows.start;
+        w.window = Some(rows);
+        for (key, range, seek) in cut {
+            if let Some(&i) = w.by_key.get(&key) {
+                w.streams[i].range = range;
+                w.seeks.insert(key, seek);
+            }
+        }
+        w
     }
 }
 
@@ -265,5 +313,7 @@ pub fn read_layout(
         by_key,
         encodings,
         writer_timezone: footer.writer_timezone.filter(|s| !s.is_empty()),
+        seeks: HashMap::new(),
+        window: None,
     })
 }

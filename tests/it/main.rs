@@ -9,6 +9,7 @@ mod gsst_container;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
+mod orc_row_groups;
 mod parquet_corrupt;
 pub mod parquet_differential;
 mod parquet_kernels_differential;

@@ -133,7 +133,9 @@ fn cuda_matches_cpu_on_fixtures() {
     }
 }
 
-fn corpus_dir() -> Option<PathBuf> {
+/// The third-party corpus: `$WARPREAD_CORPUS`, else `../shared/corpora`
+/// beside the repository, if it has its index.
+pub fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("WARPREAD_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/corpora"));
