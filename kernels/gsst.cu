@@ -46,6 +46,9 @@
 #ifndef GSST_MIN_BLOCKS
 #error "GSST_MIN_BLOCKS must be defined by the launcher"
 #endif
+#ifndef GSST_WIDE_RING_GRANULES
+#error "GSST_WIDE_RING_GRANULES must be defined by the launcher"
+#endif
 
 // What both decoders share: types, format constants, the layouts, cp.async
 // and store helpers, and thread 0's checks of a block's fixed header.
@@ -559,16 +562,16 @@ extern "C" __global__ void __launch_bounds__(GSST_THREADS, GSST_MIN_BLOCKS)
 // Statuses: every split is decoded independently; the lowest-numbered
 // failing split's status is the block's, which is the failure the
 // sequential CPU decoder meets first.
-// A deeper ring than the launcher's: shared memory is not what limits the
-// resident blocks (5 x ~33 KB of 228 KB).
-#undef GSST_RING_GRANULES
-#define GSST_RING_GRANULES 8
+// A deeper ring than the splits decoder's (8 granules at the default
+// shape): shared memory is not what limits the resident blocks (5 x ~36 KB
+// of 228 KB). The launcher shortens it only for thread blocks too large for
+// 8 within the 48 KB static limit (src/gpu/launch.rs, GsstShape::wide_ring).
 
 namespace gsst_wide {
 
 using namespace gsst_common;
 
-constexpr int RING = GSST_RING_GRANULES;
+constexpr int RING = GSST_WIDE_RING_GRANULES;
 static_assert(RING >= 2, "the ring needs a granule in use and one in flight");
 
 struct Shared {

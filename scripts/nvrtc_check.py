@@ -6,7 +6,10 @@ register / spill report before a device run is spent on them.
     LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
 
 With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
-kernels/ (codag.cuh included), as they do for warpread itself.
+kernels/ (codag.cuh included), as they do for warpread itself; the GSST
+launch-shape overrides (WARPREAD_GSST_THREADS, WARPREAD_GSST_MIN_BLOCKS,
+WARPREAD_GSST_RING) change the defines as they do for warpread (not
+re-validated here: warpread rejects what does not hold).
 
 libnvrtc comes with any CUDA toolkit, or from the PyPI wheel
 `nvidia-cuda-nvrtc` (unzip it; no GPU needed).
@@ -20,12 +23,20 @@ launch = (root / "src/gpu/launch.rs").read_text()
 consts = dict(re.findall(r"pub const (\w+): u32 = ([^;]+);", launch))
 wpb = int(consts["WARPS_PER_BLOCK"])
 ring = int(consts["RING_BYTES"])
-gsst_threads = int(consts["GSST_THREADS_PER_BLOCK"])
-gsst_ring = int(consts["GSST_RING_GRANULES"])
+# The GSST launch shape as warpread takes it (src/gpu/launch.rs, GsstShape):
+# the compiled-in constants unless WARPREAD_GSST_THREADS / _MIN_BLOCKS / _RING
+# override them; the coalesced decoder's ring shrinks from 8 to fit 48 KiB.
+gsst_threads = int(os.environ.get("WARPREAD_GSST_THREADS", consts["GSST_THREADS_PER_BLOCK"]))
+gsst_min_blocks = int(os.environ.get("WARPREAD_GSST_MIN_BLOCKS", consts["GSST_MIN_BLOCKS_PER_SM"]))
+gsst_ring = int(os.environ.get("WARPREAD_GSST_RING", consts["GSST_RING_GRANULES"]))
+wide_max = int(consts["GSST_WIDE_RING_GRANULES"])
+wide_fixed = 512 * 8 + 512 + 512 * 8 + 64 + gsst_threads * 16
+gsst_wide_ring = min(wide_max, max(0, (48 * 1024 - wide_fixed) // (gsst_threads * 16)))
+print(f"GSST shape: {gsst_threads} threads, {gsst_min_blocks} blocks/SM, ring {gsst_ring} (coalesced {gsst_wide_ring})")
 opts = [f"--gpu-architecture={arch}", "--std=c++17", "--device-as-default-execution-space",
         "-lineinfo", f"-DCODAG_WARPS_PER_BLOCK={wpb}", f"-DCODAG_RING_BYTES={ring}",
         f"-DGSST_THREADS={gsst_threads}", f"-DGSST_RING_GRANULES={gsst_ring}",
-        f"-DGSST_MIN_BLOCKS={int(consts['GSST_MIN_BLOCKS_PER_SM'])}",
+        f"-DGSST_MIN_BLOCKS={gsst_min_blocks}", f"-DGSST_WIDE_RING_GRANULES={gsst_wide_ring}",
         "-Xptxas=-v"]
 override = pathlib.Path(os.environ["WARPREAD_KERNEL_DIR"]) if os.environ.get("WARPREAD_KERNEL_DIR") else None
 def source(name):

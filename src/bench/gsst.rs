@@ -59,6 +59,9 @@ pub struct GsstBenchConfig {
     pub warmup: usize,
     /// Timed runs (the median is reported).
     pub runs: usize,
+    /// Also time the CPU reference decode (a launch-shape sweep skips it:
+    /// the GPU output is verified against the input bytes either way).
+    pub cpu_decode: bool,
     /// The real-data folder (default: `suite::default_realdata_dir`).
     pub realdata: Option<PathBuf>,
     /// Also write the exact input bytes here, so that other codecs (nvCOMP,
@@ -77,6 +80,7 @@ impl Default for GsstBenchConfig {
             splits: None,
             warmup: 3,
             runs: 11,
+            cpu_decode: true,
             realdata: None,
             dump: None,
         }
@@ -102,8 +106,8 @@ pub struct GsstBenchRow {
     pub splits: usize,
     /// Compression wall time in seconds (CPU, rayon).
     pub compress_s: f64,
-    /// CPU reference decode GB/s (median).
-    pub cpu_gbps: f64,
+    /// CPU reference decode GB/s (median), unless skipped.
+    pub cpu_gbps: Option<f64>,
     /// GPU kernel median milliseconds, when a GPU ran.
     pub gpu_median_ms: Option<f64>,
     /// GPU decode GB/s at the median, when a GPU ran.
@@ -117,6 +121,9 @@ pub struct GsstBenchRow {
 pub struct GsstBenchReport {
     /// The device defaults were derived for and the decoding GPU, if any.
     pub device: String,
+    /// The GSST kernels' launch shape (threads = default splits, resident
+    /// blocks per SM, input rings), after any environment override.
+    pub shape: String,
     /// Timed runs per measurement.
     pub runs: usize,
     /// Rows.
@@ -235,7 +242,14 @@ fn verify(what: &str, stage: &Stage, got: &StageOutput, want: &[u8]) -> Result<(
 /// Runs the benchmark; `progress` is told what happens next.
 pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<GsstBenchReport> {
     let cpu = CpuBackend::new();
+    // an invalid shape override fails here, before minutes of compression
+    let shape = crate::gpu::launch::gsst_shape()?;
     let cuda = CudaBackend::for_choice(cfg.backend)?;
+    if cuda.is_none() && !cfg.cpu_decode {
+        return Err(Error::Unsupported(
+            "no GPU and the CPU decode skipped: nothing to measure".into(),
+        ));
+    }
     let target = cuda
         .as_ref()
         .map(|c| TargetDevice::from_info(c.runtime().info()))
@@ -266,17 +280,19 @@ pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<Gsst
         let parsed = Frame::parse(&frame, &Location::default())?;
         let stage = parsed.stage(Location::default().with_column(name.clone()));
 
-        progress(&format!("decoding {name} ({}) on the CPU", layout.name()));
-        let mut cpu_ms = Vec::new();
-        for r in 0..cfg.warmup.min(1) + runs.min(3) {
-            let t = Instant::now();
-            let out = cpu.run_stage(&stage, &frame)?;
-            if r >= cfg.warmup.min(1) {
-                cpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            verify("CPU", &stage, &out, &data)?;
-        }
         let gbps = |ms: f64| data.len() as f64 / (ms * 1e-3) / 1e9;
+        let mut cpu_ms = Vec::new();
+        if cfg.cpu_decode {
+            progress(&format!("decoding {name} ({}) on the CPU", layout.name()));
+            for r in 0..cfg.warmup.min(1) + runs.min(3) {
+                let t = Instant::now();
+                let out = cpu.run_stage(&stage, &frame)?;
+                if r >= cfg.warmup.min(1) {
+                    cpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                verify("CPU", &stage, &out, &data)?;
+            }
+        }
         let (gpu_median_ms, gpu_gbps) = match &cuda {
             Some(c) => {
                 progress(&format!("decoding {name} ({}) on the GPU", layout.name()));
@@ -296,13 +312,18 @@ pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<Gsst
             blocks: parsed.blocks.len(),
             splits: params.splits_for(params.effective_block_bytes().min(data.len())),
             compress_s,
-            cpu_gbps: gbps(median(&cpu_ms)),
+            cpu_gbps: (!cpu_ms.is_empty()).then(|| gbps(median(&cpu_ms))),
             gpu_median_ms,
             gpu_gbps,
             verified: true,
         });
     }
-    Ok(GsstBenchReport { device, runs, rows })
+    Ok(GsstBenchReport {
+        device,
+        shape: shape.to_string(),
+        runs,
+        rows,
+    })
 }
 
 #[cfg(test)]
@@ -330,7 +351,19 @@ mod tests {
         assert_eq!(r.rows.len(), 2);
         for row in &r.rows {
             assert!(row.verified && row.ratio > 2.0, "{row:?}");
-            assert!(row.gpu_gbps.is_none());
+            assert!(row.cpu_gbps.is_some() && row.gpu_gbps.is_none());
         }
+    }
+
+    #[test]
+    fn skipping_the_cpu_needs_a_gpu() {
+        let cfg = GsstBenchConfig {
+            tpch_bytes: 1 << 20,
+            backend: BackendChoice::Cpu,
+            cpu_decode: false,
+            ..Default::default()
+        };
+        let e = run(&cfg, |_| {}).unwrap_err();
+        assert!(e.to_string().contains("nothing to measure"), "{e}");
     }
 }

@@ -98,6 +98,10 @@ pub enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Skip the CPU reference decode (GPU output is still verified
+        /// against the input); for launch-shape sweeps.
+        #[arg(long)]
+        no_cpu: bool,
     },
     #[cfg(feature = "sql")]
     /// TPC-H queries through DataFusion: warpread's provider (ORC and/or
@@ -171,6 +175,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             realdata,
             dump,
             json,
+            no_cpu,
         } => {
             let layouts = match layout.as_str() {
                 "both" => GsstLayout::ALL.to_vec(),
@@ -190,6 +195,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                 splits,
                 warmup,
                 runs,
+                cpu_decode: !no_cpu,
                 realdata,
                 dump,
             };
@@ -323,6 +329,7 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
         return Ok(());
     }
     println!("gsst on {}", r.device);
+    println!("GSST kernel shape: {}", r.shape);
     println!(
         "GPU: kernel time, CUDA events, data on device, median of {} runs; CPU: wall time",
         r.runs
@@ -333,7 +340,7 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
     );
     for row in &r.rows {
         println!(
-            "{:<16} {:<10} {:>9.1} {:>7.3} {:>6} {:>6} {:>10.2} {:>9.2} {:>9}  {}",
+            "{:<16} {:<10} {:>9.1} {:>7.3} {:>6} {:>6} {:>10.2} {:>9} {:>9}  {}",
             row.input,
             row.layout,
             row.uncompressed_bytes as f64 / (1 << 20) as f64,
@@ -341,7 +348,7 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
             row.blocks,
             row.splits,
             row.compress_s,
-            row.cpu_gbps,
+            row.cpu_gbps.map_or("-".to_string(), |g| format!("{g:.2}")),
             row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
             if row.verified { "yes" } else { "NO" }
         );

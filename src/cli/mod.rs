@@ -169,6 +169,9 @@ pub enum GenCommand {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    // A GSST launch-shape override (WARPREAD_GSST_*) that does not hold is
+    // an error up front rather than a silent fallback in the compressor.
+    crate::gpu::launch::gsst_shape()?;
     match cli.command {
         Command::Bench { what } => bench::run(what, cli.backend),
         Command::Gsst { what } => gsst::run(what, cli.backend),

@@ -235,7 +235,7 @@ impl CudaBackend {
 
     fn launch(&self, lane: &mut Lane, func: &CudaFunction, stage: &Stage) -> Result<()> {
         let njobs = stage.jobs.len() as u32;
-        let shape = launch::shape_for(&stage.op, stage.jobs.len());
+        let shape = launch::shape_for(&stage.op, stage.jobs.len())?;
         let cfg = LaunchConfig {
             grid_dim: (shape.blocks, 1, 1),
             block_dim: (shape.threads, 1, 1),

@@ -2,6 +2,9 @@
 //! defines at compile time (and refuse to compile without them), so the Rust
 //! launch geometry and the kernels' shared-memory layout cannot disagree.
 
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
 use crate::plan::StageOp;
 
 /// Warps per thread block; each warp decodes one chunk at a time.
@@ -16,36 +19,220 @@ pub const RING_BYTES: u32 = 512;
 
 /// Threads per block of the GSST kernels (one thread per split, one thread
 /// block per data block): 6 warps, the thesis's best (section 5.4.4); the
-/// compressor's default split count.
+/// compressor's default split count. Overridable at run time
+/// ([`GsstShape::from_env`]).
 pub const GSST_THREADS_PER_BLOCK: u32 = 192;
 /// GSST thread blocks the kernels are compiled to fit on one SM
 /// (`__launch_bounds__`): 5 × 192 threads leave 64 registers a thread on a
 /// 64K-register SM (30 warps per SM, near the thesis's best of about 24);
 /// the thesis's 8 blocks per SM would spill registers on sm_90.
 pub const GSST_MIN_BLOCKS_PER_SM: u32 = 5;
-/// 16-byte granules of each GSST thread's shared-memory input ring: one
-/// being decoded, the rest in flight (`cp.async`).
+/// 16-byte granules of each GSST thread's shared-memory input ring (splits
+/// decoder): one being decoded, the rest in flight (`cp.async`).
 pub const GSST_RING_GRANULES: u32 = 4;
+/// The coalesced decoder's ring: deeper than the splits decoder's (measured
+/// faster on the H100), shortened only where a large thread block would not
+/// fit the static shared-memory limit with it.
+pub const GSST_WIDE_RING_GRANULES: u32 = 8;
 
-/// Static shared memory of one GSST thread block: the symbol table (256
-/// words and 256 lengths), the input rings and a few block-wide scalars.
-pub const fn gsst_shared_bytes() -> u32 {
-    256 * 8 + 256 + GSST_THREADS_PER_BLOCK * GSST_RING_GRANULES * 16 + 64
+/// Static shared memory one thread block may declare (sm_70 and later); the
+/// GSST kernels use static shared memory only.
+pub const STATIC_SHARED_LIMIT: u32 = 48 << 10;
+/// Shared memory the driver reserves per resident thread block (sm_80 and
+/// later), counted when working out how many blocks share an SM.
+pub const SHARED_RESERVED_PER_BLOCK: u32 = 1 << 10;
+
+/// Environment variable overriding [`GSST_THREADS_PER_BLOCK`].
+pub const ENV_GSST_THREADS: &str = "WARPREAD_GSST_THREADS";
+/// Environment variable overriding [`GSST_MIN_BLOCKS_PER_SM`].
+pub const ENV_GSST_MIN_BLOCKS: &str = "WARPREAD_GSST_MIN_BLOCKS";
+/// Environment variable overriding [`GSST_RING_GRANULES`].
+pub const ENV_GSST_RING: &str = "WARPREAD_GSST_RING";
+
+/// The launch shape of the GSST kernels: threads per block (= the
+/// compressor's default splits per block), the resident blocks per SM they
+/// are compiled for, and the splits decoder's input ring. One value flows
+/// into the NVRTC defines, the launch dimensions, the shared-memory budget
+/// and the compressor's defaults ([`crate::gsst::GsstParams::for_device`]),
+/// so that one binary can measure several shapes (environment variables
+/// [`ENV_GSST_THREADS`], [`ENV_GSST_MIN_BLOCKS`], [`ENV_GSST_RING`]) without
+/// the kernels and the frames disagreeing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GsstShape {
+    /// Threads per block, a multiple of 32 up to 1024.
+    pub threads: u32,
+    /// `__launch_bounds__` minimum blocks per SM (register budget).
+    pub min_blocks: u32,
+    /// Granules of the splits decoder's per-thread input ring.
+    pub ring: u32,
 }
 
-// Whole warps, at most 1024 threads, within the 48 KiB of static shared memory.
-const _: () = assert!(GSST_THREADS_PER_BLOCK.is_multiple_of(32) && GSST_THREADS_PER_BLOCK <= 1024);
-const _: () = assert!(gsst_shared_bytes() < 48 << 10);
+impl GsstShape {
+    /// The compiled-in shape.
+    pub const DEFAULT: Self = Self {
+        threads: GSST_THREADS_PER_BLOCK,
+        min_blocks: GSST_MIN_BLOCKS_PER_SM,
+        ring: GSST_RING_GRANULES,
+    };
 
-/// The `-D` options that pass the constants to NVRTC.
-pub fn defines() -> Vec<String> {
-    vec![
+    /// A shape after checking it: whole warps, at most 1024 threads, no
+    /// more resident threads than an SM holds (2048), a ring of 2..=64
+    /// granules, and both decoders' static shared memory within 48 KiB.
+    pub fn new(threads: u32, min_blocks: u32, ring: u32) -> std::result::Result<Self, String> {
+        if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
+            return Err(format!(
+                "GSST threads per block {threads}: must be a multiple of 32 in 32..=1024"
+            ));
+        }
+        if min_blocks == 0 || u64::from(min_blocks) * u64::from(threads) > 2048 {
+            return Err(format!(
+                "GSST min blocks per SM {min_blocks}: must be at least 1 and \
+                 {min_blocks} x {threads} threads at most 2048 (an SM's threads)"
+            ));
+        }
+        if !(2..=64).contains(&ring) {
+            return Err(format!(
+                "GSST ring {ring}: must be 2..=64 granules (one in use, one in flight)"
+            ));
+        }
+        let shape = Self {
+            threads,
+            min_blocks,
+            ring,
+        };
+        let splits = shape.splits_shared_bytes();
+        if u64::from(splits) > u64::from(STATIC_SHARED_LIMIT) {
+            return Err(format!(
+                "GSST shape {shape}: the splits decoder needs {splits} bytes of shared memory, \
+                 over the {STATIC_SHARED_LIMIT}-byte static limit"
+            ));
+        }
+        if shape.wide_ring() < 2 {
+            return Err(format!(
+                "GSST shape {shape}: {threads} threads leave the coalesced decoder no \
+                 2-granule ring within the {STATIC_SHARED_LIMIT}-byte static shared-memory limit"
+            ));
+        }
+        Ok(shape)
+    }
+
+    /// The shape the environment asks for: each variable that is set
+    /// replaces its default, then the whole is checked ([`Self::new`]).
+    /// `get` reads a variable (`std::env::var_os` outside tests).
+    pub fn from_env(
+        get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> std::result::Result<Self, String> {
+        let read = |name: &str, default: u32| -> std::result::Result<u32, String> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => v
+                    .to_str()
+                    .and_then(|s| s.trim().parse::<u32>().ok())
+                    .ok_or_else(|| format!("{name}={v:?}: not a non-negative integer")),
+            }
+        };
+        Self::new(
+            read(ENV_GSST_THREADS, Self::DEFAULT.threads)?,
+            read(ENV_GSST_MIN_BLOCKS, Self::DEFAULT.min_blocks)?,
+            read(ENV_GSST_RING, Self::DEFAULT.ring)?,
+        )
+    }
+
+    /// Static shared memory of the splits decoder: the symbol table (256
+    /// words and 256 lengths), the input rings and a few block-wide scalars.
+    pub const fn splits_shared_bytes(&self) -> u32 {
+        256 * 8 + 256 + self.threads * self.ring * 16 + 64
+    }
+
+    /// The coalesced decoder's ring: [`GSST_WIDE_RING_GRANULES`], or as many
+    /// as fit the static limit beside its tables (0 or 1: the shape is
+    /// invalid).
+    pub const fn wide_ring(&self) -> u32 {
+        // 512 words, 512 lengths, 512 literal masks, one 16-byte status per
+        // thread and the scalars: what is left is ring.
+        let fixed = 512 * 8 + 512 + 512 * 8 + 64 + self.threads * 16;
+        if fixed >= STATIC_SHARED_LIMIT {
+            return 0;
+        }
+        let fit = (STATIC_SHARED_LIMIT - fixed) / (self.threads * 16);
+        if fit < GSST_WIDE_RING_GRANULES {
+            fit
+        } else {
+            GSST_WIDE_RING_GRANULES
+        }
+    }
+
+    /// Static shared memory of the coalesced decoder.
+    pub const fn coalesced_shared_bytes(&self) -> u32 {
+        512 * 8 + 512 + 512 * 8 + 64 + self.threads * 16 + self.threads * self.wide_ring() * 16
+    }
+
+    /// Shared memory one block of either GSST kernel holds (the larger).
+    pub const fn shared_bytes(&self) -> u32 {
+        let (a, b) = (self.splits_shared_bytes(), self.coalesced_shared_bytes());
+        if a > b { a } else { b }
+    }
+
+    /// The `-D` options of the shape.
+    pub fn defines(&self) -> [String; 4] {
+        [
+            format!("-DGSST_THREADS={}", self.threads),
+            format!("-DGSST_RING_GRANULES={}", self.ring),
+            format!("-DGSST_MIN_BLOCKS={}", self.min_blocks),
+            format!("-DGSST_WIDE_RING_GRANULES={}", self.wide_ring()),
+        ]
+    }
+}
+
+impl std::fmt::Display for GsstShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} threads, {} blocks/SM, ring {} (coalesced {})",
+            self.threads,
+            self.min_blocks,
+            self.ring,
+            self.wide_ring()
+        )
+    }
+}
+
+// The compiled-in shape is valid.
+const _: () = assert!(GSST_THREADS_PER_BLOCK.is_multiple_of(32) && GSST_THREADS_PER_BLOCK <= 1024);
+const _: () = assert!(GsstShape::DEFAULT.splits_shared_bytes() <= STATIC_SHARED_LIMIT);
+const _: () = assert!(GsstShape::DEFAULT.wide_ring() == GSST_WIDE_RING_GRANULES);
+
+/// The GSST shape of this process: [`GsstShape::from_env`], read once (the
+/// kernels are compiled once per process with it, and frames compressed
+/// with its defaults must match them). An invalid override is an error here
+/// and wherever kernels are compiled.
+pub fn gsst_shape() -> Result<GsstShape> {
+    static SHAPE: OnceLock<std::result::Result<GsstShape, String>> = OnceLock::new();
+    SHAPE
+        .get_or_init(|| GsstShape::from_env(|n| std::env::var_os(n)))
+        .clone()
+        .map_err(Error::Unsupported)
+}
+
+/// [`gsst_shape`] for callers that cannot fail (compression defaults): an
+/// invalid override falls back to the compiled-in shape with a warning;
+/// the CLI and the CUDA backend reject it before anything is decoded.
+pub fn gsst_shape_or_default() -> GsstShape {
+    gsst_shape().unwrap_or_else(|e| {
+        tracing::warn!("{e}; using the default GSST shape");
+        GsstShape::DEFAULT
+    })
+}
+
+/// The `-D` options that pass the constants to NVRTC; fails on an invalid
+/// GSST shape override.
+pub fn defines() -> Result<Vec<String>> {
+    let mut d = vec![
         format!("-DCODAG_WARPS_PER_BLOCK={WARPS_PER_BLOCK}"),
         format!("-DCODAG_RING_BYTES={RING_BYTES}"),
-        format!("-DGSST_THREADS={GSST_THREADS_PER_BLOCK}"),
-        format!("-DGSST_RING_GRANULES={GSST_RING_GRANULES}"),
-        format!("-DGSST_MIN_BLOCKS={GSST_MIN_BLOCKS_PER_SM}"),
-    ]
+    ];
+    d.extend(gsst_shape()?.defines());
+    Ok(d)
 }
 
 /// Grid and block size of one launch.
@@ -60,17 +247,17 @@ pub struct LaunchShape {
 /// The launch geometry of a stage: one warp per job (CODAG kernels), or one
 /// thread block per job for GSST, whose splits are decoded by the threads
 /// of a block sharing one symbol table.
-pub fn shape_for(op: &StageOp, jobs: usize) -> LaunchShape {
-    match op {
+pub fn shape_for(op: &StageOp, jobs: usize) -> Result<LaunchShape> {
+    Ok(match op {
         StageOp::Gsst(_) => LaunchShape {
             blocks: (jobs as u64).clamp(1, i32::MAX as u64) as u32,
-            threads: GSST_THREADS_PER_BLOCK,
+            threads: gsst_shape()?.threads,
         },
         _ => LaunchShape {
             blocks: blocks_for_jobs(jobs),
             threads: THREADS_PER_BLOCK,
         },
-    }
+    })
 }
 
 /// Blocks needed for one warp per job.
@@ -94,6 +281,7 @@ mod tests {
             "GSST_THREADS",
             "GSST_RING_GRANULES",
             "GSST_MIN_BLOCKS",
+            "GSST_WIDE_RING_GRANULES",
         ] {
             let guard = format!("#ifndef {name}\n#error");
             assert!(
@@ -102,6 +290,7 @@ mod tests {
             );
             assert!(
                 defines()
+                    .unwrap()
                     .iter()
                     .any(|d| d.starts_with(&format!("-D{name}=")))
             );
@@ -122,9 +311,9 @@ mod tests {
 
     #[test]
     fn gsst_blocks_are_one_per_job() {
-        let s = shape_for(&StageOp::Gsst(crate::plan::GsstLayout::Splits), 1056);
-        assert_eq!((s.blocks, s.threads), (1056, GSST_THREADS_PER_BLOCK));
-        let c = shape_for(&StageOp::Inflate, 5);
+        let s = shape_for(&StageOp::Gsst(crate::plan::GsstLayout::Splits), 1056).unwrap();
+        assert_eq!((s.blocks, s.threads), (1056, gsst_shape().unwrap().threads));
+        let c = shape_for(&StageOp::Inflate, 5).unwrap();
         assert_eq!((c.blocks, c.threads), (2, THREADS_PER_BLOCK));
     }
 
@@ -133,5 +322,104 @@ mod tests {
         assert_eq!(blocks_for_jobs(0), 1);
         assert_eq!(blocks_for_jobs(4), 1);
         assert_eq!(blocks_for_jobs(5), 2);
+    }
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into())
+    }
+
+    #[test]
+    fn gsst_shape_defaults_without_overrides() {
+        let s = GsstShape::from_env(env(&[])).unwrap();
+        assert_eq!(s, GsstShape::DEFAULT);
+        assert_eq!((s.threads, s.min_blocks, s.ring), (192, 5, 4));
+        // ptxas reports 14640 and 36416 bytes for gsst.cu's two entries
+        assert_eq!(s.splits_shared_bytes(), 14_656);
+        assert_eq!(s.coalesced_shared_bytes(), 36_416);
+        assert_eq!(
+            s.defines(),
+            [
+                "-DGSST_THREADS=192",
+                "-DGSST_RING_GRANULES=4",
+                "-DGSST_MIN_BLOCKS=5",
+                "-DGSST_WIDE_RING_GRANULES=8"
+            ]
+        );
+    }
+
+    #[test]
+    fn gsst_shape_overrides_parse() {
+        let s = GsstShape::from_env(env(&[
+            (ENV_GSST_THREADS, "384"),
+            (ENV_GSST_MIN_BLOCKS, " 3 "),
+            (ENV_GSST_RING, "6"),
+        ]))
+        .unwrap();
+        assert_eq!((s.threads, s.min_blocks, s.ring), (384, 3, 6));
+        // the coalesced ring shrinks to fit 48 KiB beside 384 statuses
+        assert_eq!(s.wide_ring(), 5);
+        assert!(s.coalesced_shared_bytes() <= STATIC_SHARED_LIMIT);
+        assert!(
+            s.defines()
+                .contains(&"-DGSST_WIDE_RING_GRANULES=5".to_string())
+        );
+        // one variable alone keeps the other defaults
+        let t = GsstShape::from_env(env(&[(ENV_GSST_THREADS, "256")])).unwrap();
+        assert_eq!(
+            (t.threads, t.min_blocks, t.ring, t.wide_ring()),
+            (256, 5, 4, 8)
+        );
+    }
+
+    #[test]
+    fn gsst_shape_overrides_are_checked() {
+        let bad = |vars: &[(&str, &str)]| GsstShape::from_env(env(vars)).unwrap_err();
+        assert!(bad(&[(ENV_GSST_THREADS, "200")]).contains("multiple of 32"));
+        assert!(bad(&[(ENV_GSST_THREADS, "0")]).contains("multiple of 32"));
+        assert!(bad(&[(ENV_GSST_THREADS, "2048")]).contains("multiple of 32"));
+        assert!(bad(&[(ENV_GSST_THREADS, "-32")]).contains("not a non-negative integer"));
+        assert!(bad(&[(ENV_GSST_THREADS, "lots")]).contains(ENV_GSST_THREADS));
+        assert!(bad(&[(ENV_GSST_MIN_BLOCKS, "0")]).contains("at least 1"));
+        // 5 x 512 threads exceed an SM
+        assert!(bad(&[(ENV_GSST_THREADS, "512")]).contains("2048"));
+        assert!(bad(&[(ENV_GSST_RING, "1")]).contains("2..=64"));
+        assert!(bad(&[(ENV_GSST_RING, "65")]).contains("2..=64"));
+        // 512 x 8 granules x 16 bytes: 64 KiB of ring
+        let e = bad(&[
+            (ENV_GSST_THREADS, "512"),
+            (ENV_GSST_MIN_BLOCKS, "4"),
+            (ENV_GSST_RING, "8"),
+        ]);
+        assert!(
+            e.contains("splits decoder") && e.contains("static limit"),
+            "{e}"
+        );
+        // 1024 threads: the coalesced decoder's statuses and tables leave no ring
+        let e = bad(&[
+            (ENV_GSST_THREADS, "1024"),
+            (ENV_GSST_MIN_BLOCKS, "2"),
+            (ENV_GSST_RING, "2"),
+        ]);
+        assert!(e.contains("coalesced decoder"), "{e}");
+        // the largest that fits either decoder
+        let s = GsstShape::new(768, 2, 2).unwrap();
+        assert_eq!(s.wide_ring(), 2);
+        assert!(s.shared_bytes() <= STATIC_SHARED_LIMIT);
+    }
+
+    #[test]
+    fn every_valid_shape_fits_the_static_limit() {
+        for threads in (32..=1024).step_by(32) {
+            for ring in 2..=64 {
+                if let Ok(s) = GsstShape::new(threads, 1, ring) {
+                    assert!(s.shared_bytes() <= STATIC_SHARED_LIMIT, "{s}");
+                    assert!(s.wide_ring() >= 2 && s.wide_ring() <= GSST_WIDE_RING_GRANULES);
+                }
+            }
+        }
     }
 }

@@ -67,15 +67,29 @@ fn nvrtc_version() -> (i32, i32) {
     (major, minor)
 }
 
-fn options(arch: &str) -> Vec<String> {
+/// NVRTC options: the architecture and the launch constants as defines
+/// (so the cache key below covers the GSST shape override too).
+fn options(arch: &str) -> Result<Vec<String>> {
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
         "--device-as-default-execution-space".to_string(),
         "-lineinfo".to_string(),
     ];
-    o.extend(launch::defines());
-    o
+    o.extend(launch::defines()?);
+    Ok(o)
+}
+
+/// The cache key of a compilation: everything NVRTC's output depends on,
+/// the options (and with them the launch-shape defines) included.
+fn cache_key(text: &str, header: &str, opts: &[String], version: &str) -> u64 {
+    let joined = opts.join(" ");
+    fnv1a(&[
+        text.as_bytes(),
+        header.as_bytes(),
+        joined.as_bytes(),
+        version.as_bytes(),
+    ])
 }
 
 /// Returns the CUBIN of `src` for `arch` (e.g. `sm_90`), from the cache when
@@ -84,16 +98,9 @@ fn options(arch: &str) -> Vec<String> {
 pub fn cubin(src: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     let text = source_text(src)?;
     let header = source_text(&CODAG_HEADER)?;
-    let opts = options(arch);
+    let opts = options(arch)?;
     let (major, minor) = nvrtc_version();
-    let version = format!("{major}.{minor}");
-    let joined = opts.join(" ");
-    let key = fnv1a(&[
-        text.as_bytes(),
-        header.as_bytes(),
-        joined.as_bytes(),
-        version.as_bytes(),
-    ]);
+    let key = cache_key(&text, &header, &opts, &format!("{major}.{minor}"));
     let stem = src.file.trim_end_matches(".cu");
     let path = cache_dir().map(|d| d.join(format!("{stem}-{arch}-{key:016x}.cubin")));
     if let Some(p) = &path
@@ -225,8 +232,35 @@ mod tests {
 
     #[test]
     fn options_carry_arch_and_constants() {
-        let o = options("sm_90");
+        let o = options("sm_90").unwrap();
         assert!(o.contains(&"--gpu-architecture=sm_90".to_string()));
         assert!(o.iter().any(|x| x.starts_with("-DCODAG_WARPS_PER_BLOCK=")));
+        let shape = launch::gsst_shape().unwrap();
+        for d in shape.defines() {
+            assert!(o.contains(&d), "{d} missing from {o:?}");
+        }
+    }
+
+    #[test]
+    fn cache_key_covers_the_gsst_shape() {
+        let opts = |s: launch::GsstShape| {
+            let mut o = vec!["--gpu-architecture=sm_90".to_string()];
+            o.extend(s.defines());
+            o
+        };
+        let base = launch::GsstShape::DEFAULT;
+        let key = |s| cache_key("k", "h", &opts(s), "13.0");
+        let shapes = [
+            base,
+            launch::GsstShape::new(256, 5, 4).unwrap(),
+            launch::GsstShape::new(192, 4, 4).unwrap(),
+            launch::GsstShape::new(192, 5, 6).unwrap(),
+        ];
+        for (i, a) in shapes.iter().enumerate() {
+            for b in &shapes[i + 1..] {
+                assert_ne!(key(*a), key(*b), "{a} and {b} share a cache entry");
+            }
+        }
+        assert_eq!(key(base), key(base));
     }
 }

@@ -37,17 +37,26 @@ impl TargetDevice {
         }
     }
 
-    /// Thread blocks of the GSST kernels one SM holds at once: as many as
-    /// the kernels' register budget allows
-    /// ([`launch::GSST_MIN_BLOCKS_PER_SM`], below the thesis's 8), fewer if
-    /// shared memory or threads run out first.
-    pub fn blocks_per_sm(&self) -> u32 {
-        let by_smem = self.shared_mem_per_sm / launch::gsst_shared_bytes();
-        let by_threads = self.max_threads_per_sm / launch::GSST_THREADS_PER_BLOCK;
-        launch::GSST_MIN_BLOCKS_PER_SM
-            .min(by_smem)
-            .min(by_threads)
-            .max(1)
+    /// Thread blocks of the GSST kernel for `layout` one SM holds at once:
+    /// as many as the kernels' register budget allows (the launch shape's
+    /// minimum blocks per SM, [`launch::GSST_MIN_BLOCKS_PER_SM`] unless
+    /// overridden; below the thesis's 8), fewer if shared memory or threads
+    /// run out first.
+    pub fn blocks_per_sm(&self, layout: GsstLayout) -> u32 {
+        self.blocks_per_sm_for(&launch::gsst_shape_or_default(), layout)
+    }
+
+    /// [`Self::blocks_per_sm`] for a given launch shape. Each layout has its
+    /// own kernel, so only that kernel's shared memory counts.
+    pub fn blocks_per_sm_for(&self, shape: &launch::GsstShape, layout: GsstLayout) -> u32 {
+        let smem = match layout {
+            GsstLayout::Splits => shape.splits_shared_bytes(),
+            GsstLayout::Coalesced => shape.coalesced_shared_bytes(),
+        };
+        let per_block = smem + launch::SHARED_RESERVED_PER_BLOCK;
+        let by_smem = self.shared_mem_per_sm / per_block;
+        let by_threads = self.max_threads_per_sm / shape.threads;
+        shape.min_blocks.min(by_smem).min(by_threads).max(1)
     }
 }
 /// Smallest default block: below this the per-block header (symbol table
@@ -69,18 +78,29 @@ pub struct GsstParams {
 }
 
 impl GsstParams {
-    /// Defaults for `input_len` bytes decoded on `target`: one wave of
+    /// Defaults for `input_len` bytes decoded on `target` by kernels of
+    /// this process's launch shape ([`launch::gsst_shape`]): one wave of
     /// resident thread blocks, each with one data block of equal size
     /// (thesis eq. 4.2 and 5.7), and one split per kernel thread (eq. 5.2).
     pub fn for_device(target: &TargetDevice, input_len: usize, layout: GsstLayout) -> Self {
-        let blocks = (target.sm_count * target.blocks_per_sm()).max(1) as usize;
+        Self::for_shape(target, &launch::gsst_shape_or_default(), input_len, layout)
+    }
+
+    /// [`Self::for_device`] for a given launch shape.
+    pub fn for_shape(
+        target: &TargetDevice,
+        shape: &launch::GsstShape,
+        input_len: usize,
+        layout: GsstLayout,
+    ) -> Self {
+        let blocks = (target.sm_count * target.blocks_per_sm_for(shape, layout)).max(1) as usize;
         let block_bytes = input_len
             .div_ceil(blocks)
             .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES);
         Self {
             layout,
             block_bytes,
-            splits: launch::GSST_THREADS_PER_BLOCK as usize,
+            splits: shape.threads as usize,
         }
     }
 
@@ -105,13 +125,19 @@ mod tests {
     #[test]
     fn h100_defaults_fill_one_wave() {
         let t = TargetDevice::H100;
-        assert_eq!(t.blocks_per_sm(), launch::GSST_MIN_BLOCKS_PER_SM);
-        let p = GsstParams::for_device(&t, 1 << 30, GsstLayout::Splits);
+        let shape = launch::GsstShape::DEFAULT;
+        for layout in GsstLayout::ALL {
+            assert_eq!(
+                t.blocks_per_sm_for(&shape, layout),
+                launch::GSST_MIN_BLOCKS_PER_SM
+            );
+        }
+        let p = GsstParams::for_shape(&t, &shape, 1 << 30, GsstLayout::Splits);
         assert_eq!(p.splits, 192);
         let blocks = (1usize << 30).div_ceil(p.block_bytes);
         let wave = (132 * launch::GSST_MIN_BLOCKS_PER_SM) as usize;
         assert!(blocks <= wave && blocks > wave - 132, "{blocks}");
-        let small = GsstParams::for_device(&t, 1000, GsstLayout::Splits);
+        let small = GsstParams::for_shape(&t, &shape, 1000, GsstLayout::Splits);
         assert_eq!(small.block_bytes, MIN_BLOCK_BYTES);
         assert_eq!(small.splits_for(1000), 1);
         assert_eq!(small.splits_for(1 << 20), 192);
@@ -119,11 +145,39 @@ mod tests {
 
     #[test]
     fn small_shared_memory_means_fewer_blocks() {
+        let shape = launch::GsstShape::DEFAULT;
         let t = TargetDevice {
             sm_count: 10,
-            shared_mem_per_sm: 2 * launch::gsst_shared_bytes(),
+            shared_mem_per_sm: 2
+                * (shape.coalesced_shared_bytes() + launch::SHARED_RESERVED_PER_BLOCK),
             max_threads_per_sm: 2048,
         };
-        assert_eq!(t.blocks_per_sm(), 2);
+        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Coalesced), 2);
+        // the splits kernel's smaller ring lets four share it:
+        // 74880 / (14656 + 1024) bytes
+        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Splits), 4);
+    }
+
+    #[test]
+    fn defaults_follow_the_launch_shape() {
+        let t = TargetDevice::H100;
+        // 384 threads, 3 blocks an SM (4 would fit threads and shared memory)
+        let s = launch::GsstShape::new(384, 3, 4).unwrap();
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 3);
+        let p = GsstParams::for_shape(&t, &s, 1 << 30, GsstLayout::Splits);
+        assert_eq!(p.splits, 384);
+        assert_eq!((1usize << 30).div_ceil(p.block_bytes), 132 * 3);
+        // asking for more blocks than an SM's threads or shared memory hold
+        let s = launch::GsstShape::new(256, 8, 4).unwrap();
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 8);
+        // 228 KiB / (45632 + 1024) bytes
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Coalesced), 5);
+        // a 10-granule ring: 228 KiB / (43328 + 1024) bytes
+        let s = launch::GsstShape::new(256, 8, 10).unwrap();
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 5);
+        let s = launch::GsstShape::new(512, 4, 4).unwrap();
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 4);
+        let s = launch::GsstShape::new(1024, 2, 2);
+        assert!(s.is_err());
     }
 }
