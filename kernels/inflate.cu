@@ -4,6 +4,66 @@
 //
 // Design: decode a batch of symbols, then write it with the whole warp.
 //
+// Variant F = variant E (below) plus:
+//  - the window is flushed once 1536 bytes are pending (BATCH_FLUSH; was
+//    512), a third of the calls;
+//  - a copy with distance 1, 2, 4 or 8 that still has to be done in order
+//    (its pattern was not known while decoding: after a far copy, say)
+//    reads its pattern from the window after a barrier and is written like
+//    a pattern copy, instead of copy_match's byte-wise head and modulos;
+//  - in a long copy's half warp, lanes 0-7 write only whole 16-byte pieces
+//    (no per-word checks) and lanes 8-15 one word each of the partial pieces
+//    at the ends (E: every lane checked every word of its 32 bytes, and six
+//    lanes wrote the end bytes).
+//
+// Variant E = variant D (below) plus:
+//  - fused length + distance entries (K_FUSED): where a length code, its
+//    extra bits, a distance code and its extra bits fit in the 10 lookup
+//    bits, the literal/length entry carries both (built after the tables of
+//    a dynamic block): one lookup per match (55% of MC0's, 63% of TC2's
+//    matches, 38% of MC3's; none on text);
+//  - two decode loops (a macro, instantiated twice): batches after one that
+//    had a copy with distance <= 8 or a copy longer than 32 bytes keep the
+//    last 8 bytes and stage far copies as in D; the others (most text
+//    batches) run the plain loop, as fast as the built-in kernel's;
+//  - the write phase makes one warp reduction of flags (distance error,
+//    which write paths have work, whether to track next) instead of a vote
+//    per path; long resolved copies two at a time, one per half warp, 32
+//    bytes per lane;
+//  - the window is flushed to global memory in 16-byte pieces (four lines
+//    per warp step) when window slots and global addresses agree modulo 16
+//    (128-byte lines as before otherwise).
+//
+// Variant D (long-match data: MC0, MC3, TC2, CD2): the batch design below,
+// with more of a batch's copies written in parallel and none of them waiting
+// on global memory in the write phase.
+//  - Pattern copies: the decode phase keeps the last 8 output bytes in two
+//    registers (a literal shifts its byte in; kst tells which are known,
+//    reloaded from the window before a batch otherwise). A copy with
+//    distance 1, 2, 4 or 8 over known bytes is an 8-byte pattern repeated:
+//    the pattern goes with the token (tQ0/tQ1) and the register copy of the
+//    last bytes is updated (a rotation), so the copy no longer depends on
+//    bytes of the same batch. Before, every such copy (99% of MC0's and
+//    TC2's copies, 39% of MC3's) read bytes of its own batch and was done in
+//    order by the whole warp with three barriers and a reciprocal modulo
+//    each (copy_match).
+//  - Staged far copies: a copy longer than 32 bytes reaching back further
+//    than the window (D > B_NEAR; 38% of MC3's copies, half of CD2's) has
+//    its source (flushed) loaded by the warp with cp.async into a per-warp
+//    staging buffer right when it is decoded; the write phase waits once
+//    per batch (usually long done) and copies from shared memory. Before,
+//    each paid its own global round trips in order. The window is flushed at
+//    the end of a batch's write phase, so fewer than BATCH_FLUSH bytes are
+//    unflushed while the next batch decodes.
+//  - Resolved long copies (pattern, staged, or from the window before the
+//    batch) are written by the whole warp one after another without
+//    barriers, a 16-byte piece per lane (one step for 258 bytes; six lanes
+//    write the partial words at the ends byte-wise); short pattern copies by
+//    their own lane. What remains for copy_match: copies reading bytes of
+//    their batch with other distances, and far long copies the staging
+//    buffer has no room for.
+// Same statuses as the built-in kernel (checked in the emulator).
+//
 // Why: on the CODAG suite the kernel runs one wave (2048 chunks, every warp
 // resident), so time is the latency of one warp's symbol loop. Nsight put
 // that at ~110 dependent instructions per Huffman symbol; besides table
@@ -77,12 +137,26 @@ static_assert(FLUSH_T + LINE <= W, "window constraints");
 //  - B_NEAR + 1 >= BATCH_MAX + BATCH_FLUSH: a far source is flushed.
 constexpr u32 BATCH_MAX = 1024;
 constexpr u32 LSOFT = BATCH_MAX - 258;
-constexpr u32 BATCH_FLUSH = 512;
-constexpr u32 B_NEAR = 3064;
+constexpr u32 BATCH_FLUSH = 1536;
+constexpr u32 B_NEAR = 3048;
 constexpr u32 PAR_MAX = 32;  // longest copy done by a single lane
-static_assert(B_NEAR + BATCH_MAX + 7 <= W && BATCH_FLUSH + BATCH_MAX + 3 <= W &&
-                  B_NEAR + 1 >= BATCH_MAX + BATCH_FLUSH && B_NEAR > 258 && BATCH_FLUSH >= LINE,
+// Long copies done by the warp in 16-byte pieces read the window from up to
+// 15 bytes (plus 3 for word alignment) before their source: B_NEAR +
+// BATCH_MAX + 19 <= W keeps those reads off the slots the batch writes.
+// (Past the source's end they may read bytes of the batch: not used.)
+// Staged far copies (D > B_NEAR) are read from global memory while the batch
+// is still being decoded: at that point fewer than BATCH_FLUSH bytes are
+// unflushed, so B_NEAR >= BATCH_MAX + BATCH_FLUSH + 15 keeps every byte of
+// the 16-byte pieces they read flushed.
+static_assert(B_NEAR + BATCH_MAX + 19 <= W && BATCH_FLUSH + BATCH_MAX + 3 <= W &&
+                  B_NEAR >= BATCH_MAX + BATCH_FLUSH + 15 && B_NEAR > 258 && BATCH_FLUSH >= LINE,
               "batch window constraints");
+// Staging buffer per warp for far copies (cp.async in the decode phase).
+constexpr u32 STG = 1024;
+// Token flags in tD (bits 0-15: the distance, at most 32768).
+constexpr u32 F_PAT = 1u << 16;  // period 1/2/4/8 copy whose 8 pattern bytes are in tQ0/tQ1
+constexpr u32 F_STG = 1u << 17;  // far copy whose source is staged at tQ0
+constexpr u32 DMASK = 0xffff;
 static_assert(RING >= 256, "input ring");
 
 // Table entries (u32): bits 0-4 = bits to consume (code + extra bits),
@@ -148,6 +222,15 @@ __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
         return (11u << 16) | K_EOB | cl | (len + 7);
     }
 }
+
+// Fused length + distance entries (kind K_FUSED) in the literal/length table:
+// where a length code, its extra bits, a distance code and its extra bits
+// all fit in the LIT_BITS lookup bits, the entry carries the length and the
+// distance, so such a match costs one lookup. Bits 0-4 = bits to consume,
+// 5-11 = (distance - 1) & 127, 12-15 = kind, 16-23 = length - 3,
+// 24-31 = (distance - 1) >> 7. K_EOB is set, so the hot path tells them
+// apart from an end of block only after the (rare) K_EOB branch.
+constexpr u32 K_FUSED = K_LEN | K_EOB;
 
 // Value of an entry: its base plus the extra bits that follow the code.
 __device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
@@ -229,6 +312,26 @@ __device__ bool build(const u8* lens, u32 n, Huffman& h, u16* sorted, u32* lut, 
     }
     __syncwarp();
     return true;
+}
+
+// Adds fused entries to a dynamic block's literal/length table (after both
+// tables are built). A distance entry found from the bits after a length
+// code is used only when its code and extra bits lie within the lookup bits,
+// so it is the entry of every stream with these bits.
+__device__ void fuse_tables(WarpTables& t) {
+    for (u32 i = lane_id(); i < (1u << LIT_BITS); i += WARP) {
+        const u32 e = t.lit_lut[i];
+        if ((e & K_MASK) != K_LEN) continue;
+        const u32 n1 = e & 31;
+        if (n1 >= LIT_BITS) continue;
+        const u32 rest = i >> n1;
+        const u32 d = t.dist_lut[rest & ((1u << DIST_BITS) - 1)];
+        const u32 n2 = d & 31;
+        if ((d & (K_SLOW | K_BAD)) || n1 + n2 > LIT_BITS) continue;
+        const u32 L = entry_value(e, i), D1 = entry_value(d, rest) - 1;
+        t.lit_lut[i] = ((D1 >> 7) << 24) | ((L - 3) << 16) | K_FUSED | ((D1 & 127) << 5) | (n1 + n2);
+    }
+    __syncwarp();
 }
 
 // Canonical decoding of a code longer than the table (bits + 1 .. 15) from
@@ -368,13 +471,30 @@ struct Flushed {
 // get hoisted into the symbol loop.
 __device__ __noinline__ Flushed flush_lines(const u8* win, u8* line, u32 pos, u32 fl, u32 lend) {
     __syncwarp();
-    while (pos - fl >= lend - fl) {  // line end reached (wrap-safe: fl <= pos, fl < lend)
-        store_line_word(win, line, fl, lend, lend);
-        fl = lend;
-        lend += LINE;
-        line += LINE;
+    if (pos - fl < lend - fl) return Flushed{line, fl, lend};  // (wrap-safe: fl <= pos, fl < lend)
+    const u32 nl = ((pos - fl) - (lend - fl)) / LINE + 1;      // complete lines
+    const u32 start = lend - LINE;  // output position of the first line's first byte (may wrap)
+    if ((start & 15) == 0) {
+        // Window slots and global addresses agree modulo 16: 16-byte pieces,
+        // four lines per warp step. Only the first line of the output has
+        // bytes before fl (before the output), in whole pieces here.
+        const u32 skip = fl - start;
+        for (u32 k = 16 * lane_id(); k < nl * LINE; k += 16 * WARP) {
+            if (k < skip) continue;
+            const uint4 v = *reinterpret_cast<const uint4*>(win + ((start + k) & WMASK));
+            *reinterpret_cast<uint4*>(line + k) = v;
+        }
+    } else {
+        for (u32 i = 0; i < nl; ++i) {
+            store_line_word(win, line, fl, lend, lend);
+            fl = lend;
+            lend += LINE;
+            line += LINE;
+        }
+        return Flushed{line, fl, lend};
     }
-    return Flushed{line, fl, lend};
+    const u32 end = start + nl * LINE;
+    return Flushed{line + nl * LINE, end, end + LINE};
 }
 
 __device__ __forceinline__ void flush(Out& o) {
@@ -530,9 +650,273 @@ __device__ __forceinline__ void copy_parallel(const Out& o, bool par, u32 src, u
     }
 }
 
-__device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br) {
+// ---------------------------------------------------------------------------
+// Variant D additions: staged far sources, pattern copies, long copies in
+// 16-byte pieces.
+// ---------------------------------------------------------------------------
+// One 16-byte asynchronous copy global -> shared (no register round trip:
+// issued while decoding, waited for in the write phase).
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+    *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// Bytes ph..ph+3 (mod 8) of the 8-byte pattern q0 (bytes 0-3), q1 (4-7).
+__device__ __forceinline__ u32 pat4(u32 q0, u32 q1, u32 ph) {
+    const u32 a = (ph & 4) ? q1 : q0, b = (ph & 4) ? q0 : q1;
+    return __funnelshift_r(a, b, 8 * (ph & 3));
+}
+__device__ __forceinline__ u8 pat1(u32 q0, u32 q1, u32 i) { return (u8)(((i & 4) ? q1 : q0) >> (8 * (i & 3))); }
+
+// A pattern copy of 3..PAR_MAX bytes by its own lane: output bytes [d, d+L),
+// byte i = pattern byte i mod 8; whole aligned words where they fit.
+__device__ __forceinline__ void copy_pat_short(u8* win, u32 d, u32 L, u32 q0, u32 q1) {
+    const u32 a = (d + 3) & ~3u;  // first aligned word inside (d + L >= a: L >= 3)
+    const u32 end = d + L;
+#pragma unroll
+    for (u32 b = 0; b < 3; ++b)
+        if (d + b < a) win[(d + b) & WMASK] = pat1(q0, q1, b);
+    const u32 pa = (a - d) & 7;
+    const u32 va = pat4(q0, q1, pa), vb = pat4(q0, q1, pa ^ 4);
+    u32* w32 = reinterpret_cast<u32*>(win);
+#pragma unroll
+    for (u32 k = 0; k < PAR_MAX / 4; ++k) {
+        const u32 w = a + 4 * k;
+        if (w + 4 <= end) w32[(w & WMASK) >> 2] = (k & 1) ? vb : va;
+    }
+    const u32 e = end & ~3u;  // >= a
+#pragma unroll
+    for (u32 b = 0; b < 3; ++b)
+        if (e + b < end) win[(e + b) & WMASK] = pat1(q0, q1, e + b - d);
+}
+
+
+
+// Phase 1 of a batch: decode up to 32 tokens into lane registers (the
+// locals of inflate_chunk: ntok, tot, tA, tD, tQ0, tQ1, stop, sb). Lane i
+// holds token i: tA = batch offset | literal byte or length << 16, tD =
+// distance | flags (0: literal), tQ0/tQ1 = the pattern of a pattern copy or
+// the staging offset of a staged one. TRACK: keep the last 8 output bytes
+// (hl, hh; valid from batch offset kst on) to resolve period-1/2/4/8 copies,
+// and stage far long copies; without it (batches after one with no short-
+// distance or long copy: text) the loop is the plain decoder. A macro, not a
+// function, so that its failures return from inflate_chunk directly (an
+// inlined function's returns merge first, and the compiler then copies every
+// live value on the hot path).
+#define DECODE_BATCH(TRACK) \
+    for (;;) { \
+        /* One check covers refill and the end of the batch, so the literal */ \
+        /* path below has none. */ \
+        if (br.bc < 32 || ntok >= stop) { \
+            if (ntok >= stop) break; \
+            if (!refill(in, br)) return INPUT_TRUNCATED;  /* >= 32 bits buffered */ \
+        } \
+        u32 lo = (u32)br.bb; \
+        u32 e = t.lit_lut[lo & ((1u << LIT_BITS) - 1)]; \
+        if ((e & K_MASK) != K_LIT) { \
+            if (e & K_SLOW) e = decode_long<0>(lo, t.lit, t.lit_sorted, LIT_BITS); \
+            if ((e & K_MASK) != K_LIT) { \
+                if (e & K_BAD) return INPUT_CORRUPT; \
+                consume(br, e & 31); \
+                u32 L, D; \
+                if (e & K_EOB) { \
+                    if (!(e & K_LEN)) { \
+                        eob = 1; \
+                        break; \
+                    } \
+                    /* Fused length and distance; the refill the distance */ \
+                    /* would have made (same bits consumed by then). */ \
+                    L = ((e >> 16) & 0xff) + 3; \
+                    D = (((e >> 24) << 7) | ((e >> 5) & 127)) + 1; \
+                    if (br.bc < 32 && !refill(in, br)) return INPUT_TRUNCATED; \
+                } else { \
+                    /* Length, then distance. */ \
+                    L = entry_value(e, lo); \
+                    if (br.bc < 32 && !refill(in, br)) return INPUT_TRUNCATED;  /* >= 28 bits */ \
+                    lo = (u32)br.bb; \
+                    u32 d = t.dist_lut[lo & ((1u << DIST_BITS) - 1)]; \
+                    if (d & K_SLOW) d = decode_long<1>(lo, t.dist, t.dist_sorted, DIST_BITS); \
+                    if (d & K_BAD) return INPUT_CORRUPT; \
+                    consume(br, d & 31); \
+                    D = entry_value(d, lo); \
+                } \
+                const u32 a = (L << 16) | tot; \
+                const bool mine = lane == ntok; \
+                u32 dv = D; \
+                if (TRACK) { \
+                    if (__builtin_expect(D > 8, 1)) { \
+                        kst = (int)(tot + L);  /* the bytes after it are not known */ \
+                        if (__builtin_expect(L > PAR_MAX, 0) && D > B_NEAR) { \
+                            /* A far long copy: start loading its source */ \
+                            /* (flushed: D > B_NEAR) into the staging buffer */ \
+                            /* now, 16-byte pieces, one per lane. */ \
+                            const u32 pos = o.pos + tot; \
+                            const size_t g = (size_t)(o.dst + (pos - D)); \
+                            const size_t ga = g & ~(size_t)15; \
+                            const u32 nb = (u32)(((g + L + 15) & ~(size_t)15) - ga); \
+                            if (D <= pos && ga >= (size_t)o.dst && sb + nb <= STG) { \
+                                if (16 * lane < nb) cp_async16(stg + sb + 16 * lane, (const void*)(ga + 16 * lane)); \
+                                if (mine) tQ0 = sb + (u32)(g & 15); \
+                                sb += nb; \
+                                dv = D | F_STG; \
+                            } \
+                        } \
+                    } else if (((0x116u >> D) & 1) && (int)D <= (int)tot - kst) { \
+                        /* Period 1, 2, 4 or 8 over known bytes: the copy is */ \
+                        /* the 8-byte pattern q repeated. */ \
+                        const u32 sel = D == 1 ? 0x3333u : D == 2 ? 0x3232u : 0x3210u; \
+                        const u32 q1 = __byte_perm(hh, 0, sel); \
+                        const u32 q0 = D == 8 ? hl : q1; \
+                        /* Last 8 bytes after it: bytes r..r+7 of (L < 8 ? */ \
+                        /* the last 8 : q) followed by q. */ \
+                        const u32 r = L & 7; \
+                        const u32 c0 = L < 8 ? hl : q0, c1 = L < 8 ? hh : q1; \
+                        const u32 sh = 8 * (r & 3); \
+                        const u32 f01 = __funnelshift_r(c0, c1, sh), f12 = __funnelshift_r(c1, q0, sh), \
+                                  f23 = __funnelshift_r(q0, q1, sh); \
+                        hl = r < 4 ? f01 : f12; \
+                        hh = r < 4 ? f12 : f23; \
+                        dv = D | F_PAT; \
+                        if (mine) { \
+                            tQ0 = q0; \
+                            tQ1 = q1; \
+                        } \
+                    } else { \
+                        kst = (int)(tot + L); \
+                    } \
+                } \
+                if (mine) { \
+                    tA = a; \
+                    tD = dv; \
+                } \
+                tot += L; \
+                ntok += 1; \
+                if (tot > LSOFT) stop = 0;  /* ends the batch */ \
+                continue; \
+            } \
+        } \
+        /* Literal. */ \
+        consume(br, e & 31); \
+        const u32 a = (e & 0xffff0000u) | tot; \
+        if (lane == ntok) tA = a;  /* tD stays 0: a literal */ \
+        if (TRACK) { \
+            hl = __byte_perm(hl, hh, 0x4321); \
+            hh = __byte_perm(hh, e, 0x6321);  /* the literal (bits 16-23 of e) */ \
+        } \
+        tot += 1; \
+        ntok += 1; \
+    } \
+    if (!(TRACK)) kst = (int)tot; /* nothing known */ \
+    kst -= (int)tot;  /* batch offsets of the next batch */
+
+// N words of a resolved copy's source for the output words from position w
+// (4-aligned) on, funnel-shifted to the destination's alignment: from the
+// staging buffer (F_STG; words outside it clamped, their bytes unused) or
+// the window D back. Not for pattern copies.
+template <int N>
+__device__ __forceinline__ void copy_src_words(const u8* win, const u8* stg, u32 dv, u32 q0, u32 w, u32 dd,
+                                               u32 (&v)[N]) {
+    u32 x[N + 1];
+    u32 sh;
+    if (dv & F_STG) {
+        // Staged bytes q0 .. q0 + L - 1; words outside the buffer are
+        // clamped (their bytes are not used).
+        const int s = (int)q0 + (int)(w - dd);
+        sh = (u32)s & 3;
+        const int wi = s >> 2;  // arithmetic: floor
+        const u32* s32 = reinterpret_cast<const u32*>(stg);
+#pragma unroll
+        for (int j = 0; j <= N; ++j) {
+            int k = wi + j;
+            k = k < 0 ? 0 : k > (int)(STG / 4 - 1) ? (int)(STG / 4 - 1) : k;
+            x[j] = s32[k];
+        }
+    } else {
+        const u32 s = w - (dv & DMASK);
+        sh = s & 3;
+        const u32* w32 = reinterpret_cast<const u32*>(win);
+#pragma unroll
+        for (u32 j = 0; j <= (u32)N; ++j) x[j] = w32[((s >> 2) + j) & (WMASK >> 2)];
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = __funnelshift_r(x[j], x[j + 1], 8 * sh);
+}
+
+// A resolved copy (3 <= L <= 258) by half a warp, no barrier: lanes 0-7 of
+// the half write its whole 16-byte pieces (output positions [A, B), two
+// pieces a lane, 16-byte stores only), lanes 8-11 the words of the partial
+// piece at its start, lanes 12-15 those of the partial piece at its end
+// (word stores where the word lies inside, bytes otherwise). Sources: the
+// 8-byte pattern (F_PAT), the staging buffer from offset q0 (F_STG), or the
+// window D back (D >= the copy's batch offset + L: bytes before the batch,
+// complete). Window reads start at most 15 bytes before the source, so they
+// never reach slots this batch writes (B_NEAR + BATCH_MAX + 19 <= W); past
+// its end they may read bytes of the batch, which are not used. L == 0:
+// nothing.
+__device__ __forceinline__ void copy_long_half(u8* win, const u8* stg, u32 dd, u32 L, u32 dv, u32 q0, u32 q1) {
+    if (L == 0) return;
+    const u32 h = lane_id() & 15;
+    const u32 end = dd + L;
+    const u32 A = (dd + 15) & ~15u;  // first whole piece
+    const u32 B = end & ~15u;        // past the last one (below A: none)
+    if (h < 8) {
+        const u32 c = A + 32 * h;
+        if (c + 16 > B || B < A) return;  // (wrap-safe enough: positions are far below 2^32 - 32)
+        u32 v[8];
+        if (dv & F_PAT) {
+            const u32 ph = (c - dd) & 7;  // the same for every piece
+            const u32 a = pat4(q0, q1, ph), b = pat4(q0, q1, ph ^ 4);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[j] = (j & 1) ? b : a;
+        } else {
+            copy_src_words<8>(win, stg, dv, q0, c, dd, v);
+        }
+        *reinterpret_cast<uint4*>(win + (c & WMASK)) = make_uint4(v[0], v[1], v[2], v[3]);
+        if (c + 32 <= B) *reinterpret_cast<uint4*>(win + ((c + 16) & WMASK)) = make_uint4(v[4], v[5], v[6], v[7]);
+        return;
+    }
+    u32 w;
+    if (h < 12) {
+        if ((dd & 15) == 0) return;  // no partial piece at the start
+        w = (dd & ~15u) + 4 * (h - 8);
+    } else {
+        if ((end & 15) == 0 || B < A) return;  // none at the end, or it is the one at the start
+        w = B + 4 * (h - 12);
+    }
+    if (w + 4 <= dd || w >= end) return;
+    u32 v[1];
+    if (dv & F_PAT) {
+        v[0] = pat4(q0, q1, (w - dd) & 7);
+    } else {
+        copy_src_words<1>(win, stg, dv, q0, w, dd, v);
+    }
+    if (w >= dd && w + 4 <= end) {
+        reinterpret_cast<u32*>(win)[(w & WMASK) >> 2] = v[0];
+    } else {
+#pragma unroll
+        for (u32 b = 0; b < 4; ++b)
+            if (w + b >= dd && w + b < end) win[(w + b) & WMASK] = (u8)(v[0] >> (8 * b));
+    }
+}
+
+
+__device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, u8* stg) {
     const u32 lane = lane_id();
     const u64 end_bits = 8ull * (in.len + in.skew);  // stream bits must end by here
+    // The last 8 output bytes (hl: bytes pos-8..pos-5, hh: pos-4..pos-1),
+    // valid from batch offset kst on (reloaded before a batch otherwise).
+    u32 hl = 0, hh = 0;
+    int kst = 0;
+    bool track = true;
     for (;;) {
         if (!refill(in, br)) return INPUT_TRUNCATED;
         const u32 hdr = (u32)br.bb & 7;
@@ -551,6 +935,11 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br) 
             if (len > o.cap - o.pos) return OUTPUT_OVERFLOW;
             copy_stored(in, o, q, len);
             bits_at(in, br, q + len);
+            // Batches start with fewer than BATCH_FLUSH bytes unflushed.
+            __syncwarp();
+            if (o.pos - o.fl >= BATCH_FLUSH) flush(o);
+            __syncwarp();
+            kst = 0;
         } else if (type == 1 || type == 2) {
             // Fixed codes: all 32 distance codes exist (a complete code);
             // 30 and 31 are rejected when used, as zlib does.
@@ -622,87 +1011,121 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br) 
                 return INPUT_CORRUPT;
             if (!build<1>(t.lens + N_LIT, ndist, t.dist, t.dist_sorted, t.dist_lut, DIST_BITS, t.scratch, true))
                 return INPUT_CORRUPT;
+            if (type == 2) fuse_tables(t);  // (fixed codes: never 10 bits or less)
             // Symbols, a batch at a time.
-            bool eob = false;
+            u32 eob = 0;
             do {
-                // Phase 1: decode up to 32 tokens into lane registers. Lane i
-                // holds token i: tA = batch offset | literal byte or length
-                // << 16, tD = distance (0: literal).
-                u32 ntok = 0, tot = 0, tA = 0, tD = 0, stop = WARP;
-                for (;;) {
-                    // One check covers refill and the end of the batch, so
-                    // the literal path below has none.
-                    if (br.bc < 32 || ntok >= stop) {
-                        if (ntok >= stop) break;
-                        if (!refill(in, br)) return INPUT_TRUNCATED;  // >= 32 bits buffered
-                    }
-                    u32 lo = (u32)br.bb;
-                    u32 e = t.lit_lut[lo & ((1u << LIT_BITS) - 1)];
-                    if ((e & K_MASK) != K_LIT) {
-                        if (e & K_SLOW) e = decode_long<0>(lo, t.lit, t.lit_sorted, LIT_BITS);
-                        if ((e & K_MASK) != K_LIT) {
-                            if (e & K_BAD) return INPUT_CORRUPT;
-                            consume(br, e & 31);
-                            if (e & K_EOB) {
-                                eob = true;
-                                break;
-                            }
-                            // Length, then distance.
-                            const u32 L = entry_value(e, lo);
-                            if (br.bc < 32 && !refill(in, br)) return INPUT_TRUNCATED;  // >= 28 bits
-                            lo = (u32)br.bb;
-                            u32 d = t.dist_lut[lo & ((1u << DIST_BITS) - 1)];
-                            if (d & K_SLOW) d = decode_long<1>(lo, t.dist, t.dist_sorted, DIST_BITS);
-                            if (d & K_BAD) return INPUT_CORRUPT;
-                            consume(br, d & 31);
-                            const u32 D = entry_value(d, lo);
-                            const u32 a = (L << 16) | tot;
-                            if (lane == ntok) {
-                                tA = a;
-                                tD = D;
-                            }
-                            tot += L;
-                            ntok += 1;
-                            if (tot > LSOFT) stop = 0;  // ends the batch
-                            continue;
-                        }
-                    }
-                    // Literal.
-                    consume(br, e & 31);
-                    const u32 a = (e & 0xffff0000u) | tot;
-                    if (lane == ntok) tA = a;  // tD stays 0: a literal
-                    tot += 1;
-                    ntok += 1;
+                // The last 8 output bytes, when some are not known from the
+                // tokens decoded so far (block start, after a copy that is
+                // not a pattern copy): from the window, complete up to o.pos.
+                // Batch offsets from kst on are known (kst <= 0 at a batch
+                // start: -kst bytes before the batch are).
+                if (track && kst > -8) {
+                    __syncwarp();
+                    hl = win_word(o.win, o.pos - 8);
+                    hh = win_word(o.win, o.pos - 4);
+                    kst = o.pos < 8 ? -(int)o.pos : -8;
+                }
+                // Phase 1.
+                u32 ntok = 0, tot = 0, tA = 0, tD = 0, tQ0 = 0, tQ1 = 0, stop = WARP, sb = 0;
+                if (track) {
+                    DECODE_BATCH(true)
+                } else {
+                    DECODE_BATCH(false)
                 }
                 if (ntok == 0) continue;  // (the loop condition ends the block)
                 // Phase 2: write the batch.
                 if (tot > o.cap - o.pos) return OUTPUT_OVERFLOW;
-                if (o.pos - o.fl >= BATCH_FLUSH) flush(o);
-                __syncwarp();  // the previous batch's window writes are visible
+                if (sb) cp_async_wait_all();
+                __syncwarp();  // the previous batch's window writes and the staged bytes are visible
                 const u32 P = o.pos;
                 const bool act = lane < ntok;
                 const u32 off = tA & 0xffff, x = tA >> 16;
                 const bool cp = act && tD != 0;
+                const u32 D = tD & DMASK;
+                // Each token's write path, then one warp reduction of flags
+                // (bit 0: a distance beyond the output so far, an error;
+                // then which paths have work; bit 5: the next batch should
+                // track the last bytes: a copy needs them or the staging).
+                const bool pat = cp && (tD & F_PAT);
+                const bool before = cp && !pat && D >= off + x;  // source wholly before the batch
+                const bool spat = pat && x <= PAR_MAX;
+                const bool par = before && x <= PAR_MAX && ((P + off) & WMASK) + x <= W;
+                const bool lng = x > PAR_MAX && (pat || (before && ((tD & F_STG) || D <= B_NEAR)));
+                const bool sq = cp && !spat && !par && !lng;
+                const u32 fl = __reduce_or_sync(FULL_MASK, (cp && D > P + off ? 1u : 0u) | (spat ? 2u : 0u) |
+                                                               (par ? 4u : 0u) | (lng ? 8u : 0u) | (sq ? 16u : 0u) |
+                                                               (cp && (D <= 8 || x > PAR_MAX) ? 32u : 0u));
                 // A distance may reach back to the first byte of the output.
-                if (__any_sync(FULL_MASK, cp && tD > P + off)) return INPUT_CORRUPT;
+                if (fl & 1) return INPUT_CORRUPT;
                 if (act && tD == 0) o.win[(P + off) & WMASK] = (u8)x;
-                // Copies whose source ends before the batch, short and not
+                // Short pattern copies, one lane each.
+                if (spat) copy_pat_short(o.win, P + off, x, tQ0, tQ1);
+                // Short copies whose source ends before the batch, not
                 // wrapping around the window: one lane each, all at once.
-                const bool par = cp && tD >= off + x && x <= PAR_MAX && ((P + off) & WMASK) + x <= W;
-                const u32 xmax = __reduce_max_sync(FULL_MASK, par ? x : 0u);
-                if (xmax) copy_parallel(o, par, P + off - tD, tD, P + off, x, xmax);
+                if (fl & 4) {
+                    const u32 xmax = __reduce_max_sync(FULL_MASK, par ? x : 0u);
+                    copy_parallel(o, par, P + off - D, D, P + off, x, xmax);
+                }
+                // Long resolved copies: pattern, staged, or from the window;
+                // by the whole warp, two at a time (one per half warp), no
+                // barrier between.
+                if (fl & 8) {
+                    u32 lm = __ballot_sync(FULL_MASK, lng);
+                    while (lm) {
+                        const u32 i = __ffs(lm) - 1;
+                        lm &= lm - 1;
+                        const u32 j = lm ? __ffs(lm) - 1 : i;
+                        const bool two = lm != 0;
+                        lm &= lm - 1;
+                        const u32 src = lane < 16 ? i : j;
+                        const u32 ai = __shfl_sync(FULL_MASK, tA, src);
+                        const u32 di = __shfl_sync(FULL_MASK, tD, src);
+                        const u32 q0i = __shfl_sync(FULL_MASK, tQ0, src);
+                        const u32 q1i = __shfl_sync(FULL_MASK, tQ1, src);
+                        const u32 Li = lane < 16 || two ? ai >> 16 : 0;
+                        copy_long_half(o.win, stg, P + (ai & 0xffff), Li, di, q0i, q1i);
+                    }
+                }
                 // The rest in token order, by the whole warp (copy_match
                 // begins with a barrier: the bytes above are visible).
-                u32 seq = __ballot_sync(FULL_MASK, cp && !par);
-                while (seq) {
-                    const u32 i = __ffs(seq) - 1;
-                    seq &= seq - 1;
-                    const u32 ai = __shfl_sync(FULL_MASK, tA, i);
-                    const u32 di = __shfl_sync(FULL_MASK, tD, i);
-                    o.pos = P + (ai & 0xffff);
-                    copy_match(o, di, ai >> 16);
+                if (fl & 16) {
+                    u32 seq = __ballot_sync(FULL_MASK, sq);
+                    while (seq) {
+                        const u32 i = __ffs(seq) - 1;
+                        seq &= seq - 1;
+                        const u32 ai = __shfl_sync(FULL_MASK, tA, i);
+                        const u32 di = __shfl_sync(FULL_MASK, tD, i) & DMASK;
+                        const u32 d0 = P + (ai & 0xffff);
+                        if (di <= 8 && ((0x116u >> di) & 1)) {
+                            // Period 1, 2, 4 or 8: its pattern from the
+                            // window (complete up to d0 after the barrier),
+                            // then written like a pattern copy.
+                            __syncwarp();
+                            const u32 h0 = win_word(o.win, d0 - 8), h1 = win_word(o.win, d0 - 4);
+                            const u32 sel = di == 1 ? 0x3333u : di == 2 ? 0x3232u : 0x3210u;
+                            const u32 q1 = __byte_perm(h1, 0, sel);
+                            const u32 q0 = di == 8 ? h0 : q1;
+                            copy_long_half(o.win, stg, d0, lane < 16 ? ai >> 16 : 0, di | F_PAT, q0, q1);
+                            __syncwarp();
+                        } else {
+                            o.pos = d0;
+                            copy_match(o, di, ai >> 16);
+                        }
+                    }
                 }
                 o.pos = P + tot;
+                track = (fl & 32) != 0;
+                // Flush here (flush_lines begins with a barrier), so the
+                // next batch's staged reads find their bytes in global
+                // memory. (The next batch reaches the window only after a
+                // barrier: the reload of the last bytes, or its phase 2.)
+                if (o.pos - o.fl >= BATCH_FLUSH) {
+                    flush(o);
+                    __syncwarp();
+                } else if (sb) {
+                    __syncwarp();  // the staged bytes are read before the next batch stages more
+                }
             } while (!eob);
         } else {
             return INPUT_CORRUPT;  // reserved block type 3
@@ -716,6 +1139,7 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
                 u8* __restrict__ output, ChunkStatus* __restrict__ status) {
     __shared__ WarpTables tables[WARPS_PER_BLOCK];
     __shared__ __align__(16) u8 windows[WARPS_PER_BLOCK][W];
+    __shared__ __align__(16) u8 staging[WARPS_PER_BLOCK][STG];
     WarpTables& t = tables[threadIdx.x / WARP];
     for_each_chunk(njobs, [&](u64 j, u8* ring) {
         const ChunkJob job = jobs[j];
@@ -725,7 +1149,8 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
         out_init(o, output + job.out_off, (u32)job.out_count, windows[threadIdx.x / WARP]);
         Bits br;
         bits_at(in, br, in.skew);
-        u32 code = inflate_chunk(in, o, t, br);
+        u32 code = inflate_chunk(in, o, t, br, staging[threadIdx.x / WARP]);
+        cp_async_wait_all();  // a failure may leave staged copies in flight
         // A failure past the end of the input is a truncation.
         const u64 at_bits = bit_pos(br);
         const u64 end_bits = 8ull * (in.len + in.skew);
