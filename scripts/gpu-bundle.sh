@@ -28,7 +28,11 @@ limit_mib=30
 # `run-gpu.sh sql`).
 features=--no-default-features
 [ "${BUNDLE_DEFAULT_FEATURES:-0}" = 1 ] && features=
-mapfile -t tests < <(cargo test --release --no-run $features --message-format=json 2>/dev/null |
+# Only the test binaries the bundle carries: every other target (examples,
+# the binary's own tests) would link DataFusion again for nothing.
+targets="--test it"
+[ "${BUNDLE_UNIT:-0}" = 1 ] && targets="$targets --lib"
+mapfile -t tests < <(cargo test --release --no-run $features $targets --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:
