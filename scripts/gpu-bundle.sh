@@ -41,7 +41,10 @@ for line in sys.stdin:
         print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
 ')
 
-[ -z "$features" ] && cargo build --release --bin warpread
+# With default features the test build above already linked the binary the
+# integration tests run (target/release/warpread, DataFusion included); a
+# separate `cargo build` would compile the crate again (the tests' feature
+# set differs by the dev-dependencies).
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
 cp target/release/warpread "$out/warpread"
