@@ -149,9 +149,23 @@ impl Predicate {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::orc::proto::IntegerStatistics;
+
+    /// A top-level LONG column `x` (id 1), for statistics tests.
+    pub(crate) fn long_column() -> Column {
+        Column {
+            id: 1,
+            name: "x".into(),
+            kind: Kind::Long,
+            children: vec![],
+            precision: 0,
+            scale: 0,
+            last_id: 1,
+            attributes: Default::default(),
+        }
+    }
 
     #[test]
     fn parses_and_prunes() {
@@ -161,16 +175,7 @@ mod tests {
         let p2: Predicate = "s='abc'".parse().unwrap();
         assert_eq!(p2.value, Scalar::Str("abc".into()));
         assert!("nonsense".parse::<Predicate>().is_err());
-        let col = Column {
-            id: 1,
-            name: "x".into(),
-            kind: Kind::Long,
-            children: vec![],
-            precision: 0,
-            scale: 0,
-            last_id: 1,
-            attributes: Default::default(),
-        };
+        let col = long_column();
         let stats = |min, max| ColumnStatistics {
             number_of_values: Some(5),
             int_statistics: Some(IntegerStatistics {

@@ -168,6 +168,15 @@ pub struct OrcFile {
     stripes: Vec<StripeInfo>,
 }
 
+/// Whether stripe `s` starts inside the options' byte range (how
+/// distributed readers split files; no range: every stripe).
+fn in_byte_range(options: &ReadOptions, s: &StripeInfo) -> bool {
+    options
+        .byte_range
+        .as_ref()
+        .is_none_or(|r| r.contains(&s.offset))
+}
+
 impl OrcFile {
     /// Opens a file and parses its tail.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
@@ -299,12 +308,7 @@ impl OrcFile {
     fn stripes_in_range(&self, options: &ReadOptions) -> usize {
         self.stripes
             .iter()
-            .filter(|s| {
-                options
-                    .byte_range
-                    .as_ref()
-                    .is_none_or(|r| r.contains(&s.offset))
-            })
+            .filter(|s| in_byte_range(options, s))
             .count()
     }
 
@@ -436,12 +440,7 @@ impl OrcFile {
         Ok(self
             .stripes
             .iter()
-            .filter(|s| {
-                options
-                    .byte_range
-                    .as_ref()
-                    .is_none_or(|r| r.contains(&s.offset))
-            })
+            .filter(|s| in_byte_range(options, s))
             .filter(|s| {
                 preds.iter().all(|(p, col)| {
                     stats

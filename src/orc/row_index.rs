@@ -239,16 +239,7 @@ mod tests {
     }
 
     fn column() -> Column {
-        Column {
-            id: 1,
-            name: "x".into(),
-            kind: Kind::Long,
-            children: vec![],
-            precision: 0,
-            scale: 0,
-            last_id: 1,
-            attributes: Default::default(),
-        }
+        crate::orc::predicate::tests::long_column()
     }
 
     #[test]
