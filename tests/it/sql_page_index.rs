@@ -37,8 +37,8 @@ const QUERIES: [(&str, &str); 6] = [
         "SELECT count(*) AS n FROM t WHERE sparse + 0 > 100 AND sparse + 0 < 200",
     ),
     (
-        "SELECT id, pt FROM t WHERE score > 1400.5",
-        "SELECT id, pt FROM t WHERE score + 0 > 1400.5",
+        "SELECT id, pt FROM t WHERE score < 100.5",
+        "SELECT id, pt FROM t WHERE score + 0 < 100.5",
     ),
     (
         "SELECT name, color FROM t WHERE k32 = 1000",
