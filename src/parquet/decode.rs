@@ -559,7 +559,14 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         .zip(infos.par_iter())
         .zip(dicts.par_iter())
         .try_for_each(|(((ws, leaf), info), dict)| {
-            leaf.values = chunk_values(ws, info, pages, dict.as_ref(), outs)?;
+            leaf.values = Chunk {
+                ws,
+                info,
+                pages,
+                dict: dict.as_ref(),
+                outs,
+            }
+            .values()?;
             Ok(())
         })?;
     Ok(leaves)
@@ -617,152 +624,167 @@ fn joined(ws: &[Work], outs: [&BatchOutput; 3]) -> Option<Buffer> {
     Some(b.into())
 }
 
-/// A chunk's non-null values from its pages' outputs.
-fn chunk_values(
-    ws: &[Work],
-    info: &LeafInfo,
-    pages: &Pages,
-    dict: Option<&Dict>,
-    outs: [&BatchOutput; 3],
-) -> Result<Dense> {
-    let page = |w: &Work| &pages.chunks[w.chunk][w.page];
-    let [out_b, _, _] = outs;
-    match Dense::empty(info) {
-        Dense::Bool(mut v) => {
-            v.reserve(ws.iter().map(|w| w.n).sum());
-            for w in ws {
-                match &w.first {
-                    Some(First::Direct(id)) => v.extend_from_slice(out_b.bytes(*id)),
-                    Some(First::BoolRle(id)) => {
-                        v.extend(out_b.typed::<u32>(*id).iter().map(|&b| b as u8))
-                    }
-                    _ => return Err(cannot(page(w), info)),
-                }
-            }
-            Ok(Dense::Bool(v))
-        }
-        Dense::Fixed { width, .. } => {
-            for w in ws {
-                if let (Some(First::Lengths(lid, _)), Some(Second::Data(_))) = (&w.first, &w.second)
-                    && out_b
-                        .typed::<u32>(*lid)
-                        .iter()
-                        .any(|&l| l as usize != width)
-                {
-                    return Err(err(
-                        page(w),
-                        "DELTA_BYTE_ARRAY value length differs from the fixed length",
-                    ));
-                }
-            }
-            match joined(ws, outs) {
-                Some(bytes) => Ok(Dense::Fixed { width, bytes }),
-                None => {
-                    let w = ws
-                        .iter()
-                        .find(|w| value_piece(w).is_none())
-                        .expect("joined fails only on a page without values");
-                    Err(cannot(page(w), info))
-                }
-            }
-        }
-        Dense::Bytes { .. } => bytes_values(ws, info, pages, dict, outs),
-    }
+/// One column chunk's pages and the round outputs holding their values.
+struct Chunk<'a> {
+    ws: &'a [Work],
+    info: &'a LeafInfo,
+    pages: &'a Pages,
+    dict: Option<&'a Dict>,
+    /// Rounds B, C and the gathers.
+    outs: [&'a BatchOutput; 3],
 }
 
-/// A chunk's byte-array values: lengths and data from the byte-array
-/// stages, or dictionary entries gathered here (variable-length output).
-fn bytes_values(
-    ws: &[Work],
-    info: &LeafInfo,
-    pages: &Pages,
-    dict: Option<&Dict>,
-    outs: [&BatchOutput; 3],
-) -> Result<Dense> {
-    let [out_b, out_c, _] = outs;
-    let page = |w: &Work| &pages.chunks[w.chunk][w.page];
-    let n: usize = ws.iter().map(|w| w.n).sum();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0usize);
-    let all_data = ws.iter().all(|w| {
-        matches!(
-            (&w.first, &w.second),
-            (Some(First::Lengths(..)), Some(Second::Data(_)))
-        )
-    });
-    if all_data {
-        let mut last = 0usize;
-        for w in ws {
-            let Some(First::Lengths(lid, _)) = &w.first else {
-                unreachable!("checked above")
-            };
-            for &l in out_b.typed::<u32>(*lid) {
-                last += l as usize;
-                offsets.push(last);
-            }
-        }
-        let data = joined(ws, outs).expect("every page has data");
-        return Ok(Dense::Bytes { offsets, data });
+impl Chunk<'_> {
+    fn page(&self, w: &Work) -> &Page {
+        &self.pages.chunks[w.chunk][w.page]
     }
-    // Dictionary pages (and any PLAIN pages after a dictionary fallback):
-    // indices checked and bytes counted first, so the copies run into
-    // memory reserved once.
-    let mut total = 0usize;
-    for w in ws {
-        match (&w.first, &w.second) {
-            (Some(First::Lengths(..)), Some(Second::Data(id))) => total += out_c.bytes(*id).len(),
-            (Some(First::Indices(id)), _) => {
-                let Some(Dict::Bytes(doff, _)) = dict else {
-                    return Err(err(
-                        page(w),
-                        "dictionary-encoded page without a dictionary page",
-                    ));
-                };
-                let entries = doff.len() - 1;
-                for &k in out_b.typed::<u32>(*id) {
-                    let k = k as usize;
-                    if k >= entries {
+
+    /// The chunk's non-null values.
+    fn values(&self) -> Result<Dense> {
+        let Chunk { ws, info, outs, .. } = *self;
+        let page = |w: &Work| self.page(w);
+        let [out_b, _, _] = outs;
+        match Dense::empty(info) {
+            Dense::Bool(mut v) => {
+                v.reserve(ws.iter().map(|w| w.n).sum());
+                for w in ws {
+                    match &w.first {
+                        Some(First::Direct(id)) => v.extend_from_slice(out_b.bytes(*id)),
+                        Some(First::BoolRle(id)) => {
+                            v.extend(out_b.typed::<u32>(*id).iter().map(|&b| b as u8))
+                        }
+                        _ => return Err(cannot(page(w), info)),
+                    }
+                }
+                Ok(Dense::Bool(v))
+            }
+            Dense::Fixed { width, .. } => {
+                for w in ws {
+                    if let (Some(First::Lengths(lid, _)), Some(Second::Data(_))) =
+                        (&w.first, &w.second)
+                        && out_b
+                            .typed::<u32>(*lid)
+                            .iter()
+                            .any(|&l| l as usize != width)
+                    {
                         return Err(err(
                             page(w),
-                            format!("dictionary index {k} past {entries} entries"),
+                            "DELTA_BYTE_ARRAY value length differs from the fixed length",
                         ));
                     }
-                    total += doff[k + 1] - doff[k];
+                }
+                match joined(ws, outs) {
+                    Some(bytes) => Ok(Dense::Fixed { width, bytes }),
+                    None => {
+                        let w = ws
+                            .iter()
+                            .find(|w| value_piece(w).is_none())
+                            .expect("joined fails only on a page without values");
+                        Err(cannot(page(w), info))
+                    }
                 }
             }
-            _ => return Err(cannot(page(w), info)),
+            Dense::Bytes { .. } => self.bytes(),
         }
     }
-    let mut data = MutableBuffer::with_capacity(total);
-    for w in ws {
-        match (&w.first, &w.second) {
-            (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-                let mut last = data.len();
+
+    /// Byte-array values: lengths and data from the byte-array stages, or
+    /// dictionary entries gathered here (variable-length output).
+    fn bytes(&self) -> Result<Dense> {
+        let Chunk {
+            ws,
+            info,
+            dict,
+            outs,
+            ..
+        } = *self;
+        let [out_b, out_c, _] = outs;
+        let page = |w: &Work| self.page(w);
+        let n: usize = ws.iter().map(|w| w.n).sum();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0usize);
+        let all_data = ws.iter().all(|w| {
+            matches!(
+                (&w.first, &w.second),
+                (Some(First::Lengths(..)), Some(Second::Data(_)))
+            )
+        });
+        if all_data {
+            let mut last = 0usize;
+            for w in ws {
+                let Some(First::Lengths(lid, _)) = &w.first else {
+                    unreachable!("checked above")
+                };
                 for &l in out_b.typed::<u32>(*lid) {
                     last += l as usize;
                     offsets.push(last);
                 }
-                data.extend_from_slice(out_c.bytes(*id));
             }
-            (Some(First::Indices(id)), _) => {
-                let Some(Dict::Bytes(doff, dbytes)) = dict else {
-                    unreachable!("checked above")
-                };
-                let mut last = data.len();
-                for &k in out_b.typed::<u32>(*id) {
-                    let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
-                    data.extend_from_slice(v);
-                    last += v.len();
-                    offsets.push(last);
-                }
-            }
-            _ => unreachable!("checked above"),
+            let data = joined(ws, outs).expect("every page has data");
+            return Ok(Dense::Bytes { offsets, data });
         }
+        // Dictionary pages (and any PLAIN pages after a dictionary fallback):
+        // indices checked and bytes counted first, so the copies run into
+        // memory reserved once.
+        let mut total = 0usize;
+        for w in ws {
+            match (&w.first, &w.second) {
+                (Some(First::Lengths(..)), Some(Second::Data(id))) => {
+                    total += out_c.bytes(*id).len()
+                }
+                (Some(First::Indices(id)), _) => {
+                    let Some(Dict::Bytes(doff, _)) = dict else {
+                        return Err(err(
+                            page(w),
+                            "dictionary-encoded page without a dictionary page",
+                        ));
+                    };
+                    let entries = doff.len() - 1;
+                    for &k in out_b.typed::<u32>(*id) {
+                        let k = k as usize;
+                        if k >= entries {
+                            return Err(err(
+                                page(w),
+                                format!("dictionary index {k} past {entries} entries"),
+                            ));
+                        }
+                        total += doff[k + 1] - doff[k];
+                    }
+                }
+                _ => return Err(cannot(page(w), info)),
+            }
+        }
+        let mut data = MutableBuffer::with_capacity(total);
+        for w in ws {
+            match (&w.first, &w.second) {
+                (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
+                    let mut last = data.len();
+                    for &l in out_b.typed::<u32>(*lid) {
+                        last += l as usize;
+                        offsets.push(last);
+                    }
+                    data.extend_from_slice(out_c.bytes(*id));
+                }
+                (Some(First::Indices(id)), _) => {
+                    let Some(Dict::Bytes(doff, dbytes)) = dict else {
+                        unreachable!("checked above")
+                    };
+                    let mut last = data.len();
+                    for &k in out_b.typed::<u32>(*id) {
+                        let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
+                        data.extend_from_slice(v);
+                        last += v.len();
+                        offsets.push(last);
+                    }
+                }
+                _ => unreachable!("checked above"),
+            }
+        }
+        Ok(Dense::Bytes {
+            offsets,
+            data: data.into(),
+        })
     }
-    Ok(Dense::Bytes {
-        offsets,
-        data: data.into(),
-    })
 }
 
 fn cannot(p: &Page, info: &LeafInfo) -> Error {
