@@ -18,18 +18,22 @@ pub const THREADS_PER_BLOCK: u32 = WARPS_PER_BLOCK * 32;
 pub const RING_BYTES: u32 = 512;
 
 /// Threads per block of the GSST kernels (one thread per split, one thread
-/// block per data block): 6 warps, the thesis's best (section 5.4.4); the
-/// compressor's default split count. Overridable at run time
+/// block per data block), and so the compressor's default split count.
+/// Two warps: measured fastest on the H100 with the wide splits decoder
+/// (BENCHMARKS.md, launch-shape sweep: 64/8/24 at 452 GB/s against 333 for
+/// the thesis's 6 warps, 192/5/4), because small blocks with deep rings keep
+/// more independent loads in flight per SM. Overridable at run time
 /// ([`GsstShape::from_env`]).
-pub const GSST_THREADS_PER_BLOCK: u32 = 192;
-/// GSST thread blocks the kernels are compiled to fit on one SM
-/// (`__launch_bounds__`): 5 × 192 threads leave 64 registers a thread on a
-/// 64K-register SM (30 warps per SM, near the thesis's best of about 24);
-/// the thesis's 8 blocks per SM would spill registers on sm_90.
-pub const GSST_MIN_BLOCKS_PER_SM: u32 = 5;
+pub const GSST_THREADS_PER_BLOCK: u32 = 64;
+/// `__launch_bounds__` minimum blocks per SM: caps registers at 128 a thread
+/// (8 × 64 threads), which the wide decoder needs no more of (86 on sm_90,
+/// no spills; at 192/5 it spilled). Shared memory may hold fewer blocks than
+/// this ([`crate::gsst::TargetDevice::blocks_per_sm_for`] counts both).
+pub const GSST_MIN_BLOCKS_PER_SM: u32 = 8;
 /// 16-byte granules of each GSST thread's shared-memory input ring (splits
-/// decoder): one being decoded, the rest in flight (`cp.async`).
-pub const GSST_RING_GRANULES: u32 = 4;
+/// decoder): 24 granules are three chunks of 8 in flight (`cp.async`), the
+/// depth that measured fastest at 64 threads.
+pub const GSST_RING_GRANULES: u32 = 24;
 /// The coalesced decoder's ring: deeper than the splits decoder's (measured
 /// faster on the H100), shortened only where a large thread block would not
 /// fit the static shared-memory limit with it.
@@ -138,10 +142,12 @@ impl GsstShape {
         )
     }
 
-    /// Static shared memory of the splits decoder: the symbol table (256
-    /// words and 256 lengths), the input rings and a few block-wide scalars.
+    /// Static shared memory of the splits decoder, as ptxas reports it:
+    /// the symbol table with the literal entries (512 words, 512 lengths,
+    /// 512 literal masks), the block-wide scalars, and per thread a status
+    /// (16 bytes), its ring and its window (8 bytes).
     pub const fn splits_shared_bytes(&self) -> u32 {
-        256 * 8 + 256 + self.threads * self.ring * 16 + 64
+        512 * 8 + 512 + 512 * 8 + 64 + self.threads * (16 + self.ring * 16 + 8)
     }
 
     /// The coalesced decoder's ring: [`GSST_WIDE_RING_GRANULES`], or as many
@@ -336,16 +342,20 @@ mod tests {
     fn gsst_shape_defaults_without_overrides() {
         let s = GsstShape::from_env(env(&[])).unwrap();
         assert_eq!(s, GsstShape::DEFAULT);
-        assert_eq!((s.threads, s.min_blocks, s.ring), (192, 5, 4));
-        // ptxas reports 14640 and 36416 bytes for gsst.cu's two entries
-        assert_eq!(s.splits_shared_bytes(), 14_656);
-        assert_eq!(s.coalesced_shared_bytes(), 36_416);
+        assert_eq!((s.threads, s.min_blocks, s.ring), (64, 8, 24));
+        // ptxas reports 34880 and 17984 bytes for gsst.cu's two entries
+        // (scripts/nvrtc_check.py), and 25664 / 36416 at 192/5/4
+        assert_eq!(s.splits_shared_bytes(), 34_880);
+        assert_eq!(s.coalesced_shared_bytes(), 17_984);
+        let old = GsstShape::new(192, 5, 4).unwrap();
+        assert_eq!(old.splits_shared_bytes(), 25_664);
+        assert_eq!(old.coalesced_shared_bytes(), 36_416);
         assert_eq!(
             s.defines(),
             [
-                "-DGSST_THREADS=192",
-                "-DGSST_RING_GRANULES=4",
-                "-DGSST_MIN_BLOCKS=5",
+                "-DGSST_THREADS=64",
+                "-DGSST_RING_GRANULES=24",
+                "-DGSST_MIN_BLOCKS=8",
                 "-DGSST_WIDE_RING_GRANULES=8"
             ]
         );
@@ -356,10 +366,10 @@ mod tests {
         let s = GsstShape::from_env(env(&[
             (ENV_GSST_THREADS, "384"),
             (ENV_GSST_MIN_BLOCKS, " 3 "),
-            (ENV_GSST_RING, "6"),
+            (ENV_GSST_RING, "4"),
         ]))
         .unwrap();
-        assert_eq!((s.threads, s.min_blocks, s.ring), (384, 3, 6));
+        assert_eq!((s.threads, s.min_blocks, s.ring), (384, 3, 4));
         // the coalesced ring shrinks to fit 48 KiB beside 384 statuses
         assert_eq!(s.wide_ring(), 5);
         assert!(s.coalesced_shared_bytes() <= STATIC_SHARED_LIMIT);
@@ -368,10 +378,10 @@ mod tests {
                 .contains(&"-DGSST_WIDE_RING_GRANULES=5".to_string())
         );
         // one variable alone keeps the other defaults
-        let t = GsstShape::from_env(env(&[(ENV_GSST_THREADS, "256")])).unwrap();
+        let t = GsstShape::from_env(env(&[(ENV_GSST_RING, "8")])).unwrap();
         assert_eq!(
             (t.threads, t.min_blocks, t.ring, t.wide_ring()),
-            (256, 5, 4, 8)
+            (64, 8, 8, 8)
         );
     }
 
@@ -398,15 +408,18 @@ mod tests {
             e.contains("splits decoder") && e.contains("static limit"),
             "{e}"
         );
-        // 1024 threads: the coalesced decoder's statuses and tables leave no ring
+        // the default ring at 256 threads: 100 KiB
+        assert!(bad(&[(ENV_GSST_THREADS, "256")]).contains("splits decoder"));
+        // 1024 threads: even the shortest ring is over the limit
         let e = bad(&[
             (ENV_GSST_THREADS, "1024"),
             (ENV_GSST_MIN_BLOCKS, "2"),
             (ENV_GSST_RING, "2"),
         ]);
-        assert!(e.contains("coalesced decoder"), "{e}");
+        assert!(e.contains("splits decoder"), "{e}");
         // the largest that fits either decoder
-        let s = GsstShape::new(768, 2, 2).unwrap();
+        assert!(GsstShape::new(736, 2, 2).is_err());
+        let s = GsstShape::new(704, 2, 2).unwrap();
         assert_eq!(s.wide_ring(), 2);
         assert!(s.shared_bytes() <= STATIC_SHARED_LIMIT);
     }

@@ -1,7 +1,8 @@
 //! Compression parameters and their defaults derived from the device that
 //! will decode, following the thesis's chapter 5: one thread block per data
 //! block, as many data blocks as the device keeps resident at once (up to 8
-//! per SM in the thesis, as many as the kernels' registers allow here), one
+//! per SM in the thesis, as many as the kernels' registers and shared
+//! memory allow here), one
 //! thread per split.
 
 use super::format::{MAX_BLOCK_BYTES, MAX_SPLITS};
@@ -126,21 +127,22 @@ mod tests {
     fn h100_defaults_fill_one_wave() {
         let t = TargetDevice::H100;
         let shape = launch::GsstShape::DEFAULT;
-        for layout in GsstLayout::ALL {
-            assert_eq!(
-                t.blocks_per_sm_for(&shape, layout),
-                launch::GSST_MIN_BLOCKS_PER_SM
-            );
-        }
+        // 228 KiB hold six splits blocks of 34880 + 1024 bytes; the
+        // coalesced kernel's 17984 bytes leave the register bound (8)
+        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Splits), 6);
+        assert_eq!(
+            t.blocks_per_sm_for(&shape, GsstLayout::Coalesced),
+            launch::GSST_MIN_BLOCKS_PER_SM
+        );
         let p = GsstParams::for_shape(&t, &shape, 1 << 30, GsstLayout::Splits);
-        assert_eq!(p.splits, 192);
+        assert_eq!(p.splits, 64);
         let blocks = (1usize << 30).div_ceil(p.block_bytes);
-        let wave = (132 * launch::GSST_MIN_BLOCKS_PER_SM) as usize;
+        let wave = 132 * 6;
         assert!(blocks <= wave && blocks > wave - 132, "{blocks}");
         let small = GsstParams::for_shape(&t, &shape, 1000, GsstLayout::Splits);
         assert_eq!(small.block_bytes, MIN_BLOCK_BYTES);
         assert_eq!(small.splits_for(1000), 1);
-        assert_eq!(small.splits_for(1 << 20), 192);
+        assert_eq!(small.splits_for(1 << 20), 64);
     }
 
     #[test]
@@ -149,13 +151,13 @@ mod tests {
         let t = TargetDevice {
             sm_count: 10,
             shared_mem_per_sm: 2
-                * (shape.coalesced_shared_bytes() + launch::SHARED_RESERVED_PER_BLOCK),
+                * (shape.splits_shared_bytes() + launch::SHARED_RESERVED_PER_BLOCK),
             max_threads_per_sm: 2048,
         };
-        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Coalesced), 2);
-        // the splits kernel's smaller ring lets four share it:
-        // 74880 / (14656 + 1024) bytes
-        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Splits), 4);
+        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Splits), 2);
+        // the coalesced kernel's shallower ring lets three share it:
+        // 71808 / (17984 + 1024) bytes
+        assert_eq!(t.blocks_per_sm_for(&shape, GsstLayout::Coalesced), 3);
     }
 
     #[test]
@@ -168,16 +170,18 @@ mod tests {
         assert_eq!(p.splits, 384);
         assert_eq!((1usize << 30).div_ceil(p.block_bytes), 132 * 3);
         // asking for more blocks than an SM's threads or shared memory hold
+        // 228 KiB / (31296 + 1024) bytes
         let s = launch::GsstShape::new(256, 8, 4).unwrap();
-        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 8);
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 7);
         // 228 KiB / (45632 + 1024) bytes
         assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Coalesced), 5);
-        // a 10-granule ring: 228 KiB / (43328 + 1024) bytes
-        let s = launch::GsstShape::new(256, 8, 10).unwrap();
-        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 5);
-        let s = launch::GsstShape::new(512, 4, 4).unwrap();
+        // 2048 threads an SM: 32 warps of 1 block each, capped at 8
+        let s = launch::GsstShape::new(32, 8, 2).unwrap();
+        assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 8);
+        // threads bound it: 4 × 512 = 2048 (8768 + 512 × 56 bytes each)
+        let s = launch::GsstShape::new(512, 4, 2).unwrap();
         assert_eq!(t.blocks_per_sm_for(&s, GsstLayout::Splits), 4);
-        let s = launch::GsstShape::new(1024, 2, 2);
-        assert!(s.is_err());
+        assert!(launch::GsstShape::new(512, 4, 4).is_err());
+        assert!(launch::GsstShape::new(1024, 2, 2).is_err());
     }
 }
