@@ -4,6 +4,27 @@
 //
 // Design: decode a batch of symbols, then write it with the whole warp.
 //
+// Variant G = variant F (below) plus:
+//  - no error return inside the symbol loop: a bad literal/length symbol
+//    (286/287, no matching long code) ends the batch through the (rare)
+//    end-of-block branch with eob = its entry (K_BAD), a bad distance code
+//    (30/31, no matching long code) has value 0 and ends the batch like
+//    LSOFT does; K_BAD entries consume no bits, so the bit reader stands
+//    where F returned, and the batch returns INPUT_CORRUPT before its write
+//    phase (same statuses). F's two checks were each a compare plus a chain
+//    of four predicated BREAKs out of the nested loops (8 instructions) per
+//    match;
+//  - decode_long inlined (F: a call with a convergence barrier, a result
+//    move and ABI registers on every match's path: 97 -> 94 registers);
+//  - table entries carry the number of extra bits (bits 5-9) instead of the
+//    code length, and entry_value is two funnel shifts whose counts the
+//    hardware takes mod 32 (no masks);
+//  - long resolved copies four at a time, one per quarter warp (F: two, one
+//    per half warp; the warp issued both the whole-piece and the partial-
+//    word paths anyway, now each lane runs both);
+//  - the end-of-batch window flush is inlined (the other sites still call
+//    flush_lines).
+//
 // Variant F = variant E (below) plus:
 //  - the window is flushed once 1536 bytes are pending (BATCH_FLUSH; was
 //    512), a third of the calls;
@@ -160,7 +181,8 @@ constexpr u32 DMASK = 0xffff;
 static_assert(RING >= 256, "input ring");
 
 // Table entries (u32): bits 0-4 = bits to consume (code + extra bits),
-// bits 5-8 = code length, bits 12-15 = kind, bits 16-31 = value.
+// bits 5-9 = extra bits (fused entries: see K_FUSED), bits 12-15 = kind,
+// bits 16-31 = value (K_BAD: 0 bits, value 0).
 constexpr u32 K_LIT = 0x0000;   // literal byte (value); code-length code: a length 0..15
 constexpr u32 K_LEN = 0x1000;   // length base (value); code-length code: 16 (repeat previous)
 constexpr u32 K_EOB = 0x2000;   // end of block; code-length code: 17/18 (repeat zero)
@@ -203,23 +225,23 @@ __device__ __forceinline__ u32 dist_base(u32 d) { return d < 4 ? d + 1 : ((2 + (
 // kind 0: literal/length, 1: distance, 2: code-length code.
 template <int KIND>
 __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
-    const u32 cl = len << 5;
+    // Bits 5-9: the number of extra bits (G; F kept the code length there).
     if (KIND == 0) {
-        if (sym < 256) return (sym << 16) | K_LIT | cl | len;
-        if (sym == 256) return K_EOB | cl | len;
+        if (sym < 256) return (sym << 16) | K_LIT | len;
+        if (sym == 256) return K_EOB | len;
         if (sym < 286) {
             const u32 li = sym - 257;
-            return (len_base(li) << 16) | K_LEN | cl | (len + len_extra(li));
+            return (len_base(li) << 16) | K_LEN | (len_extra(li) << 5) | (len + len_extra(li));
         }
-        return K_BAD | cl | len;
+        return K_BAD;  // consumes nothing: decoding stops at the code
     } else if (KIND == 1) {
-        if (sym < 30) return (dist_base(sym) << 16) | cl | (len + dist_extra(sym));
-        return K_BAD | cl | len;
+        if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
+        return K_BAD;  // consumes nothing; its value (distance) is 0
     } else {
-        if (sym < 16) return (sym << 16) | K_LIT | cl | len;
-        if (sym == 16) return (3u << 16) | K_LEN | cl | (len + 2);
-        if (sym == 17) return (3u << 16) | K_EOB | cl | (len + 3);
-        return (11u << 16) | K_EOB | cl | (len + 7);
+        if (sym < 16) return (sym << 16) | K_LIT | len;
+        if (sym == 16) return (3u << 16) | K_LEN | (2u << 5) | (len + 2);
+        if (sym == 17) return (3u << 16) | K_EOB | (3u << 5) | (len + 3);
+        return (11u << 16) | K_EOB | (7u << 5) | (len + 7);
     }
 }
 
@@ -233,9 +255,20 @@ __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
 constexpr u32 K_FUSED = K_LEN | K_EOB;
 
 // Value of an entry: its base plus the extra bits that follow the code.
+// With tc = bits 0-4 (code + extra bits) and x = bits 5-9 (extra bits): the
+// extra bits are the top x of the tc bits of lo. Two funnel shifts whose
+// shift counts the hardware takes modulo 32 (no masking): lo << (32 - tc)
+// ((-e) mod 32; tc == 0: lo), then its top x bits (x == 0: none).
 __device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
-    const u32 tc = e & 31, cl = (e >> 5) & 15;
-    return (e >> 16) + ((lo & ((1u << tc) - 1u)) >> cl);
+    const u32 top = __funnelshift_l(0u, lo, 0u - e);
+    return (e >> 16) + __funnelshift_l(top, 0u, e >> 5);
+}
+// The same for table building and header decoding (a separate function so
+// the lc/ tools' per-line estimate of the hot one is not averaged with these
+// sites' unrolled copies).
+__device__ __forceinline__ u32 entry_value_cold(u32 e, u32 lo) {
+    const u32 top = __funnelshift_l(0u, lo, 0u - e);
+    return (e >> 16) + __funnelshift_l(top, 0u, e >> 5);
 }
 
 // Builds the code of lens[0..n) and its primary table of `bits` index bits.
@@ -328,7 +361,7 @@ __device__ void fuse_tables(WarpTables& t) {
         const u32 d = t.dist_lut[rest & ((1u << DIST_BITS) - 1)];
         const u32 n2 = d & 31;
         if ((d & (K_SLOW | K_BAD)) || n1 + n2 > LIT_BITS) continue;
-        const u32 L = entry_value(e, i), D1 = entry_value(d, rest) - 1;
+        const u32 L = entry_value_cold(e, i), D1 = entry_value_cold(d, rest) - 1;
         t.lit_lut[i] = ((D1 >> 7) << 24) | ((L - 3) << 16) | K_FUSED | ((D1 & 127) << 5) | (n1 + n2);
     }
     __syncwarp();
@@ -337,8 +370,10 @@ __device__ void fuse_tables(WarpTables& t) {
 // Canonical decoding of a code longer than the table (bits + 1 .. 15) from
 // the next stream bits `lo`; returns the entry of the symbol, or K_BAD when
 // no code matches. The caller has at least 15 valid bits in `lo`.
+// Inlined (G; F: __noinline__): the call's convergence barrier (BSSY/BSYNC),
+// result move and ABI register constraints were on every match's path.
 template <int KIND>
-__device__ __noinline__ u32 decode_long(u32 lo, const Huffman& h, const u16* sorted, u32 bits) {
+__device__ __forceinline__ u32 decode_long(u32 lo, const Huffman& h, const u16* sorted, u32 bits) {
     const u32 rev = __brev(lo);
     u32 first = h.first, index = h.index;
     for (u32 l = bits + 1; l <= MAX_BITS; ++l) {
@@ -469,7 +504,9 @@ struct Flushed {
 // Writes every complete line below `pos` to global memory. Not inlined: it
 // runs once per FLUSH_T bytes, and inlined copies of its address arithmetic
 // get hoisted into the symbol loop.
-__device__ __noinline__ Flushed flush_lines(const u8* win, u8* line, u32 pos, u32 fl, u32 lend) {
+// (G: the body is inlined at the end of a batch's write phase, see
+// flush_batch; the other sites call it.)
+__device__ __forceinline__ Flushed flush_lines_body(const u8* win, u8* line, u32 pos, u32 fl, u32 lend) {
     __syncwarp();
     if (pos - fl < lend - fl) return Flushed{line, fl, lend};  // (wrap-safe: fl <= pos, fl < lend)
     const u32 nl = ((pos - fl) - (lend - fl)) / LINE + 1;      // complete lines
@@ -495,6 +532,21 @@ __device__ __noinline__ Flushed flush_lines(const u8* win, u8* line, u32 pos, u3
     }
     const u32 end = start + nl * LINE;
     return Flushed{line + nl * LINE, end, end + LINE};
+}
+
+__device__ __noinline__ Flushed flush_lines(const u8* win, u8* line, u32 pos, u32 fl, u32 lend) {
+    return flush_lines_body(win, line, pos, fl, lend);
+}
+
+// The flush at the end of a batch (every ~1.5 KiB of output): inlined, as
+// the call's register saves and restores cost more than its loop on
+// long-match data.
+__device__ __forceinline__ void flush_batch(Out& o) {
+    const Flushed f = flush_lines_body(o.win, o.line, o.pos, o.fl, o.lend);
+    o.line = f.line;
+    o.fl = f.fl;
+    o.lend = f.lend;
+    set_lim(o);
 }
 
 __device__ __forceinline__ void flush(Out& o) {
@@ -725,12 +777,13 @@ __device__ __forceinline__ void copy_pat_short(u8* win, u32 d, u32 L, u32 q0, u3
         if ((e & K_MASK) != K_LIT) { \
             if (e & K_SLOW) e = decode_long<0>(lo, t.lit, t.lit_sorted, LIT_BITS); \
             if ((e & K_MASK) != K_LIT) { \
-                if (e & K_BAD) return INPUT_CORRUPT; \
-                consume(br, e & 31); \
+                consume(br, e & 31);  /* (K_BAD: 0 bits) */ \
                 u32 L, D; \
-                if (e & K_EOB) { \
+                if (e & (K_EOB | K_BAD)) { \
                     if (!(e & K_LEN)) { \
-                        eob = 1; \
+                        /* End of block, or a bad symbol (eob & K_BAD: */ \
+                        /* an error once the loop has ended). */ \
+                        eob = e; \
                         break; \
                     } \
                     /* Fused length and distance; the refill the distance */ \
@@ -745,8 +798,7 @@ __device__ __forceinline__ void copy_pat_short(u8* win, u32 d, u32 L, u32 q0, u3
                     lo = (u32)br.bb; \
                     u32 d = t.dist_lut[lo & ((1u << DIST_BITS) - 1)]; \
                     if (d & K_SLOW) d = decode_long<1>(lo, t.dist, t.dist_sorted, DIST_BITS); \
-                    if (d & K_BAD) return INPUT_CORRUPT; \
-                    consume(br, d & 31); \
+                    consume(br, d & 31);  /* (K_BAD: 0 bits, D = 0) */ \
                     D = entry_value(d, lo); \
                 } \
                 const u32 a = (L << 16) | tot; \
@@ -800,7 +852,8 @@ __device__ __forceinline__ void copy_pat_short(u8* win, u32 d, u32 L, u32 q0, u3
                 } \
                 tot += L; \
                 ntok += 1; \
-                if (tot > LSOFT) stop = 0;  /* ends the batch */ \
+                dlast = D; \
+                if (tot > LSOFT || D == 0) stop = 0;  /* ends the batch (D == 0: a bad distance) */ \
                 continue; \
             } \
         } \
@@ -851,26 +904,28 @@ __device__ __forceinline__ void copy_src_words(const u8* win, const u8* stg, u32
     for (int j = 0; j < N; ++j) v[j] = __funnelshift_r(x[j], x[j + 1], 8 * sh);
 }
 
-// A resolved copy (3 <= L <= 258) by half a warp, no barrier: lanes 0-7 of
-// the half write its whole 16-byte pieces (output positions [A, B), two
-// pieces a lane, 16-byte stores only), lanes 8-11 the words of the partial
-// piece at its start, lanes 12-15 those of the partial piece at its end
-// (word stores where the word lies inside, bytes otherwise). Sources: the
+// A resolved copy (3 <= L <= 258) by a quarter warp (8 lanes), no barrier.
+// Lane h of the quarter writes the whole 16-byte pieces A + 32h and
+// A + 32h + 16 where they lie below B (output positions [A, B): at most 16
+// pieces for 258 bytes, 16-byte stores only), then one word of a partial
+// piece: h < 4 the piece at the start, h >= 4 the one at the end (a word
+// store where the word lies inside the copy, bytes otherwise). Sources: the
 // 8-byte pattern (F_PAT), the staging buffer from offset q0 (F_STG), or the
 // window D back (D >= the copy's batch offset + L: bytes before the batch,
 // complete). Window reads start at most 15 bytes before the source, so they
 // never reach slots this batch writes (B_NEAR + BATCH_MAX + 19 <= W); past
 // its end they may read bytes of the batch, which are not used. L == 0:
-// nothing.
-__device__ __forceinline__ void copy_long_half(u8* win, const u8* stg, u32 dd, u32 L, u32 dv, u32 q0, u32 q1) {
+// nothing. (Variant F did the same by half warps: lanes 0-7 the whole
+// pieces, lanes 8-15 the partial words; the warp issued both paths anyway,
+// so a quarter doing both writes twice the copies per pass.)
+__device__ __forceinline__ void copy_long_quarter(u8* win, const u8* stg, u32 dd, u32 L, u32 dv, u32 q0, u32 q1) {
     if (L == 0) return;
-    const u32 h = lane_id() & 15;
+    const u32 h = lane_id() & 7;
     const u32 end = dd + L;
     const u32 A = (dd + 15) & ~15u;  // first whole piece
     const u32 B = end & ~15u;        // past the last one (below A: none)
-    if (h < 8) {
-        const u32 c = A + 32 * h;
-        if (c + 16 > B || B < A) return;  // (wrap-safe enough: positions are far below 2^32 - 32)
+    const u32 c = A + 32 * h;
+    if (c + 16 <= B && B >= A) {  // (wrap-safe enough: positions are far below 2^32 - 32)
         u32 v[8];
         if (dv & F_PAT) {
             const u32 ph = (c - dd) & 7;  // the same for every piece
@@ -882,15 +937,14 @@ __device__ __forceinline__ void copy_long_half(u8* win, const u8* stg, u32 dd, u
         }
         *reinterpret_cast<uint4*>(win + (c & WMASK)) = make_uint4(v[0], v[1], v[2], v[3]);
         if (c + 32 <= B) *reinterpret_cast<uint4*>(win + ((c + 16) & WMASK)) = make_uint4(v[4], v[5], v[6], v[7]);
-        return;
     }
     u32 w;
-    if (h < 12) {
+    if (h < 4) {
         if ((dd & 15) == 0) return;  // no partial piece at the start
-        w = (dd & ~15u) + 4 * (h - 8);
+        w = (dd & ~15u) + 4 * h;
     } else {
         if ((end & 15) == 0 || B < A) return;  // none at the end, or it is the one at the start
-        w = B + 4 * (h - 12);
+        w = B + 4 * (h - 4);
     }
     if (w + 4 <= dd || w >= end) return;
     u32 v[1];
@@ -980,7 +1034,7 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                     const u32 e = t.lit_lut[lo & ((1u << CL_BITS) - 1)];
                     if (e & (K_SLOW | K_BAD)) return INPUT_CORRUPT;  // no such code
                     consume(br, e & 31);
-                    const u32 v2 = entry_value(e, lo);
+                    const u32 v2 = entry_value_cold(e, lo);
                     const u32 kind = e & K_MASK;
                     u32 rep = 1, val = v2;
                     if (kind != K_LIT) {
@@ -1027,12 +1081,15 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                     kst = o.pos < 8 ? -(int)o.pos : -8;
                 }
                 // Phase 1.
-                u32 ntok = 0, tot = 0, tA = 0, tD = 0, tQ0 = 0, tQ1 = 0, stop = WARP, sb = 0;
+                u32 ntok = 0, tot = 0, tA = 0, tD = 0, tQ0 = 0, tQ1 = 0, stop = WARP, sb = 0, dlast = 1;
                 if (track) {
                     DECODE_BATCH(true)
                 } else {
                     DECODE_BATCH(false)
                 }
+                // A bad literal/length symbol or distance ended the batch
+                // where the built-in kernel returned (nothing consumed).
+                if ((eob & K_BAD) || dlast == 0) return INPUT_CORRUPT;
                 if (ntok == 0) continue;  // (the loop condition ends the block)
                 // Phase 2: write the batch.
                 if (tot > o.cap - o.pos) return OUTPUT_OVERFLOW;
@@ -1068,23 +1125,22 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                     copy_parallel(o, par, P + off - D, D, P + off, x, xmax);
                 }
                 // Long resolved copies: pattern, staged, or from the window;
-                // by the whole warp, two at a time (one per half warp), no
-                // barrier between.
+                // by the whole warp, four at a time (one per quarter warp),
+                // no barrier between.
                 if (fl & 8) {
                     u32 lm = __ballot_sync(FULL_MASK, lng);
+                    const u32 qd = lane >> 3;
                     while (lm) {
-                        const u32 i = __ffs(lm) - 1;
-                        lm &= lm - 1;
-                        const u32 j = lm ? __ffs(lm) - 1 : i;
-                        const bool two = lm != 0;
-                        lm &= lm - 1;
-                        const u32 src = lane < 16 ? i : j;
+                        // Quarter qd takes the qd-th remaining copy.
+                        const u32 m1 = lm & (lm - 1), m2 = m1 & (m1 - 1), m3 = m2 & (m2 - 1);
+                        const u32 ms = qd == 0 ? lm : qd == 1 ? m1 : qd == 2 ? m2 : m3;
+                        lm = m3 & (m3 - 1);
+                        const u32 src = __ffs(ms) - 1;  // (ms == 0: lane 31, unused)
                         const u32 ai = __shfl_sync(FULL_MASK, tA, src);
                         const u32 di = __shfl_sync(FULL_MASK, tD, src);
                         const u32 q0i = __shfl_sync(FULL_MASK, tQ0, src);
                         const u32 q1i = __shfl_sync(FULL_MASK, tQ1, src);
-                        const u32 Li = lane < 16 || two ? ai >> 16 : 0;
-                        copy_long_half(o.win, stg, P + (ai & 0xffff), Li, di, q0i, q1i);
+                        copy_long_quarter(o.win, stg, P + (ai & 0xffff), ms ? ai >> 16 : 0, di, q0i, q1i);
                     }
                 }
                 // The rest in token order, by the whole warp (copy_match
@@ -1106,7 +1162,7 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                             const u32 sel = di == 1 ? 0x3333u : di == 2 ? 0x3232u : 0x3210u;
                             const u32 q1 = __byte_perm(h1, 0, sel);
                             const u32 q0 = di == 8 ? h0 : q1;
-                            copy_long_half(o.win, stg, d0, lane < 16 ? ai >> 16 : 0, di | F_PAT, q0, q1);
+                            copy_long_quarter(o.win, stg, d0, lane < 8 ? ai >> 16 : 0, di | F_PAT, q0, q1);
                             __syncwarp();
                         } else {
                             o.pos = d0;
@@ -1121,7 +1177,7 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                 // memory. (The next batch reaches the window only after a
                 // barrier: the reload of the last bytes, or its phase 2.)
                 if (o.pos - o.fl >= BATCH_FLUSH) {
-                    flush(o);
+                    flush_batch(o);
                     __syncwarp();
                 } else if (sb) {
                     __syncwarp();  // the staged bytes are read before the next batch stages more

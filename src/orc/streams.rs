@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use arrow::buffer::Buffer;
-use rayon::prelude::*;
 
 use super::compression::{self, Compression};
 use super::stripe::{StreamKind, StripeLayout};
@@ -85,44 +84,6 @@ const DATA_KINDS: [StreamKind; 5] = [
     StreamKind::Secondary,
 ];
 
-/// Bytes one read task copies: big streams are split so the cores share
-/// them evenly.
-const READ_PIECE: usize = 4 << 20;
-
-/// Reads `file_ranges[i]` into `ranges[i]` of a zero-padded buffer of
-/// `total` bytes, the pieces on all cores.
-fn read_all(
-    src: &Source,
-    ranges: &[(StreamKey, Range<usize>, Location)],
-    file_ranges: &[Range<u64>],
-    total: usize,
-    file: &Location,
-) -> Result<Vec<u8>> {
-    let mut raw = crate::exec::copy::try_zeroed_vec::<u8>(total)
-        .map_err(|_| Error::orc(file, format!("cannot allocate {total} bytes for streams")))?;
-    let mut tasks: Vec<(&mut [u8], u64, &Location)> = Vec::new();
-    let mut rest: &mut [u8] = &mut raw;
-    let mut consumed = 0usize;
-    for ((_, r, at), f) in ranges.iter().zip(file_ranges) {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - consumed);
-        let (mut mine, tail) = tail.split_at_mut(r.len());
-        rest = tail;
-        consumed = r.end;
-        let mut offset = f.start;
-        while !mine.is_empty() {
-            let n = mine.len().min(READ_PIECE);
-            let (piece, more) = std::mem::take(&mut mine).split_at_mut(n);
-            tasks.push((piece, offset, at));
-            offset += n as u64;
-            mine = more;
-        }
-    }
-    tasks
-        .into_par_iter()
-        .try_for_each(|(dst, offset, at)| src.read_exact_at(offset, dst, at))?;
-    Ok(raw)
-}
-
 /// The `skip` bytes a window drops from the front of a stream whose first
 /// chunk has `len` decompressed bytes, checked: a row index position past
 /// its chunk is an error, which the reader answers by reading the whole
@@ -185,7 +146,12 @@ pub fn load(
             skips.push(layout.seek(s.column, s.kind).bytes);
         }
     }
-    let raw = read_all(src, &raw_ranges, &file_ranges, total, &file)?;
+    let reads: Vec<_> = raw_ranges
+        .iter()
+        .zip(&file_ranges)
+        .map(|((_, r, at), f)| (f.start, r.clone(), at))
+        .collect();
+    let raw = src.read_many(&reads, total)?;
     let file_bytes = raw_ranges.iter().map(|(_, r, _)| r.len() as u64).sum();
     let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {

@@ -7,6 +7,7 @@
 use std::ops::Range;
 
 use parquet::basic::Compression;
+use rayon::prelude::*;
 
 use super::gzip;
 use super::page_header::{PageHeader, PageKind};
@@ -158,21 +159,43 @@ pub fn run(
     }
     let out = batch.run(backend)?;
 
+    // Each GZIP page's size and CRC32 against its trailer: a pass over every
+    // inflated byte, so one task per page (serial, it cost as much as the
+    // GPU inflate of the whole group).
+    let whole: Vec<Vec<bool>> = plan
+        .par_iter()
+        .map(|pages| {
+            pages
+                .par_iter()
+                .map(|(_, piece, _)| match piece {
+                    Piece::Job {
+                        id,
+                        expect,
+                        gzip: Some((m, _)),
+                    } => {
+                        let produced = out.produced(*id)[0] as usize;
+                        produced == *expect && gzip::check(m, &out.bytes(*id)[..produced])
+                    }
+                    _ => true,
+                })
+                .collect()
+        })
+        .collect();
+
     // Pages whose gzip trailer did not match one member: find the members
     // on the CPU and inflate each as its own job.
     let mut fallback = StageBatch::new(raw);
-    for pages in &mut plan {
-        for (_, piece, at) in pages.iter_mut() {
+    for (pages, whole) in plan.iter_mut().zip(&whole) {
+        for ((_, piece, at), &whole) in pages.iter_mut().zip(whole) {
             let Piece::Job {
-                id,
                 expect,
-                gzip: Some((m, r)),
+                gzip: Some((_, r)),
+                ..
             } = piece
             else {
                 continue;
             };
-            let produced = out.produced(*id)[0] as usize;
-            if produced == *expect && gzip::check(m, &out.bytes(*id)[..produced]) {
+            if whole {
                 continue;
             }
             let members = gzip::members(&raw[r.clone()], *expect).map_err(|e| {

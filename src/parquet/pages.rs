@@ -7,7 +7,6 @@ use parquet::file::metadata::ColumnChunkMetaData;
 
 use super::page_header::{self, PageHeader, PageKind};
 use crate::error::{Error, Location, Result};
-use crate::source::Source;
 
 /// Most level entries one page may claim per byte of its uncompressed body
 /// (plus a constant): an RLE run of bit width 1 stores 2^31 values in 6
@@ -54,23 +53,26 @@ pub fn chunk_range(cc: &ColumnChunkMetaData) -> Option<(u64, u64)> {
     Some((u64::try_from(start).ok()?, u64::try_from(len).ok()?))
 }
 
-/// Reads one column chunk into `raw` and walks its page headers.
-pub fn read_chunk(
-    src: &Source,
-    cc: &ColumnChunkMetaData,
-    raw: &mut Vec<u8>,
-    at: &Location,
-) -> Result<Vec<RawPage>> {
-    let (start, len) = chunk_range(cc).ok_or_else(|| {
+/// [`chunk_range`], or an error naming the chunk.
+pub fn checked_range(cc: &ColumnChunkMetaData, at: &Location) -> Result<(u64, u64)> {
+    chunk_range(cc).ok_or_else(|| {
         let (start, len) = raw_range(cc);
         Error::parquet(
             at,
             format!("column chunk with a negative offset or size (offset {start}, {len} bytes)"),
         )
-    })?;
-    let base = raw.len();
-    src.read_into(start, len, raw, at)?;
-    let chunk = &raw[base..];
+    })
+}
+
+/// Walks the page headers of a column chunk's bytes `chunk`, which lie at
+/// `base` of the raw buffer and at `start` of the file.
+pub fn walk(
+    chunk: &[u8],
+    base: usize,
+    start: u64,
+    cc: &ColumnChunkMetaData,
+    at: &Location,
+) -> Result<Vec<RawPage>> {
     let want = u64::try_from(cc.num_values()).unwrap_or(0);
     let (mut pos, mut seen, mut pages) = (0usize, 0u64, Vec::new());
     while pos < chunk.len() && (seen < want || pages.is_empty()) {

@@ -336,7 +336,6 @@ impl ParquetFile {
         let file = Location::file(self.path());
         let descr = self.meta.file_metadata().schema_descr();
         let t = std::time::Instant::now();
-        let mut raw = Vec::new();
         let mut chunks = Vec::new();
         let mut codecs = Vec::new();
         let mut infos = Vec::new();
@@ -355,15 +354,61 @@ impl ParquetFile {
                         .any(|&f| matches!(self.nodes[f].shape, Shape::Leaf(x) if x == c))
             })
             .collect();
-        for (g, kept) in group {
-            let (g, rg) = (*g, self.meta.row_group(*g));
-            for (&c, &flat) in leaves.iter().zip(&flat) {
+        // Every chunk's range first, then one parallel read of them all into
+        // one buffer, then the page walks one task per chunk.
+        let mut reads = Vec::with_capacity(group.len() * leaves.len());
+        let mut total = 0usize;
+        for (g, _) in group {
+            let rg = self.meta.row_group(*g);
+            for &c in leaves {
                 let cc = rg.column(c);
                 let at = file
                     .clone()
-                    .with_row_group(g as u64)
+                    .with_row_group(*g as u64)
                     .with_column(descr.column(c).path().string());
-                let mut pages = pages::read_chunk(&self.src, cc, &mut raw, &at)?;
+                let (start, len) = pages::checked_range(cc, &at)?;
+                if start.checked_add(len).is_none_or(|e| e > self.src.len()) {
+                    return Err(Error::parquet(
+                        &at.clone().at(start),
+                        format!(
+                            "column chunk of {len} bytes at {start} is outside the file of {} bytes",
+                            self.src.len()
+                        ),
+                    ));
+                }
+                let dest = usize::try_from(len)
+                    .ok()
+                    .and_then(|n| total.checked_add(n))
+                    .map(|end| total..end)
+                    .ok_or_else(|| Error::parquet(&at, "column chunk larger than memory"))?;
+                total = dest.end;
+                reads.push((start, dest, at));
+            }
+        }
+        let raw = {
+            let refs: Vec<_> = reads.iter().map(|(s, d, at)| (*s, d.clone(), at)).collect();
+            self.src.read_many(&refs, total)?
+        };
+        let walked: Vec<Vec<pages::RawPage>> = group
+            .iter()
+            .flat_map(|(g, _)| {
+                leaves
+                    .iter()
+                    .map(move |&c| self.meta.row_group(*g).column(c))
+            })
+            .zip(&reads)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(cc, (start, dest, at))| {
+                pages::walk(&raw[dest.clone()], dest.start, *start, cc, at)
+            })
+            .collect::<Result<_>>()?;
+        let mut walked = walked.into_iter().zip(reads);
+        for (g, kept) in group {
+            let rg = self.meta.row_group(*g);
+            for (&c, &flat) in leaves.iter().zip(&flat) {
+                let cc = rg.column(c);
+                let (mut pages, (_, _, at)) = walked.next().expect("one walk per chunk");
                 held.push(match kept {
                     Some(kept) if flat => {
                         let rows = rg.num_rows().max(0) as u64;
