@@ -382,24 +382,19 @@ impl ParquetFile {
                     .map(|end| total..end)
                     .ok_or_else(|| Error::parquet(&at, "column chunk larger than memory"))?;
                 total = dest.end;
-                reads.push((start, dest, at));
+                reads.push((start, dest, at, cc));
             }
         }
         let raw = {
-            let refs: Vec<_> = reads.iter().map(|(s, d, at)| (*s, d.clone(), at)).collect();
+            let refs: Vec<_> = reads
+                .iter()
+                .map(|(s, d, at, _)| (*s, d.clone(), at))
+                .collect();
             self.src.read_many(&refs, total)?
         };
-        let walked: Vec<Vec<pages::RawPage>> = group
-            .iter()
-            .flat_map(|(g, _)| {
-                leaves
-                    .iter()
-                    .map(move |&c| self.meta.row_group(*g).column(c))
-            })
-            .zip(&reads)
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|(cc, (start, dest, at))| {
+        let walked: Vec<Vec<pages::RawPage>> = reads
+            .par_iter()
+            .map(|(start, dest, at, cc)| {
                 pages::walk(&raw[dest.clone()], dest.start, *start, cc, at)
             })
             .collect::<Result<_>>()?;
@@ -407,8 +402,7 @@ impl ParquetFile {
         for (g, kept) in group {
             let rg = self.meta.row_group(*g);
             for (&c, &flat) in leaves.iter().zip(&flat) {
-                let cc = rg.column(c);
-                let (mut pages, (_, _, at)) = walked.next().expect("one walk per chunk");
+                let (mut pages, (_, _, at, cc)) = walked.next().expect("one walk per chunk");
                 held.push(match kept {
                     Some(kept) if flat => {
                         let rows = rg.num_rows().max(0) as u64;
