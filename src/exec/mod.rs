@@ -4,6 +4,7 @@
 
 pub mod batch;
 mod buffer;
+pub mod column_sets;
 pub mod copy;
 pub mod cpu;
 pub mod cuda;

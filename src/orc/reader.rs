@@ -17,7 +17,7 @@ use super::streams;
 use super::stripe::{self, StripeInfo, StripeLayout};
 use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
-use crate::exec::Backend;
+use crate::exec::{Backend, column_sets};
 
 /// Compressed bytes of stripes decoded together: large enough for stages of
 /// thousands of jobs, small enough to bound host and device memory.
@@ -116,6 +116,26 @@ pub struct ReadStats {
 }
 
 impl ReadStats {
+    /// Adds the stats of reads that ran side by side: counts add up, and
+    /// each stage's time is the longest of theirs (the wall-clock share a
+    /// stage took, where the sum would count overlapped seconds twice).
+    pub fn add_concurrent(&mut self, others: &[ReadStats]) {
+        let max = |f: fn(&ReadStats) -> f64| others.iter().map(f).fold(0.0, f64::max);
+        let (io, decompress, decode, assemble) = (
+            max(|s| s.io_s),
+            max(|s| s.decompress_s),
+            max(|s| s.decode_s),
+            max(|s| s.assemble_s),
+        );
+        for o in others {
+            self.add(o);
+        }
+        self.io_s += io - others.iter().map(|s| s.io_s).sum::<f64>();
+        self.decompress_s += decompress - others.iter().map(|s| s.decompress_s).sum::<f64>();
+        self.decode_s += decode - others.iter().map(|s| s.decode_s).sum::<f64>();
+        self.assemble_s += assemble - others.iter().map(|s| s.assemble_s).sum::<f64>();
+    }
+
     /// Adds `other` to `self`, field by field.
     pub fn add(&mut self, other: &ReadStats) {
         self.file_bytes += other.file_bytes;
@@ -468,10 +488,6 @@ impl OrcFile {
         let mut stats = ReadStats::default();
         let cols = self.projection(options)?;
         let schema = self.projected_schema(options)?;
-        let ids: Vec<u32> = cols
-            .iter()
-            .flat_map(|c| c.walk().into_iter().map(|c| c.id))
-            .collect();
         let selected = self.selected_stripes(options)?;
         stats.stripes_pruned += (self.stripes_in_range(options) - selected.len()) as u64;
         let preds = self.predicate_columns(options)?;
@@ -491,8 +507,7 @@ impl OrcFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            let batches =
-                self.read_group(&group, &preds, &cols, &ids, &schema, backend, &mut stats)?;
+            let batches = self.read_group(&group, &preds, &cols, &schema, backend, &mut stats)?;
             for batch in batches {
                 out.extend(split_batch(&batch, options.batch_size));
             }
@@ -510,7 +525,6 @@ impl OrcFile {
         group: &[usize],
         preds: &[(&Predicate, &Column)],
         cols: &[&Column],
-        ids: &[u32],
         schema: &SchemaRef,
         backend: &dyn Backend,
         stats: &mut ReadStats,
@@ -522,7 +536,7 @@ impl OrcFile {
             .collect::<Result<Vec<_>>>()?;
         stats.io_s += t.elapsed().as_secs_f64();
         let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-        let batches = match self.decode_parts(&parts, cols, ids, schema, backend, stats) {
+        let batches = match self.decode_parts(&parts, cols, schema, backend, stats) {
             Err(e) if plans.iter().any(|p| p.whole.is_some()) => {
                 tracing::warn!(
                     "{e}; reading the stripes of {} whole instead of their row groups",
@@ -535,7 +549,7 @@ impl OrcFile {
                     }
                 }
                 let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-                self.decode_parts(&parts, cols, ids, schema, backend, stats)?
+                self.decode_parts(&parts, cols, schema, backend, stats)?
             }
             other => other?,
         };
@@ -555,8 +569,51 @@ impl OrcFile {
     }
 
     /// Decodes whole stripes and windows into one batch each, sliced to the
-    /// rows each part keeps.
+    /// rows each part keeps. Columns are split into sets of about equal
+    /// compressed size that decode concurrently
+    /// ([`column_sets`](crate::exec::column_sets)); stage times in `stats`
+    /// are then the slowest set's.
     fn decode_parts(
+        &self,
+        parts: &[&Part],
+        cols: &[&Column],
+        schema: &SchemaRef,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let layouts: Vec<&StripeLayout> = parts.iter().map(|p| &p.layout).collect();
+        let bytes: Vec<u64> = cols
+            .iter()
+            .map(|c| streams::column_bytes(&layouts, &c.walk()))
+            .collect();
+        let sets =
+            column_sets::partition(&bytes, column_sets::max_sets(), column_sets::MIN_SET_BYTES);
+        let per_set = column_sets::run(&sets, |set| {
+            let cols: Vec<&Column> = set.iter().map(|&i| cols[i]).collect();
+            let ids: Vec<u32> = cols
+                .iter()
+                .flat_map(|c| c.walk().into_iter().map(|c| c.id))
+                .collect();
+            let mut stats = ReadStats::default();
+            let schema = column_sets::project(schema, set);
+            let batches = self.decode_columns(parts, &cols, &ids, &schema, backend, &mut stats)?;
+            Ok((batches, stats))
+        })?;
+        let mut batches = Vec::with_capacity(per_set.len());
+        let mut set_stats = Vec::with_capacity(per_set.len());
+        for (b, s) in per_set {
+            batches.push(b);
+            set_stats.push(s);
+        }
+        stats.add_concurrent(&set_stats);
+        if sets.len() == 1 {
+            return Ok(batches.pop().unwrap_or_default());
+        }
+        column_sets::join(schema, &sets, batches)
+    }
+
+    /// [`decode_parts`](Self::decode_parts) for one set of columns.
+    fn decode_columns(
         &self,
         parts: &[&Part],
         cols: &[&Column],

@@ -84,6 +84,22 @@ const DATA_KINDS: [StreamKind; 5] = [
     StreamKind::Secondary,
 ];
 
+/// Bytes of the data streams of `columns` (a column and its subtree) in
+/// the given stripes, as stored in the file: what reading them costs.
+pub fn column_bytes(layouts: &[&StripeLayout], columns: &[&super::schema::Column]) -> u64 {
+    layouts
+        .iter()
+        .flat_map(|l| {
+            columns.iter().flat_map(move |c| {
+                DATA_KINDS
+                    .iter()
+                    .filter_map(move |&k| l.stream(c.id, k))
+                    .map(|s| s.range.end - s.range.start)
+            })
+        })
+        .sum()
+}
+
 /// The `skip` bytes a window drops from the front of a stream whose first
 /// chunk has `len` decompressed bytes, checked: a row index position past
 /// its chunk is an error, which the reader answers by reading the whole

@@ -22,7 +22,7 @@ use super::pages::{self, RawChunk};
 use super::predicate;
 use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
-use crate::exec::Backend;
+use crate::exec::{Backend, column_sets};
 use crate::orc::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
 
@@ -317,13 +317,71 @@ impl ParquetFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            for batch in self.read_group(&group, &cols, &leaves, &schema, backend, &mut stats)? {
+            for batch in self.read_sets(&group, &cols, &schema, backend, &mut stats)? {
                 out.extend(crate::orc::split_batch(&batch, options.batch_size));
             }
         }
         Ok((out, stats))
     }
 
+    /// Reads one group with its columns split into sets of about equal
+    /// compressed size that decode concurrently
+    /// ([`column_sets`](crate::exec::column_sets)); stage times in `stats`
+    /// are then the slowest set's.
+    fn read_sets(
+        &self,
+        group: &[(usize, Option<RowRanges>)],
+        cols: &[usize],
+        schema: &SchemaRef,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let leaves_of = |f: usize| {
+            let mut l = Vec::new();
+            self.nodes[f].leaves(&mut l);
+            l
+        };
+        let bytes: Vec<u64> = cols
+            .iter()
+            .map(|&f| {
+                let leaves = leaves_of(f);
+                group
+                    .iter()
+                    .flat_map(|(g, _)| {
+                        let rg = self.meta.row_group(*g);
+                        leaves
+                            .iter()
+                            .filter_map(move |&c| rg.columns().get(c))
+                            .map(|cc| cc.compressed_size().max(0) as u64)
+                    })
+                    .sum()
+            })
+            .collect();
+        let sets =
+            column_sets::partition(&bytes, column_sets::max_sets(), column_sets::MIN_SET_BYTES);
+        let per_set = column_sets::run(&sets, |set| {
+            let cols: Vec<usize> = set.iter().map(|&i| cols[i]).collect();
+            let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();
+            let schema = column_sets::project(schema, set);
+            let mut stats = ReadStats::default();
+            let batches = self.read_group(group, &cols, &leaves, &schema, backend, &mut stats)?;
+            Ok((batches, stats))
+        })?;
+        let mut batches = Vec::with_capacity(per_set.len());
+        let mut set_stats = Vec::with_capacity(per_set.len());
+        for (b, s) in per_set {
+            batches.push(b);
+            set_stats.push(s);
+        }
+        stats.add_concurrent(&set_stats);
+        if sets.len() == 1 {
+            return Ok(batches.pop().unwrap_or_default());
+        }
+        column_sets::join(schema, &sets, batches)
+    }
+
+    /// Reads one group of row groups for the columns `cols`, whose leaves
+    /// are `leaves`.
     fn read_group(
         &self,
         group: &[(usize, Option<RowRanges>)],
