@@ -35,6 +35,9 @@ pub struct ReadBenchRow {
     /// Whether the output was checked against the CPU backend (always
     /// true for the CPU itself).
     pub verified: bool,
+    /// The CUDA backend's transfers and copies per timed run (thread-seconds
+    /// over all lanes; all zero on the CPU backend).
+    pub cuda: crate::exec::cuda::Profile,
 }
 
 /// Bytes of the buffers an array references.
@@ -81,7 +84,11 @@ pub fn run(
                 OrcFile::open(path)?.read_with_stats(&options, backend)
             }
         };
+        let mut before = crate::exec::cuda::profile();
         for r in 0..warmup + runs.max(1) {
+            if r == warmup {
+                before = crate::exec::cuda::profile();
+            }
             let t = Instant::now();
             let (batches, stats) = read(backend)?;
             last = batches;
@@ -90,6 +97,7 @@ pub fn run(
                 times.push((s, stats));
             }
         }
+        let cuda = crate::exec::cuda::profile().since(&before, runs.max(1));
         times.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (median_s, stages) = times[times.len() / 2];
         let verified = if backend.name() == "cpu" {
@@ -115,6 +123,7 @@ pub fn run(
             stages,
             gbps: arrow_bytes as f64 / median_s / 1e9,
             verified,
+            cuda,
         });
     }
     Ok(rows)

@@ -478,6 +478,21 @@ fn run_read(
             r.stages.decode_s,
             r.stages.assemble_s
         );
+        let c = &r.cuda;
+        if c.stages > 0 {
+            println!(
+                "{:<40} cuda per run: {} stages; lane wait {:.3} s, pinned fill {:.3} s ({:.1} MiB in), \
+                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out) (thread-seconds)",
+                "",
+                c.stages,
+                c.wait_s,
+                c.fill_s,
+                c.bytes_in as f64 / (1 << 20) as f64,
+                c.device_s,
+                c.drain_s,
+                c.bytes_out as f64 / (1 << 20) as f64
+            );
+        }
         if !predicates.is_empty() {
             let s = &r.stages;
             println!(

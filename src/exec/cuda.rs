@@ -20,6 +20,81 @@ use crate::error::{Error, Result};
 use crate::gpu::{DeviceScratch, GpuRuntime, PinnedScratch, kernels, launch};
 use crate::plan::{ChunkStatus, JobDesc, Stage, StageOp};
 
+/// Where the CUDA backend's time went, summed over every stage it ran in
+/// this process on all lanes (so seconds are thread-seconds, which overlap):
+/// the GPU host has no profiler, and a read's stage times alone do not say
+/// whether transfers, kernels or host copies bound it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Profile {
+    /// Stages run.
+    pub stages: u64,
+    /// Waiting for a free lane.
+    pub wait_s: f64,
+    /// Copying inputs into pinned memory.
+    pub fill_s: f64,
+    /// Upload, kernel and download, until the stream is done.
+    pub device_s: f64,
+    /// Copying outputs out of pinned memory.
+    pub drain_s: f64,
+    /// Input bytes uploaded.
+    pub bytes_in: u64,
+    /// Output bytes downloaded.
+    pub bytes_out: u64,
+}
+
+impl Profile {
+    /// What was spent between `earlier` and `self`, divided by `runs`.
+    pub fn since(&self, earlier: &Profile, runs: usize) -> Profile {
+        let n = runs.max(1) as f64;
+        let per = |a: u64, b: u64| ((a - b) as f64 / n) as u64;
+        Profile {
+            stages: per(self.stages, earlier.stages),
+            wait_s: (self.wait_s - earlier.wait_s) / n,
+            fill_s: (self.fill_s - earlier.fill_s) / n,
+            device_s: (self.device_s - earlier.device_s) / n,
+            drain_s: (self.drain_s - earlier.drain_s) / n,
+            bytes_in: per(self.bytes_in, earlier.bytes_in),
+            bytes_out: per(self.bytes_out, earlier.bytes_out),
+        }
+    }
+}
+
+/// The counters behind [`profile`]: nanoseconds and bytes.
+mod counters {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    pub static STAGES: AtomicU64 = AtomicU64::new(0);
+    pub static WAIT: AtomicU64 = AtomicU64::new(0);
+    pub static FILL: AtomicU64 = AtomicU64::new(0);
+    pub static DEVICE: AtomicU64 = AtomicU64::new(0);
+    pub static DRAIN: AtomicU64 = AtomicU64::new(0);
+    pub static BYTES_IN: AtomicU64 = AtomicU64::new(0);
+    pub static BYTES_OUT: AtomicU64 = AtomicU64::new(0);
+
+    pub fn add(c: &AtomicU64, since: std::time::Instant) {
+        c.fetch_add(since.elapsed().as_nanos() as u64, Relaxed);
+    }
+
+    pub fn get(c: &AtomicU64) -> u64 {
+        c.load(Relaxed)
+    }
+}
+
+/// The CUDA backend's counters so far (see [`Profile`]).
+pub fn profile() -> Profile {
+    use counters::*;
+    let s = |c| get(c) as f64 / 1e9;
+    Profile {
+        stages: get(&STAGES),
+        wait_s: s(&WAIT),
+        fill_s: s(&FILL),
+        device_s: s(&DEVICE),
+        drain_s: s(&DRAIN),
+        bytes_in: get(&BYTES_IN),
+        bytes_out: get(&BYTES_OUT),
+    }
+}
+
 #[derive(Default)]
 struct Scratch {
     input: DeviceScratch,
@@ -178,8 +253,14 @@ impl CudaBackend {
         }
     }
 
-    /// Uploads the stage's input and job table; returns the entry point.
-    fn upload(&self, lane: &mut Lane, stage: &Stage, input: &[u8]) -> Result<CudaFunction> {
+    /// Uploads the stage's input and job table; returns the entry point and
+    /// the time spent filling pinned memory.
+    fn upload(
+        &self,
+        lane: &mut Lane,
+        stage: &Stage,
+        input: &[u8],
+    ) -> Result<(CudaFunction, std::time::Duration)> {
         stage.validate(input.len() as u64)?;
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(
@@ -195,11 +276,14 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying input to the device", e);
 
+        let t = std::time::Instant::now();
         let pinned = s.pinned_in.get(ctx, input.len())?;
         super::copy::par_copy(
             &mut pinned.as_mut_slice().map_err(err)?[..input.len()],
             input,
         );
+        let fill = t.elapsed();
+        counters::BYTES_IN.fetch_add(input.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let host = &pinned.as_slice().map_err(err)?[..input.len()];
         let dev = s.input.get(stream, input.len())?;
         stream
@@ -212,7 +296,7 @@ impl CudaBackend {
         stream
             .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
             .map_err(err)?;
-        Ok(func)
+        Ok((func, fill))
     }
 
     /// Marks every status `Pending` and fills the output with `fill`.
@@ -278,7 +362,13 @@ impl CudaBackend {
         Ok(())
     }
 
-    fn download(&self, lane: &mut Lane, stage: &Stage) -> Result<StageOutput> {
+    /// Downloads the output and statuses; also returns the time spent
+    /// copying out of pinned memory.
+    fn download(
+        &self,
+        lane: &mut Lane,
+        stage: &Stage,
+    ) -> Result<(StageOutput, std::time::Duration)> {
         let Lane { stream, scratch: s } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
@@ -306,8 +396,11 @@ impl CudaBackend {
         stream
             .synchronize()
             .map_err(|e| Error::cuda("running a kernel", e))?;
+        let t = std::time::Instant::now();
         let data = HostBuffer::copy_of(&pinned.as_slice().map_err(err)?[..out_bytes])?;
-        Ok(StageOutput { data, statuses })
+        let drain = t.elapsed();
+        counters::BYTES_OUT.fetch_add(out_bytes as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok((StageOutput { data, statuses }, drain))
     }
 
     /// Runs a stage `warmup + runs` times on device-resident input and
@@ -322,7 +415,7 @@ impl CudaBackend {
         runs: usize,
     ) -> Result<StageTiming> {
         let mut lane = self.take()?;
-        let func = self.upload(&mut lane, stage, input)?;
+        let (func, _) = self.upload(&mut lane, stage, input)?;
         let ctx = self.rt.context();
         let stream = lane.stream.clone();
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -340,7 +433,7 @@ impl CudaBackend {
                 kernel_ms.push(f64::from(start.elapsed_ms(&stop).map_err(ev)?));
             }
         }
-        let output = self.download(&mut lane, stage)?;
+        let (output, _) = self.download(&mut lane, stage)?;
         Ok(StageTiming { output, kernel_ms })
     }
 }
@@ -375,10 +468,23 @@ impl Backend for CudaBackend {
                 statuses: Vec::new(),
             });
         }
+        let t = std::time::Instant::now();
         let mut lane = self.take()?;
-        let func = self.upload(&mut lane, stage, input)?;
+        counters::add(&counters::WAIT, t);
+        counters::STAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = std::time::Instant::now();
+        let (func, fill) = self.upload(&mut lane, stage, input)?;
         self.reset(&mut lane, stage, 0)?;
         self.launch(&mut lane, &func, stage)?;
-        self.download(&mut lane, stage)
+        let (out, drain) = self.download(&mut lane, stage)?;
+        let nanos = |d: std::time::Duration| d.as_nanos() as u64;
+        let relaxed = std::sync::atomic::Ordering::Relaxed;
+        counters::FILL.fetch_add(nanos(fill), relaxed);
+        counters::DRAIN.fetch_add(nanos(drain), relaxed);
+        counters::DEVICE.fetch_add(
+            nanos(t.elapsed()).saturating_sub(nanos(fill + drain)),
+            relaxed,
+        );
+        Ok(out)
     }
 }
