@@ -628,7 +628,7 @@ impl OrcFile {
         stats.io_s += streams.io_s;
         stats.decompress_s += streams.decompress_s;
         stats.file_bytes += streams.file_bytes;
-        stats.stream_bytes += streams.buf.len() as u64;
+        stats.stream_bytes += streams.stream_bytes();
         let t = std::time::Instant::now();
         let rounds = Rounds {
             file: &file,

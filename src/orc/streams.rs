@@ -1,7 +1,9 @@
 //! Reads the streams a projection needs from a group of stripes and
 //! decompresses them: every compressed chunk of every stream becomes one job
-//! of a single decompression stage, and the results are laid end to end so
-//! each stream is one contiguous byte range for the decode stages. Every
+//! of a single decompression stage, and each stream becomes one contiguous
+//! byte range for the decode stages: in place in the stage's output when
+//! the writer filled every chunk but the last (the usual case), otherwise
+//! compacted end to end. Every
 //! stream starts 8-byte aligned in the buffer, so float data and string
 //! bytes can become Arrow buffers without a copy.
 //!
@@ -21,7 +23,7 @@ use super::stripe::{StreamKind, StripeLayout};
 use super::tail::Source;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
-use crate::exec::batch::StageBatch;
+use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
 
 /// Identifies a stream within a group of stripes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,7 +39,9 @@ pub struct StreamKey {
 /// Decompressed streams of a stripe group.
 #[derive(Debug, Default)]
 pub struct Streams {
-    /// Every stream's bytes, end to end, each starting at a multiple of 8.
+    /// Every stream's bytes, each starting at a multiple of 8: end to end,
+    /// or in place in the decompression stage's output (with the unused
+    /// tail of each stream's last chunk slot between them).
     pub buf: Buffer,
     ranges: HashMap<StreamKey, Range<usize>>,
     /// Bytes read from the file.
@@ -52,6 +56,11 @@ impl Streams {
     /// A stream's range in `buf`, if the stripe has that stream.
     pub fn range(&self, key: StreamKey) -> Option<Range<usize>> {
         self.ranges.get(&key).cloned()
+    }
+
+    /// Bytes of all streams (without the space between them).
+    pub fn stream_bytes(&self) -> u64 {
+        self.ranges.values().map(|r| r.len() as u64).sum()
     }
 
     /// A stream's bytes (empty when absent).
@@ -114,6 +123,65 @@ fn front(skip: u64, len: usize, at: &Location) -> Result<usize> {
                 format!("row index position {skip} is past its chunk's {len} bytes"),
             )
         })
+}
+
+/// One compression chunk of a stream: stored as it is, or a request of the
+/// decompression stage.
+enum Piece {
+    Original(Range<usize>),
+    Compressed(RequestId),
+}
+
+/// Each stream's range in the decompression stage's output itself, when
+/// that output already lays every stream out end to end: the stage gives
+/// each chunk a slot of `block` bytes, one stream's chunks in consecutive
+/// slots, and writers fill every chunk but a stream's last to the block
+/// size. Then the streams need no compacting copy (a pass over every
+/// decompressed byte). `None` when a stream has a stored chunk, a short
+/// chunk before its last, or a start that would not be 8-byte aligned;
+/// the caller then compacts.
+fn in_place(
+    pieces: &[(StreamKey, Vec<Piece>)],
+    skips: &[u64],
+    block: u64,
+    out: &BatchOutput,
+) -> Option<HashMap<StreamKey, Range<usize>>> {
+    if block % STREAM_ALIGN as u64 != 0 {
+        return None;
+    }
+    let mut ranges = HashMap::with_capacity(pieces.len());
+    for ((key, ps), &skip) in pieces.iter().zip(skips) {
+        let mut range: Option<Range<usize>> = None;
+        for (i, p) in ps.iter().enumerate() {
+            let Piece::Compressed(id) = p else {
+                return None;
+            };
+            let (stage, slot) = out.place(*id);
+            let n = *out.produced(*id).first()? as usize;
+            let full = n == slot.len();
+            if stage != 0 || (i + 1 < ps.len() && !full) {
+                return None;
+            }
+            range = match range {
+                None => Some(slot.start..slot.start + n),
+                Some(r) if r.end == slot.start => Some(r.start..slot.start + n),
+                Some(_) => return None,
+            };
+        }
+        let r = range.unwrap_or(0..0);
+        let skip = usize::try_from(skip).ok()?;
+        // A window's skip must lie in the first chunk (as `front` checks)
+        // and keep the start aligned.
+        let first = match ps.first() {
+            Some(Piece::Compressed(id)) => *out.produced(*id).first()? as usize,
+            _ => 0,
+        };
+        if skip > first || skip % STREAM_ALIGN != 0 {
+            return None;
+        }
+        ranges.insert(*key, r.start + skip..r.end);
+    }
+    Some(ranges)
 }
 
 /// Reads and decompresses the data streams of `columns` in each stripe.
@@ -188,10 +256,6 @@ pub fn load(
     let started = std::time::Instant::now();
 
     // One job per compressed chunk, all streams in one stage.
-    enum Piece {
-        Original(Range<usize>),
-        Compressed(crate::exec::batch::RequestId),
-    }
     let mut batch = StageBatch::new(&raw);
     let mut pieces: Vec<(StreamKey, Vec<Piece>)> = Vec::with_capacity(raw_ranges.len());
     for (key, range, at) in &raw_ranges {
@@ -214,6 +278,15 @@ pub fn load(
         pieces.push((*key, ps));
     }
     let out = batch.run(backend)?;
+    if let Some(ranges) = in_place(&pieces, &skips, compression.block_size, &out) {
+        return Ok(Streams {
+            buf: out.into_data(0),
+            ranges,
+            file_bytes,
+            io_s,
+            decompress_s: started.elapsed().as_secs_f64(),
+        });
+    }
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut ranges = HashMap::with_capacity(pieces.len());
     let mut at = 0usize;

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use super::decompress::{Page, Pages};
 use super::page_header::PageKind;
-use crate::codecs::parquet_dict;
+use crate::codecs::{parquet_dict, parquet_hybrid};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
@@ -166,6 +166,9 @@ struct Work {
     entries: usize,
     rep: Option<RequestId>,
     def: Option<RequestId>,
+    /// The one definition level of every entry, when the page's levels are
+    /// a single RLE run (no nulls, or all null): no stage decodes them.
+    def_uniform: Option<u32>,
     /// Non-null values, known after round A.
     n: usize,
     first: Option<First>,
@@ -298,7 +301,16 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                             p.location.clone(),
                         )
                     });
-                    let def = (info.max_def > 0).then(|| {
+                    let def_uniform = (info.max_def > 0)
+                        .then(|| {
+                            parquet_hybrid::uniform(
+                                bit_width(info.max_def),
+                                &buf[def_r.clone()],
+                                entries,
+                            )
+                        })
+                        .flatten();
+                    let def = (info.max_def > 0 && def_uniform.is_none()).then(|| {
                         a.add(
                             hybrid(info.max_def),
                             def_r,
@@ -313,6 +325,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         entries,
                         rep,
                         def,
+                        def_uniform,
                         n: entries,
                         first: None,
                         second: None,
@@ -358,6 +371,18 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         return Err(err(p, "column chunk starts inside a record"));
                     }
                     leaf.rep.extend(levels.iter().map(|&l| l as u16));
+                }
+                if let Some(level) = w.def_uniform {
+                    if level > info.max_def as u32 {
+                        return Err(err(p, "definition level above the column's maximum"));
+                    }
+                    w.n = if level == info.max_def as u32 {
+                        w.entries
+                    } else {
+                        0
+                    };
+                    let new_len = leaf.def.len() + w.entries;
+                    leaf.def.resize(new_len, level as u16);
                 }
                 if let Some(id) = w.def {
                     let levels = out_a.typed::<u32>(id);

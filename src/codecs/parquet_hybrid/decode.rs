@@ -20,6 +20,28 @@ pub(crate) fn read_header(input: &[u8], at: usize) -> Result<(u32, usize), Statu
     Err(StatusCode::VarintOverlong)
 }
 
+/// The value every one of the first `count` entries has when the stream
+/// opens with an RLE run covering them all (a page without nulls has one
+/// such definition-level run): what [`decode`] would fill `count` slots
+/// with, found from the first header alone. `None` otherwise, or when the
+/// run is malformed (the full decoder then reports it).
+pub fn uniform(bit_width: u8, input: &[u8], count: usize) -> Option<u32> {
+    if count == 0 || bit_width > MAX_BIT_WIDTH {
+        return None;
+    }
+    let (h, n) = read_header(input, 0).ok()?;
+    if h & 1 != 0 || ((h >> 1) as usize) < count {
+        return None;
+    }
+    let bw = u32::from(bit_width);
+    let bytes = input.get(n..n + bw.div_ceil(8) as usize)?;
+    let v = bytes
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    (bw == 32 || v >> bw == 0).then_some(v as u32)
+}
+
 /// Value `i` of a bit-packed run starting at byte `base` (LSB first).
 fn unpack(input: &[u8], base: usize, bit_width: u32, i: usize) -> u32 {
     let bit = i * bit_width as usize;
@@ -104,6 +126,32 @@ pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
 mod tests {
     use super::super::encode;
     use super::*;
+
+    #[test]
+    fn uniform_matches_decode() {
+        // One RLE run of 10 copies of 1 (bit width 1) covers up to 10.
+        let input = [10 << 1, 1];
+        assert_eq!(uniform(1, &input, 10), Some(1));
+        assert_eq!(uniform(1, &input, 11), None);
+        assert_eq!(uniform(1, &input, 0), None);
+        let mut out = [7u32; 10];
+        assert!(decode(1, &input, &mut out).is_ok());
+        assert!(out.iter().all(|&v| v == 1));
+        // A value wider than the bit width, a bit-packed start, a cut value.
+        assert_eq!(uniform(1, &[4 << 1, 2], 4), None);
+        assert_eq!(uniform(3, &[0x03, 0x88, 0xc6, 0xfa], 8), None);
+        assert_eq!(uniform(9, &[4 << 1, 0xff], 4), None);
+        assert_eq!(uniform(9, &[4 << 1, 0xff, 0x01], 4), Some(511));
+        assert_eq!(uniform(32, &[4 << 1, 1, 2, 3, 0x84], 4), Some(0x8403_0201));
+        for (bw, input, n) in [
+            (9u8, &[4u8 << 1, 0xff, 0x01][..], 4usize),
+            (2, &[200, 1, 2], 99),
+        ] {
+            let mut out = vec![0u32; n];
+            assert!(decode(bw, input, &mut out).is_ok());
+            assert_eq!(uniform(bw, input, n), Some(out[0]));
+        }
+    }
 
     #[test]
     fn spec_example_bit_packed() {

@@ -15,7 +15,7 @@
 mod decode;
 mod encode;
 
-pub use decode::decode;
+pub use decode::{decode, uniform};
 pub use encode::encode;
 
 /// Widest values the hybrid carries here (levels and dictionary indices are
