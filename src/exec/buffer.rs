@@ -5,11 +5,22 @@ use crate::error::{Error, Result};
 
 /// A zero-initialised byte buffer whose storage is 8-byte aligned, so that it
 /// can be viewed as a slice of any integer element type.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct HostBuffer {
     words: Vec<u64>,
+    /// Storage owned elsewhere (pinned memory a download landed in), used
+    /// instead of `words` when present; read-only, 8-byte aligned.
+    shared: Option<arrow::buffer::Buffer>,
     len: usize,
 }
+
+impl PartialEq for HostBuffer {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for HostBuffer {}
 
 impl std::fmt::Debug for HostBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -22,6 +33,7 @@ impl HostBuffer {
     pub fn zeroed(len: usize) -> Self {
         Self {
             words: vec![0; len.div_ceil(8)],
+            shared: None,
             len,
         }
     }
@@ -32,7 +44,39 @@ impl HostBuffer {
     pub fn try_zeroed(len: usize) -> Result<Self> {
         let words = super::copy::try_zeroed_vec::<u64>(len.div_ceil(8))
             .map_err(|_| Error::InvalidPlan(format!("cannot allocate {len} bytes of output")))?;
-        Ok(Self { words, len })
+        Ok(Self {
+            words,
+            shared: None,
+            len,
+        })
+    }
+
+    /// A buffer over `bytes` as they are, without a copy (8-byte aligned,
+    /// as Arrow allocations and pinned blocks are).
+    pub fn shared(bytes: arrow::buffer::Buffer) -> Self {
+        assert_eq!(
+            bytes.as_ptr().align_offset(8),
+            0,
+            "shared storage must be 8-aligned"
+        );
+        Self {
+            words: Vec::new(),
+            len: bytes.len(),
+            shared: Some(bytes),
+        }
+    }
+
+    /// Makes shared storage owned (a copy) before a write.
+    fn own(&mut self) {
+        if let Some(b) = self.shared.take() {
+            let mut words = vec![0u64; self.len.div_ceil(8)];
+            // SAFETY: the words cover at least `len` bytes.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), self.len)
+            };
+            dst.copy_from_slice(b.as_slice());
+            self.words = words;
+        }
     }
 
     /// A buffer holding a copy of `src`, written once, on all cores.
@@ -70,12 +114,16 @@ impl HostBuffer {
 
     /// The bytes.
     pub fn as_bytes(&self) -> &[u8] {
+        if let Some(b) = &self.shared {
+            return b.as_slice();
+        }
         // SAFETY: the u64 storage covers at least `len` initialised bytes.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), self.len) }
     }
 
     /// The bytes, mutably.
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        self.own();
         // SAFETY: as above; the borrow is unique.
         unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), self.len) }
     }
@@ -84,20 +132,25 @@ impl HostBuffer {
     /// element are left out).
     pub fn typed<T: IntElem>(&self) -> &[T] {
         let n = self.len / std::mem::size_of::<T>();
-        // SAFETY: storage is 8-aligned, T is a plain integer of alignment <= 8
+        // SAFETY: storage (owned words or the shared buffer, checked at
+        // construction) is 8-aligned, T is a plain integer of alignment <= 8
         // for which every bit pattern is valid.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), n) }
+        unsafe { std::slice::from_raw_parts(self.as_bytes().as_ptr().cast(), n) }
     }
 
     /// The buffer as an Arrow buffer of `len` bytes, without copying: Arrow
     /// arrays can then reference stage outputs directly. The storage stays
     /// 8-byte aligned.
     pub fn into_arrow(self) -> arrow::buffer::Buffer {
+        if let Some(b) = self.shared {
+            return b;
+        }
         arrow::buffer::Buffer::from_vec(self.words).slice_with_length(0, self.len)
     }
 
     /// The buffer as elements of `T`, mutably.
     pub fn typed_mut<T: IntElem>(&mut self) -> &mut [T] {
+        self.own();
         let n = self.len / std::mem::size_of::<T>();
         // SAFETY: as for `typed`; the borrow is unique.
         unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), n) }
@@ -124,5 +177,21 @@ mod tests {
         let a = c.into_arrow();
         assert_eq!(a.as_slice(), &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(a.as_ptr().align_offset(8), 0);
+        // Shared storage reads the same, compares by bytes, and is copied
+        // before a write.
+        let mut s = HostBuffer::shared(a.clone());
+        assert_eq!(s.as_bytes(), &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(
+            s,
+            HostBuffer::copy_of(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap()
+        );
+        assert_eq!(s.typed::<u64>().len(), 1);
+        s.as_bytes_mut()[0] = 9;
+        assert_eq!(s.as_bytes()[..2], [9, 2]);
+        assert_eq!(a.as_slice()[0], 1);
+        assert_eq!(
+            HostBuffer::shared(a.clone()).into_arrow().as_ptr(),
+            a.as_ptr()
+        );
     }
 }

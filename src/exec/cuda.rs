@@ -17,7 +17,7 @@ use cudarc::driver::{
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceScratch, GpuRuntime, PinnedScratch, kernels, launch};
+use crate::gpu::{DeviceScratch, GpuRuntime, PinnedPool, PinnedScratch, kernels, launch};
 use crate::plan::{ChunkStatus, JobDesc, Stage, StageOp};
 
 /// Where the CUDA backend's time went, summed over every stage it ran in
@@ -154,6 +154,8 @@ impl Drop for Taken<'_> {
 /// Runs plans on a CUDA device.
 pub struct CudaBackend {
     rt: GpuRuntime,
+    /// Pinned blocks outputs are downloaded into and handed out as they are.
+    pool: PinnedPool,
     lanes: Mutex<Lanes>,
     freed: Condvar,
 }
@@ -198,8 +200,10 @@ impl CudaBackend {
 
     /// Opens the given device.
     pub fn with_device(ordinal: usize) -> Result<Self> {
+        let rt = GpuRuntime::open(ordinal)?;
         Ok(Self {
-            rt: GpuRuntime::open(ordinal)?,
+            pool: PinnedPool::from_env(rt.context().clone()),
+            rt,
             lanes: Mutex::new(Lanes::default()),
             freed: Condvar::new(),
         })
@@ -373,7 +377,13 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
-        let pinned = s.pinned_out.get(ctx, out_bytes)?;
+        // Into a pool block that becomes the output as it is, or, past the
+        // pool's cap, into the lane's staging buffer and then copied.
+        let mut block = self.pool.take(out_bytes)?;
+        let pinned = match &mut block {
+            Some(b) => b.slice_mut(),
+            None => s.pinned_out.get(ctx, out_bytes)?,
+        };
         let dev = s.output.get(stream, out_bytes)?;
         stream
             .memcpy_dtoh(
@@ -397,7 +407,12 @@ impl CudaBackend {
             .synchronize()
             .map_err(|e| Error::cuda("running a kernel", e))?;
         let t = std::time::Instant::now();
-        let data = HostBuffer::copy_of(&pinned.as_slice().map_err(err)?[..out_bytes])?;
+        let data = match block {
+            Some(b) => HostBuffer::shared(b.into_buffer(out_bytes)?),
+            None => HostBuffer::copy_of(
+                &s.pinned_out.get(ctx, out_bytes)?.as_slice().map_err(err)?[..out_bytes],
+            )?,
+        };
         let drain = t.elapsed();
         counters::BYTES_OUT.fetch_add(out_bytes as u64, std::sync::atomic::Ordering::Relaxed);
         Ok((StageOutput { data, statuses }, drain))

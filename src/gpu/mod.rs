@@ -5,8 +5,10 @@
 pub mod kernels;
 pub mod launch;
 mod nvrtc;
+pub mod pinned_pool;
 mod probe;
 mod runtime;
 
+pub use pinned_pool::{PinnedBlock, PinnedPool};
 pub use probe::{DeviceInfo, probe};
 pub use runtime::{DeviceScratch, GpuRuntime, PinnedScratch};

@@ -146,7 +146,7 @@ fn in_place(
     block: u64,
     out: &BatchOutput,
 ) -> Option<HashMap<StreamKey, Range<usize>>> {
-    if block % STREAM_ALIGN as u64 != 0 {
+    if !block.is_multiple_of(STREAM_ALIGN as u64) {
         return None;
     }
     let mut ranges = HashMap::with_capacity(pieces.len());
@@ -176,7 +176,7 @@ fn in_place(
             Some(Piece::Compressed(id)) => *out.produced(*id).first()? as usize,
             _ => 0,
         };
-        if skip > first || skip % STREAM_ALIGN != 0 {
+        if skip > first || !skip.is_multiple_of(STREAM_ALIGN) {
             return None;
         }
         ranges.insert(*key, r.start + skip..r.end);

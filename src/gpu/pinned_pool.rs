@@ -1,0 +1,165 @@
+//! Page-locked host blocks that stage outputs are downloaded into and then
+//! handed to Arrow as they are, without the copy into pageable memory that
+//! a reused staging buffer needs (a pass over every output byte, on the
+//! critical path of a read). A block goes back to the pool when the last
+//! Arrow buffer holding it is dropped, so steady-state reads allocate no
+//! pinned memory.
+//!
+//! Pinned memory is a scarce resource of the host (the kernel cannot page
+//! it out), so the pool holds at most a cap in all; a stage output that does
+//! not fit goes through the lane's staging buffer and a copy as before.
+
+use std::panic::AssertUnwindSafe;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow::buffer::Buffer;
+use cudarc::driver::{CudaContext, PinnedHostSlice};
+
+use crate::error::{Error, Result};
+
+/// Default cap on the pool's pinned bytes.
+pub const DEFAULT_CAP: usize = 8 << 30;
+
+/// Overrides [`DEFAULT_CAP`], in MiB (0 turns the pool off).
+pub const ENV_CAP_MIB: &str = "WARPREAD_PINNED_POOL_MIB";
+
+/// Smallest block: smaller outputs share size classes of at least this.
+const MIN_BLOCK: usize = 1 << 20;
+
+struct Inner {
+    ctx: Arc<CudaContext>,
+    free: Mutex<Vec<PinnedHostSlice<u8>>>,
+    /// Bytes of every block allocated (free or in use).
+    held: AtomicUsize,
+    cap: usize,
+}
+
+/// A pool of pinned host blocks (see the module docs).
+#[derive(Clone)]
+pub struct PinnedPool {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for PinnedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedPool")
+            .field("held", &self.inner.held.load(Ordering::Relaxed))
+            .field("cap", &self.inner.cap)
+            .finish()
+    }
+}
+
+/// One block taken from the pool; returns to it when dropped.
+pub struct PinnedBlock {
+    slice: Option<PinnedHostSlice<u8>>,
+    pool: Arc<Inner>,
+}
+
+impl PinnedPool {
+    /// A pool for `ctx` holding at most `cap` bytes.
+    pub fn new(ctx: Arc<CudaContext>, cap: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ctx,
+                free: Mutex::new(Vec::new()),
+                held: AtomicUsize::new(0),
+                cap,
+            }),
+        }
+    }
+
+    /// A pool with the cap of [`ENV_CAP_MIB`], or [`DEFAULT_CAP`].
+    pub fn from_env(ctx: Arc<CudaContext>) -> Self {
+        let cap = std::env::var(ENV_CAP_MIB)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(DEFAULT_CAP, |mib| mib.saturating_mul(1 << 20));
+        Self::new(ctx, cap)
+    }
+
+    /// A block of at least `bytes`: the smallest free one that fits, else a
+    /// new one while the pool stays under its cap; `None` beyond it.
+    pub fn take(&self, bytes: usize) -> Result<Option<PinnedBlock>> {
+        let size = bytes.max(MIN_BLOCK).next_power_of_two();
+        let inner = &self.inner;
+        {
+            let mut free = inner.free.lock().unwrap_or_else(|p| p.into_inner());
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.len() >= size)
+                .min_by_key(|(_, b)| b.len())
+                .map(|(i, _)| i);
+            if let Some(i) = best {
+                return Ok(Some(PinnedBlock {
+                    slice: Some(free.swap_remove(i)),
+                    pool: inner.clone(),
+                }));
+            }
+        }
+        let reserved = inner
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                h.checked_add(size).filter(|&n| n <= inner.cap)
+            });
+        if reserved.is_err() {
+            return Ok(None);
+        }
+        // Flags 0, not write-combined: the CPU reads these blocks.
+        // SAFETY: a block's bytes are written by a download before anything
+        // reads them, and only the downloaded prefix is handed out.
+        match unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) } {
+            Ok(slice) => Ok(Some(PinnedBlock {
+                slice: Some(slice),
+                pool: inner.clone(),
+            })),
+            Err(e) => {
+                inner.held.fetch_sub(size, Ordering::Relaxed);
+                Err(Error::cuda("allocating pinned host memory", e))
+            }
+        }
+    }
+}
+
+impl PinnedBlock {
+    /// The block's pinned memory.
+    pub fn slice_mut(&mut self) -> &mut PinnedHostSlice<u8> {
+        self.slice.as_mut().expect("present until drop")
+    }
+
+    /// The first `len` bytes as an Arrow buffer that owns the block; the
+    /// block returns to the pool when the last clone of the buffer is
+    /// dropped. Call only once the transfers into it are complete.
+    pub fn into_buffer(mut self, len: usize) -> Result<Buffer> {
+        let slice = self.slice_mut();
+        assert!(
+            len <= slice.len(),
+            "{len} bytes of a {} byte block",
+            slice.len()
+        );
+        let ptr = slice
+            .as_mut_ptr()
+            .map_err(|e| Error::cuda("waiting for a download", e))?;
+        let ptr = NonNull::new(ptr).expect("pinned allocations are not null");
+        // SAFETY: `ptr` points at `len` initialised bytes of the block (the
+        // download wrote them), which stays allocated and unmoved until the
+        // owner — the block itself — is dropped with the last buffer clone.
+        // AssertUnwindSafe: the block's state is a pointer and an Arc; a
+        // panic cannot leave it half-updated.
+        Ok(unsafe { Buffer::from_custom_allocation(ptr, len, Arc::new(AssertUnwindSafe(self))) })
+    }
+}
+
+impl Drop for PinnedBlock {
+    fn drop(&mut self) {
+        if let Some(slice) = self.slice.take() {
+            self.pool
+                .free
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(slice);
+        }
+    }
+}
