@@ -28,6 +28,39 @@ pub const MAX_SETS: usize = 4;
 /// compare both in one run.
 pub const ENV_MAX_SETS: &str = "WARPREAD_COLUMN_SETS";
 
+/// How a read splits its columns: at most `max_sets` sets of at least
+/// `min_bytes` compressed bytes each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// Most sets (1: no split).
+    pub max_sets: usize,
+    /// Least compressed bytes per set.
+    pub min_bytes: u64,
+}
+
+impl Default for Split {
+    /// [`max_sets`] and [`MIN_SET_BYTES`].
+    fn default() -> Self {
+        Self {
+            max_sets: max_sets(),
+            min_bytes: MIN_SET_BYTES,
+        }
+    }
+}
+
+impl Split {
+    /// No split: one set of every column.
+    pub const NONE: Split = Split {
+        max_sets: 1,
+        min_bytes: u64::MAX,
+    };
+
+    /// [`partition`] with these bounds.
+    pub fn partition(&self, bytes: &[u64]) -> Vec<Vec<usize>> {
+        partition(bytes, self.max_sets, self.min_bytes)
+    }
+}
+
 /// [`MAX_SETS`], or the positive number in [`ENV_MAX_SETS`].
 pub fn max_sets() -> usize {
     static SETS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

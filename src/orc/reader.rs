@@ -39,6 +39,8 @@ pub struct ReadOptions {
     /// Parquet read returns whole pages' rows, the same rows in every
     /// column.
     pub predicates: Vec<Predicate>,
+    /// How a read group's columns split into sets decoded side by side.
+    pub column_sets: column_sets::Split,
 }
 
 impl Default for ReadOptions {
@@ -48,6 +50,7 @@ impl Default for ReadOptions {
             batch_size: 65536,
             byte_range: None,
             predicates: Vec::new(),
+            column_sets: column_sets::Split::default(),
         }
     }
 }
@@ -68,6 +71,12 @@ impl ReadOptions {
     /// Adds a pruning predicate.
     pub fn with_predicate(mut self, p: Predicate) -> Self {
         self.predicates.push(p);
+        self
+    }
+
+    /// Sets how columns split into concurrently decoded sets.
+    pub fn with_column_sets(mut self, split: column_sets::Split) -> Self {
+        self.column_sets = split;
         self
     }
 }
@@ -507,7 +516,15 @@ impl OrcFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            let batches = self.read_group(&group, &preds, &cols, &schema, backend, &mut stats)?;
+            let batches = self.read_group(
+                &group,
+                &preds,
+                &cols,
+                &schema,
+                options.column_sets,
+                backend,
+                &mut stats,
+            )?;
             for batch in batches {
                 out.extend(split_batch(&batch, options.batch_size));
             }
@@ -526,6 +543,7 @@ impl OrcFile {
         preds: &[(&Predicate, &Column)],
         cols: &[&Column],
         schema: &SchemaRef,
+        split: column_sets::Split,
         backend: &dyn Backend,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
@@ -536,7 +554,7 @@ impl OrcFile {
             .collect::<Result<Vec<_>>>()?;
         stats.io_s += t.elapsed().as_secs_f64();
         let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-        let batches = match self.decode_parts(&parts, cols, schema, backend, stats) {
+        let batches = match self.decode_parts(&parts, cols, schema, split, backend, stats) {
             Err(e) if plans.iter().any(|p| p.whole.is_some()) => {
                 tracing::warn!(
                     "{e}; reading the stripes of {} whole instead of their row groups",
@@ -549,7 +567,7 @@ impl OrcFile {
                     }
                 }
                 let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-                self.decode_parts(&parts, cols, schema, backend, stats)?
+                self.decode_parts(&parts, cols, schema, split, backend, stats)?
             }
             other => other?,
         };
@@ -578,6 +596,7 @@ impl OrcFile {
         parts: &[&Part],
         cols: &[&Column],
         schema: &SchemaRef,
+        split: column_sets::Split,
         backend: &dyn Backend,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
@@ -586,8 +605,7 @@ impl OrcFile {
             .iter()
             .map(|c| streams::column_bytes(&layouts, &c.walk()))
             .collect();
-        let sets =
-            column_sets::partition(&bytes, column_sets::max_sets(), column_sets::MIN_SET_BYTES);
+        let sets = split.partition(&bytes);
         let per_set = column_sets::run(&sets, |set| {
             let cols: Vec<&Column> = set.iter().map(|&i| cols[i]).collect();
             let ids: Vec<u32> = cols

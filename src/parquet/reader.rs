@@ -317,7 +317,14 @@ impl ParquetFile {
         }
         let mut out = Vec::new();
         for group in groups {
-            for batch in self.read_sets(&group, &cols, &schema, backend, &mut stats)? {
+            for batch in self.read_sets(
+                &group,
+                &cols,
+                &schema,
+                options.column_sets,
+                backend,
+                &mut stats,
+            )? {
                 out.extend(crate::orc::split_batch(&batch, options.batch_size));
             }
         }
@@ -333,6 +340,7 @@ impl ParquetFile {
         group: &[(usize, Option<RowRanges>)],
         cols: &[usize],
         schema: &SchemaRef,
+        split: column_sets::Split,
         backend: &dyn Backend,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
@@ -357,8 +365,7 @@ impl ParquetFile {
                     .sum()
             })
             .collect();
-        let sets =
-            column_sets::partition(&bytes, column_sets::max_sets(), column_sets::MIN_SET_BYTES);
+        let sets = split.partition(&bytes);
         let per_set = column_sets::run(&sets, |set| {
             let cols: Vec<usize> = set.iter().map(|&i| cols[i]).collect();
             let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod cli;
+mod column_sets;
 mod common;
 mod corrupt_inputs;
 mod deflate_differential;

@@ -88,7 +88,7 @@ fn compare(got: &RecordBatch, want_schema: &SchemaRef, want: &[RecordBatch]) -> 
     None
 }
 
-fn fixtures() -> Vec<PathBuf> {
+pub fn fixtures() -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(root().join("testdata/orc"))
         .unwrap()
         .map(|e| e.unwrap().path())
