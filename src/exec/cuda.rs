@@ -281,14 +281,20 @@ impl CudaBackend {
         let err = |e| Error::cuda("copying input to the device", e);
 
         let t = std::time::Instant::now();
-        let pinned = s.pinned_in.get(ctx, input.len())?;
-        super::copy::par_copy(
-            &mut pinned.as_mut_slice().map_err(err)?[..input.len()],
-            input,
-        );
+        // An input inside a pool block (a previous stage's output, such as
+        // the decompressed streams) is pinned already: no staging copy.
+        let host = if self.pool.contains(input) {
+            input
+        } else {
+            let pinned = s.pinned_in.get(ctx, input.len())?;
+            super::copy::par_copy(
+                &mut pinned.as_mut_slice().map_err(err)?[..input.len()],
+                input,
+            );
+            &pinned.as_slice().map_err(err)?[..input.len()]
+        };
         let fill = t.elapsed();
         counters::BYTES_IN.fetch_add(input.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        let host = &pinned.as_slice().map_err(err)?[..input.len()];
         let dev = s.input.get(stream, input.len())?;
         stream
             .memcpy_htod(host, &mut dev.slice_mut(..input.len()))

@@ -33,6 +33,9 @@ struct Inner {
     free: Mutex<Vec<PinnedHostSlice<u8>>>,
     /// Bytes of every block allocated (free or in use).
     held: AtomicUsize,
+    /// Address ranges of every block allocated (blocks are only freed with
+    /// the pool), to recognise inputs that already lie in pinned memory.
+    ranges: Mutex<Vec<std::ops::Range<usize>>>,
     cap: usize,
 }
 
@@ -65,6 +68,7 @@ impl PinnedPool {
                 ctx,
                 free: Mutex::new(Vec::new()),
                 held: AtomicUsize::new(0),
+                ranges: Mutex::new(Vec::new()),
                 cap,
             }),
         }
@@ -111,15 +115,41 @@ impl PinnedPool {
         // SAFETY: a block's bytes are written by a download before anything
         // reads them, and only the downloaded prefix is handed out.
         match unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) } {
-            Ok(slice) => Ok(Some(PinnedBlock {
-                slice: Some(slice),
-                pool: inner.clone(),
-            })),
+            Ok(mut slice) => {
+                let at = slice
+                    .as_mut_ptr()
+                    .map_err(|e| Error::cuda("allocating pinned host memory", e))?
+                    as usize;
+                inner
+                    .ranges
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(at..at + size);
+                Ok(Some(PinnedBlock {
+                    slice: Some(slice),
+                    pool: inner.clone(),
+                }))
+            }
             Err(e) => {
                 inner.held.fetch_sub(size, Ordering::Relaxed);
                 Err(Error::cuda("allocating pinned host memory", e))
             }
         }
+    }
+}
+
+impl PinnedPool {
+    /// Whether `bytes` lie inside one of the pool's blocks: pinned memory a
+    /// transfer can read directly, without staging it first.
+    pub fn contains(&self, bytes: &[u8]) -> bool {
+        let start = bytes.as_ptr() as usize;
+        let end = start + bytes.len();
+        self.inner
+            .ranges
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|r| r.start <= start && end <= r.end)
     }
 }
 
