@@ -255,6 +255,16 @@ __device__ __forceinline__ void write_run(T* out, u32 len, u64 init, u64 delta) 
     }
 }
 
+// Copies one `width`-byte value, 4 bytes at a time when both ends allow it.
+__device__ __forceinline__ void copy_value(u8* o, const u8* s, u32 width) {
+    if (((width | (u32)(size_t)o | (u32)(size_t)s) & 3) == 0) {
+        for (u32 b = 0; b < width; b += 4)
+            *reinterpret_cast<u32*>(o + b) = __ldg(reinterpret_cast<const u32*>(s + b));
+    } else {
+        for (u32 b = 0; b < width; ++b) o[b] = __ldg(s + b);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // output_window<W>: byte output for LZ codecs. Output goes first into a
 // per-warp shared-memory ring holding the most recent W bytes and is flushed

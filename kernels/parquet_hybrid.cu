@@ -33,10 +33,53 @@ __device__ __forceinline__ u32 ring_field_le(const input_stream& in, u32 off, u3
     return (u32)((x >> skip) & ((1ull << width) - 1));
 }
 
-__device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32* out, ChunkStatus* st,
-                              u8* ring) {
+// Where decoded values go. Both sinks are warp-collective and return NONE,
+// or the position (from `at`) of the first value they refuse.
+constexpr u32 NONE = 0xffffffffu;
+
+// u32 values as they are (levels, booleans, indices).
+struct U32Sink {
+    u32* out;
+    __device__ __forceinline__ u32 repeat(u32 at, u32 take, u32 v) const {
+        write_run<u32>(out + at, take, v, 0);
+        return NONE;
+    }
+    // Lane `lane_id()` holds value at + lane when `valid`.
+    __device__ __forceinline__ u32 packed(u32 at, u32 v, bool valid) const {
+        if (valid) out[at + lane_id()] = v;
+        return NONE;
+    }
+};
+
+// The `width`-byte dictionary values the indices select (DictPage); an
+// index past the dictionary's `n` entries is refused.
+struct DictSink {
+    u8* out;
+    const u8* dict;
+    u32 n;
+    u32 width;
+    __device__ __forceinline__ u32 repeat(u32 at, u32 take, u32 v) const {
+        if (take == 0) return NONE;
+        if (v >= n) return 0;
+        const u8* src = dict + (u64)v * width;
+        for (u32 k = lane_id(); k < take; k += WARP) copy_value(out + (u64)(at + k) * width, src, width);
+        return NONE;
+    }
+    __device__ __forceinline__ u32 packed(u32 at, u32 v, bool valid) const {
+        const u32 bad = __ballot_sync(FULL_MASK, valid && v >= n);
+        if (bad) return __ffs(bad) - 1;
+        if (valid) copy_value(out + (u64)(at + lane_id()) * width, dict + (u64)v * width, width);
+        return NONE;
+    }
+};
+
+// Decodes `count` values from the `len` bytes at `chunk` into `sink`. The
+// status detail is the failing run's offset plus `base` (where the stream
+// starts in the job's input).
+template <typename Sink>
+__device__ void hybrid_decode(const u8* chunk, u32 len, u32 count, u32 bw, const Sink& sink,
+                              ChunkStatus* st, u8* ring, u64 base) {
     const u32 lane = lane_id();
-    const u32 count = (u32)job.out_count;  // Stage::validate: below 2^32
     u32 produced = 0;
     u32 code = OK;
     u32 run_at = 0;
@@ -44,7 +87,7 @@ __device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32*
         code = INPUT_CORRUPT;
     } else {
         input_stream in;
-        in.init(chunk, (u32)job.in_len, ring);
+        in.init(chunk, len, ring);
         const u32 value_bytes = (bw + 7) / 8;
         while (produced < count) {
             run_at = in.pos;
@@ -76,7 +119,7 @@ __device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32*
                 }
             }
             if (code != OK) break;
-            const u32 len = (u32)(h >> 1);
+            const u32 rlen = (u32)(h >> 1);
             const u32 room = count - produced;
             if ((h & 1) == 0) {
                 if (rem - hn < value_bytes) {
@@ -89,38 +132,55 @@ __device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32*
                     code = VALUE_OUT_OF_RANGE;
                     break;
                 }
-                const u32 take = len < room ? len : room;
-                write_run<u32>(out + produced, take, v, 0);
+                const u32 take = rlen < room ? rlen : room;
+                const u32 bad = sink.repeat(produced, take, v);
+                if (bad != NONE) {
+                    code = VALUE_OUT_OF_RANGE;
+                    produced += bad;
+                    break;
+                }
                 produced += take;
                 in.advance(hn + value_bytes);
             } else {
                 const u32 left = rem - hn;
-                const u64 run_bytes = (u64)len * bw;
+                const u64 run_bytes = (u64)rlen * bw;
                 const u32 avail_bytes = run_bytes < left ? (u32)run_bytes : left;
-                const u64 avail_values = bw == 0 ? (u64)len * 8 : (u64)avail_bytes * 8 / bw;
-                const u64 all = (u64)len * 8;
+                const u64 avail_values = bw == 0 ? (u64)rlen * 8 : (u64)avail_bytes * 8 / bw;
+                const u64 all = (u64)rlen * 8;
                 const u32 want = all < room ? (u32)all : room;
                 if (avail_values < want) {
                     code = INPUT_TRUNCATED;
                     break;
                 }
                 in.advance(hn);
-                u32* o = out + produced;
                 if (bw == 0) {
-                    write_run<u32>(o, want, 0, 0);
+                    const u32 bad = sink.repeat(produced, want, 0);
+                    if (bad != NONE) {
+                        code = VALUE_OUT_OF_RANGE;
+                        produced += bad;
+                        break;
+                    }
                 } else {
                     // 32 values a step: 4 * bw bytes, so every step starts on
                     // a byte and lane l's value starts at bit l * bw.
                     const u32 start = in.pos;
                     const u32 step_bytes = 4 * bw;
                     const u32 bit = lane * bw;
-                    for (u32 j = 0; j < want; j += WARP) {
+                    u32 bad = NONE;
+                    u32 j = 0;
+                    for (; j < want; j += WARP) {
                         in.pos = start + (j / WARP) * step_bytes;
                         in.ensure(step_bytes + 12);
                         const u32 v = ring_field_le(in, bit >> 3, bit & 7, bw);
-                        if (j + lane < want) o[j + lane] = v;
+                        bad = sink.packed(produced + j, v, j + lane < want);
+                        if (bad != NONE) break;
                     }
                     in.pos = start;
+                    if (bad != NONE) {
+                        code = VALUE_OUT_OF_RANGE;
+                        produced += j + bad;
+                        break;
+                    }
                 }
                 produced += want;
                 in.advance(avail_bytes);
@@ -129,7 +189,7 @@ __device__ void hybrid_decode(const u8* chunk, const ChunkJob& job, u32 bw, u32*
     }
     if (lane == 0) {
         st->code = code;
-        st->detail = code == OK ? 0u : run_at;
+        st->detail = code == OK ? 0u : (u32)(run_at + base);
         st->produced = produced;
     }
 }
@@ -140,6 +200,43 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
                    u32* __restrict__ output, ChunkStatus* __restrict__ status, u32 param) {
     for_each_chunk(njobs, [&](u64 j, u8* ring) {
         const ChunkJob job = jobs[j];
-        hybrid_decode(input + job.in_off, job, param, output + job.out_off, status + j, ring);
+        const U32Sink sink{output + job.out_off};
+        // Stage::validate: input and count below 2^32.
+        hybrid_decode(input + job.in_off, (u32)job.in_len, (u32)job.out_count, param, sink, status + j,
+                      ring, 0);
+    });
+}
+
+// A dictionary page (ParquetOp::DictPage): <u32 n> <n * width dictionary
+// bytes> <u8 bit width> <hybrid indices>, gathered as they are decoded, with
+// the statuses of src/codecs/parquet_dict/page.rs. `param` is the width.
+extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
+    parquet_dict_page(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
+                      u8* __restrict__ output, ChunkStatus* __restrict__ status, u32 param) {
+    for_each_chunk(njobs, [&](u64 j, u8* ring) {
+        const ChunkJob job = jobs[j];
+        const u8* in = input + job.in_off;
+        ChunkStatus* st = status + j;
+        const u64 len = job.in_len;
+        if (len < 4) {
+            put_status(st, INPUT_TRUNCATED, 0, 0);
+            return;
+        }
+        const u32 n = (u32)__ldg(in) | ((u32)__ldg(in + 1) << 8) | ((u32)__ldg(in + 2) << 16) |
+                      ((u32)__ldg(in + 3) << 24);
+        const u64 dict_end = (u64)n * param + 4;  // below 2^64: no overflow to report
+        if (len <= dict_end) {
+            put_status(st, INPUT_TRUNCATED, 0, 0);
+            return;
+        }
+        const u32 bw = __ldg(in + dict_end);
+        if (bw > 32) {
+            put_status(st, INPUT_CORRUPT, dict_end, 0);
+            return;
+        }
+        const u64 base = dict_end + 1;
+        const DictSink sink{output + job.out_off * param, in + 4, n, param};
+        const u32 count = param ? (u32)job.out_count : 0u;
+        hybrid_decode(in + base, (u32)(len - base), count, bw, sink, st, ring, base);
     });
 }

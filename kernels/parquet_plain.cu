@@ -85,15 +85,6 @@ __device__ void plain_fixed(const u8* in, const ChunkJob& job, u32 width, u8* ou
     put_status(st, OK, 0, width ? job.out_count : 0);
 }
 
-// Copies one `width`-byte value, 4 bytes at a time when both ends allow it.
-__device__ __forceinline__ void copy_value(u8* o, const u8* s, u32 width) {
-    if (((width | (u32)(size_t)o | (u32)(size_t)s) & 3) == 0) {
-        for (u32 b = 0; b < width; b += 4)
-            *reinterpret_cast<u32*>(o + b) = __ldg(reinterpret_cast<const u32*>(s + b));
-    } else {
-        for (u32 b = 0; b < width; ++b) o[b] = __ldg(s + b);
-    }
-}
 
 // Dictionary gather: <u32 n> <n * width dictionary bytes> <u32 index per
 // value>. The first index past the dictionary fails the job (a ballot per

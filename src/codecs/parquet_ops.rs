@@ -54,5 +54,6 @@ pub fn decode(op: ParquetOp, input: &[u8], out: &mut [u8]) -> ChunkStatus {
             ByteArrayEncoding::Delta => parquet_delta_byte_array::data(input, out),
         },
         ParquetOp::DictGather { width } => parquet_dict::decode(width as usize, input, out),
+        ParquetOp::DictPage { width } => parquet_dict::decode_page(width as usize, input, out),
     }
 }

@@ -97,7 +97,8 @@ pub fn launch_param(op: &StageOp) -> Option<u32> {
             ParquetOp::Hybrid { bit_width } => u32::from(bit_width),
             ParquetOp::PlainFixed { width }
             | ParquetOp::ByteStreamSplit { width }
-            | ParquetOp::DictGather { width } => width,
+            | ParquetOp::DictGather { width }
+            | ParquetOp::DictPage { width } => width,
             _ => 0,
         }),
         _ => None,
@@ -111,6 +112,7 @@ fn parquet_entry(op: ParquetOp) -> Option<(&'static KernelSource, &'static str)>
         ParquetOp::PlainBool => Some((&PARQUET_PLAIN, "parquet_plain_bool")),
         ParquetOp::PlainFixed { .. } => Some((&PARQUET_PLAIN, "parquet_plain_fixed")),
         ParquetOp::DictGather { .. } => Some((&PARQUET_PLAIN, "parquet_dict_gather")),
+        ParquetOp::DictPage { .. } => Some((&PARQUET_HYBRID, "parquet_dict_page")),
         ParquetOp::ByteStreamSplit { .. } => Some((&PARQUET_PLAIN, "parquet_byte_stream_split")),
         // The CPU reference decodes I32 into i32 and every other type into
         // i64 (the reader asks for I32 and I64 only); other types stay on
@@ -202,6 +204,7 @@ mod tests {
             ops.push(ParquetOp::PlainFixed { width: w });
             ops.push(ParquetOp::ByteStreamSplit { width: w });
             ops.push(ParquetOp::DictGather { width: w });
+            ops.push(ParquetOp::DictPage { width: w });
         }
         ops.extend((0..=33).map(|bit_width| ParquetOp::Hybrid { bit_width }));
         for e in [

@@ -4,10 +4,11 @@
 //! - A: repetition and definition levels (hybrid), dictionary pages
 //!   (PLAIN fixed-width values, or byte-array lengths);
 //! - B: page values, whose count (non-null entries) needs the levels:
-//!   PLAIN, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED, dictionary indices
-//!   (hybrid), byte-array lengths; dictionary byte-array bytes;
-//! - C: byte-array bytes (the lengths give the sizes) and fixed-width
-//!   dictionary gathers.
+//!   PLAIN, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED, fixed-width dictionary
+//!   pages (indices decoded and gathered in one pass, `DictPage`),
+//!   byte-array dictionary indices (hybrid), byte-array lengths; dictionary
+//!   byte-array bytes;
+//! - C: byte-array bytes (the lengths give the sizes).
 //!
 //! The result per column chunk is its levels and its non-null values end to
 //! end ([`Dense`]). Byte-array dictionary gathers happen here on the CPU
@@ -180,15 +181,17 @@ enum First {
     Direct(RequestId),
     /// RLE booleans: hybrid u32 output.
     BoolRle(RequestId),
-    /// Dictionary indices.
+    /// Dictionary indices (byte-array dictionaries).
     Indices(RequestId),
+    /// A fixed-width dictionary page, gathered (`ParquetOp::DictPage`);
+    /// `None` until its request is made (after the round's other requests).
+    DictPage(Option<RequestId>),
     /// Byte-array lengths (BYTE_ARRAY, or FLBA under DELTA_BYTE_ARRAY).
     Lengths(RequestId, ByteArrayEncoding),
 }
 
 enum Second {
     Data(RequestId),
-    Gather(RequestId),
 }
 
 enum Dict {
@@ -424,8 +427,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         }
     }
 
-    // Round B: values (or indices, or lengths).
-    for w in &mut works {
+    // Round B: values (or indices, or lengths); fixed-width dictionary pages
+    // as whole pages (their inputs assembled below).
+    let mut dict_pages: Vec<DictPageRef> = Vec::new();
+    for (wi, w) in works.iter_mut().enumerate() {
         let info = &infos[w.chunk];
         let p = &pages.chunks[w.chunk][w.page];
         let enc = p.header.encoding;
@@ -458,7 +463,12 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 if bw > 32 {
                     return Err(err(p, format!("dictionary index bit width {bw}")));
                 }
-                First::Indices(b.add(pq(ParquetOp::Hybrid { bit_width: bw }), r, n, at))
+                if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
+                    dict_pages.push((wi, bw, r));
+                    First::DictPage(None)
+                } else {
+                    First::Indices(b.add(pq(ParquetOp::Hybrid { bit_width: bw }), r, n, at))
+                }
             }
             (T::BYTE_ARRAY, PLAIN | DELTA_LENGTH_BYTE_ARRAY | DELTA_BYTE_ARRAY)
             | (T::FIXED_LEN_BYTE_ARRAY, DELTA_BYTE_ARRAY) => {
@@ -511,73 +521,33 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         });
     }
     let out_b = b.run(backend)?;
+    let out_dp = run_dict_pages(&mut works, &dict_pages, &dicts, infos, pages, backend)?;
     for (c, d) in dict_data.into_iter().enumerate() {
         if let Some((id, offsets)) = d {
             dicts[c] = Some(Dict::Bytes(offsets, out_b.bytes(id).to_vec()));
         }
     }
 
-    // Round C: byte-array bytes, fixed-width gathers.
+    // Round C: byte-array bytes.
     let mut c_bytes = StageBatch::new(buf);
-    let mut gathers: Vec<(usize, Range<usize>, u64, Location)> = Vec::new();
-    let mut gather_len = 0usize;
-    for (wi, w) in works.iter_mut().enumerate() {
+    for w in works.iter_mut() {
         let p = &pages.chunks[w.chunk][w.page];
-        match &w.first {
-            Some(First::Lengths(id, e)) => {
-                let total: u64 = out_b.typed::<u32>(*id).iter().map(|&l| u64::from(l)).sum();
-                let op = StageOp::Parquet(ParquetOp::ByteArrayData(*e));
-                w.second = Some(Second::Data(c_bytes.add(
-                    op,
-                    w.values.clone(),
-                    total,
-                    p.location.clone(),
-                )));
-            }
-            Some(First::Indices(_)) => {
-                if let Some(Dict::Fixed(d)) = &dicts[w.chunk] {
-                    let len = parquet_dict::input_len(d, w.n);
-                    let r = gather_len..gather_len + len;
-                    gather_len += len;
-                    gathers.push((wi, r, w.n as u64, p.location.clone()));
-                }
-            }
-            _ => {}
+        if let Some(First::Lengths(id, e)) = &w.first {
+            let total: u64 = out_b.typed::<u32>(*id).iter().map(|&l| u64::from(l)).sum();
+            let op = StageOp::Parquet(ParquetOp::ByteArrayData(*e));
+            w.second = Some(Second::Data(c_bytes.add(
+                op,
+                w.values.clone(),
+                total,
+                p.location.clone(),
+            )));
         }
     }
     let out_c = c_bytes.run(backend)?;
-    // Every gather job repeats its chunk's dictionary before the page's
-    // indices (the kernel's job format); the inputs are filled on all cores
-    // into memory sized once, as they come to hundreds of MiB.
-    let mut gather_src = crate::exec::copy::try_zeroed_vec::<u8>(gather_len)?;
-    {
-        let mut slots: Vec<(&mut [u8], usize)> = Vec::with_capacity(gathers.len());
-        let mut rest = gather_src.as_mut_slice();
-        for (wi, r, _, _) in &gathers {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            slots.push((head, *wi));
-            rest = tail;
-        }
-        slots.into_par_iter().for_each(|(dst, wi)| {
-            let w = &works[wi];
-            let (Some(First::Indices(id)), Some(Dict::Fixed(d))) = (&w.first, &dicts[w.chunk])
-            else {
-                unreachable!("gathers are dictionary-index pages of fixed dictionaries")
-            };
-            parquet_dict::write_input(d, infos[w.chunk].width, out_b.typed::<u32>(*id), dst);
-        });
-    }
-    let mut g = StageBatch::new(&gather_src);
-    for (wi, r, n, at) in gathers {
-        let width = infos[works[wi].chunk].width as u32;
-        let id = g.add(StageOp::Parquet(ParquetOp::DictGather { width }), r, n, at);
-        works[wi].second = Some(Second::Gather(id));
-    }
-    let out_g = g.run(backend)?;
 
     // Each chunk's values: one task per chunk; where the chunk's pages lie
     // end to end in one stage output, the values are a slice of it.
-    let outs = [&out_b, &out_c, &out_g];
+    let outs = [&out_b, &out_c, &out_dp];
     per_chunk(&mut works, infos.len())
         .into_par_iter()
         .zip(leaves.par_iter_mut())
@@ -595,6 +565,64 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             Ok(())
         })?;
     Ok(leaves)
+}
+
+/// A fixed-width dictionary page: its work, the indices' bit width, and
+/// where its hybrid indices lie in the pages buffer.
+type DictPageRef = (usize, u8, Range<usize>);
+
+/// Runs the fixed-width dictionary pages as one `DictPage` stage per value
+/// width. Each job's input (the chunk's dictionary, the bit width, then the
+/// page's hybrid indices as stored) is written into one buffer sized up
+/// front, one task per page: the indices stay packed, so this is far
+/// smaller than decoded `u32` indices would be.
+fn run_dict_pages(
+    works: &mut [Work],
+    dict_pages: &[DictPageRef],
+    dicts: &[Option<Dict>],
+    infos: &[LeafInfo],
+    pages: &Pages,
+    backend: &dyn Backend,
+) -> Result<BatchOutput> {
+    let dict_of = |wi: usize| match &dicts[works[wi].chunk] {
+        Some(Dict::Fixed(d)) => d.as_slice(),
+        _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
+    };
+    let mut ranges = Vec::with_capacity(dict_pages.len());
+    let mut len = 0usize;
+    for (wi, _, r) in dict_pages {
+        let n = parquet_dict::page_input_len(dict_of(*wi), &pages.buf[r.clone()]);
+        ranges.push(len..len + n);
+        len += n;
+    }
+    let mut src = crate::exec::copy::try_zeroed_vec::<u8>(len)?;
+    {
+        let mut slots: Vec<(&mut [u8], &DictPageRef)> = Vec::with_capacity(dict_pages.len());
+        let mut rest = src.as_mut_slice();
+        for (page, r) in dict_pages.iter().zip(&ranges) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            slots.push((head, page));
+            rest = tail;
+        }
+        slots.into_par_iter().for_each(|(dst, (wi, bw, r))| {
+            let width = infos[works[*wi].chunk].width;
+            parquet_dict::write_page_input(dict_of(*wi), width, *bw, &pages.buf[r.clone()], dst);
+        });
+    }
+    let mut batch = StageBatch::new(&src);
+    let mut ids = Vec::with_capacity(dict_pages.len());
+    for ((wi, _, _), r) in dict_pages.iter().zip(ranges) {
+        let w = &works[*wi];
+        let p = &pages.chunks[w.chunk][w.page];
+        let width = infos[w.chunk].width as u32;
+        let op = StageOp::Parquet(ParquetOp::DictPage { width });
+        ids.push(batch.add(op, r, w.n as u64, p.location.clone()));
+    }
+    let out = batch.run(backend)?;
+    for ((wi, _, _), id) in dict_pages.iter().zip(ids) {
+        works[*wi].first = Some(First::DictPage(Some(id)));
+    }
+    Ok(out)
 }
 
 /// Each chunk's works: they are pushed chunk by chunk, so chunk `c`'s are
@@ -615,7 +643,7 @@ fn per_chunk(works: &mut [Work], chunks: usize) -> Vec<&mut [Work]> {
 /// Where a page's final values are: which round's output, which request.
 fn value_piece(w: &Work) -> Option<(usize, RequestId)> {
     match (&w.first, &w.second) {
-        (_, Some(Second::Gather(id))) => Some((2, *id)),
+        (Some(First::DictPage(Some(id))), _) => Some((2, *id)),
         (Some(First::Lengths(..)), Some(Second::Data(id))) => Some((1, *id)),
         (Some(First::Direct(id)), _) => Some((0, *id)),
         _ => None,
@@ -655,7 +683,7 @@ struct Chunk<'a> {
     info: &'a LeafInfo,
     pages: &'a Pages,
     dict: Option<&'a Dict>,
-    /// Rounds B, C and the gathers.
+    /// Rounds B, C and the dictionary pages.
     outs: [&'a BatchOutput; 3],
 }
 

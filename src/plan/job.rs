@@ -136,6 +136,14 @@ pub enum ParquetOp {
         /// Bytes per value.
         width: u32,
     },
+    /// A whole dictionary-encoded page of fixed-width values, its indices
+    /// decoded and gathered in one pass: a job's input is a `u32`
+    /// dictionary size `n`, `n * width` dictionary bytes, the indices' bit
+    /// width as one byte, then the page's RLE/bit-packed indices.
+    DictPage {
+        /// Bytes per value.
+        width: u32,
+    },
 }
 
 /// Encodings of Parquet BYTE_ARRAY pages decoded in two passes.
@@ -169,7 +177,8 @@ impl ParquetOp {
             Self::PlainBool | Self::ByteArrayData(_) => 1,
             Self::PlainFixed { width }
             | Self::ByteStreamSplit { width }
-            | Self::DictGather { width } => *width as usize,
+            | Self::DictGather { width }
+            | Self::DictPage { width } => *width as usize,
             Self::DeltaBinaryPacked(t) => t.byte_width(),
         }
     }
@@ -185,6 +194,7 @@ impl ParquetOp {
             Self::ByteArrayLengths(e) => format!("parquet-byte-array-lengths/{}", e.name()),
             Self::ByteArrayData(e) => format!("parquet-byte-array-data/{}", e.name()),
             Self::DictGather { width } => format!("parquet-dict-gather/{width}"),
+            Self::DictPage { width } => format!("parquet-dict-page/{width}"),
         }
     }
 }

@@ -352,6 +352,96 @@ fn dict_gather_and_byte_stream_split_match() {
     }
 }
 
+/// A dictionary page job of `n` indices below `d` (some shapes of
+/// `hybrid_values`, at the smallest bit width that holds them or wider).
+fn dict_page(rng: &mut Rng, dict: &[u8], w: usize, d: usize, n: usize) -> Vec<u8> {
+    let need = (usize::BITS - (d - 1).leading_zeros()) as u8;
+    let bw = (need + rng.below(3) as u8).min(32);
+    let idx: Vec<u32> = hybrid_values(rng, n, bw)
+        .into_iter()
+        .map(|v| v % d as u32)
+        .collect();
+    let h = parquet_hybrid::encode(&idx, bw);
+    let mut e = vec![0; parquet_dict::page_input_len(dict, &h)];
+    parquet_dict::write_page_input(dict, w, bw, &h, &mut e);
+    e
+}
+
+#[test]
+fn dict_pages_match() {
+    let test = "dict_pages_match";
+    let mut rng = Rng::fresh(test);
+    for width in [1u32, 2, 3, 4, 8, 12, 16] {
+        let w = width as usize;
+        let mut inputs = Vec::new();
+        let mut counts = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(30) {
+            let n = chunk_len(&mut rng);
+            let most = [2, 300, 70_000][rng.below(3) as usize];
+            let d = 1 + rng.below(most) as usize;
+            let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
+            let input = dict_page(&mut rng, &dict, w, d, n);
+            // The reference: the hybrid decoder's indices, gathered.
+            let bw = input[4 + d * w];
+            let mut idx = vec![0u32; n];
+            assert!(parquet_hybrid::decode(bw, &input[5 + d * w..], &mut idx).is_ok());
+            for k in idx {
+                wants.extend_from_slice(&dict[k as usize * w..(k as usize + 1) * w]);
+            }
+            inputs.push(input);
+            counts.push(n as u64);
+        }
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::DictPage { width }, &inputs, &counts);
+        let out = both(test, &stage, &bytes);
+        out.check(&stage).unwrap();
+        assert_eq!(out.data.as_bytes(), wants.as_slice(), "width {width}");
+    }
+}
+
+#[test]
+fn dict_page_edge_cases_match() {
+    use StatusCode::*;
+    let test = "dict_page_edge_cases_match";
+    let mut rng = Rng::fresh(test);
+    let page = |dict: &[u8], w: usize, bw: u8, idx: &[u32]| {
+        let h = parquet_hybrid::encode(idx, bw);
+        let mut e = vec![0; parquet_dict::page_input_len(dict, &h)];
+        parquet_dict::write_page_input(dict, w, bw, &h, &mut e);
+        e
+    };
+    let dict = [1u8, 2, 3, 4, 5, 6];
+    let mut packed_bad = vec![0u32; 70];
+    packed_bad[45] = 3;
+    packed_bad[3] = 2;
+    let mut wide = page(&dict, 2, 2, &[1; 10]);
+    wide[4 + 6] = 33;
+    // (input, count, status, detail, produced)
+    let cases: Vec<(Vec<u8>, u64, StatusCode, u32, u64)> = vec![
+        (vec![], 0, InputTruncated, 0, 0),
+        (vec![3, 0, 0, 0, 1, 2, 3, 4, 5, 6], 1, InputTruncated, 0, 0),
+        (page(&dict, 2, 2, &[0, 2, 1, 2]), 4, Ok, 0, 4),
+        (page(&dict, 2, 2, &[]), 0, Ok, 0, 0),
+        (page(&dict, 2, 0, &[0; 9]), 9, Ok, 0, 9),
+        (page(&[], 2, 0, &[0; 9]), 9, ValueOutOfRange, 5, 0),
+        (page(&dict, 2, 2, &[3; 20]), 20, ValueOutOfRange, 11, 0),
+        (page(&dict, 2, 2, &packed_bad), 70, ValueOutOfRange, 16, 45),
+        (page(&dict, 2, 2, &[1; 10]), 11, OutputShort, 13, 10),
+        (wide, 10, InputCorrupt, 10, 0),
+    ];
+    let inputs: Vec<Vec<u8>> = cases.iter().map(|c| c.0.clone()).collect();
+    let counts: Vec<u64> = cases.iter().map(|c| c.1).collect();
+    let (bytes, stage) = stage_of(&mut rng, ParquetOp::DictPage { width: 2 }, &inputs, &counts);
+    let out = both(test, &stage, &bytes);
+    for (i, (st, c)) in out.statuses.iter().zip(&cases).enumerate() {
+        assert_eq!(
+            (st.status(), st.detail, st.produced),
+            (c.2, c.3, c.4),
+            "case {i}"
+        );
+    }
+}
+
 #[test]
 fn plain_gather_split_edge_cases_match() {
     use StatusCode::*;
@@ -664,7 +754,7 @@ fn delta_edge_cases_match() {
 fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
     let mut inputs = Vec::new();
     let mut counts = Vec::new();
-    let kind = round % 6;
+    let kind = round % 7;
     let width = [1u32, 2, 3, 4, 8, 12, 16][rng.below(7) as usize];
     let bw = rng.below(33) as u8;
     let op = match kind {
@@ -673,6 +763,7 @@ fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
         2 => ParquetOp::PlainFixed { width },
         3 => ParquetOp::DictGather { width },
         4 => ParquetOp::ByteStreamSplit { width },
+        5 => ParquetOp::DictPage { width },
         _ => ParquetOp::DeltaBinaryPacked(if rng.below(2) == 0 {
             IntType::I32
         } else {
@@ -688,6 +779,11 @@ fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
                 parquet_plain::encode_bool(&(0..n).map(|_| rng.below(2) == 0).collect::<Vec<_>>())
             }
             ParquetOp::PlainFixed { .. } => (0..n * w).map(|_| rng.next() as u8).collect(),
+            ParquetOp::DictPage { .. } => {
+                let d = 1 + rng.below(50) as usize;
+                let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
+                dict_page(rng, &dict, w, d, n)
+            }
             ParquetOp::DictGather { .. } => {
                 let d = 1 + rng.below(50) as usize;
                 let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
@@ -769,6 +865,7 @@ fn garbage_streams_give_equal_statuses() {
     for width in [0u32, 1, 2, 4, 8, 12] {
         ops.push(ParquetOp::PlainFixed { width });
         ops.push(ParquetOp::DictGather { width });
+        ops.push(ParquetOp::DictPage { width });
         ops.push(ParquetOp::ByteStreamSplit { width });
     }
     ops.extend([

@@ -54,22 +54,31 @@ fn unpack(input: &[u8], base: usize, bit_width: u32, i: usize) -> u32 {
     ((v >> (bit % 8)) & ((1u64 << bit_width) - 1)) as u32
 }
 
-/// Decodes `out.len()` values of `bit_width` bits from `input`.
-///
-/// Statuses: `InputCorrupt` for a bit width over 32; `OutputShort` when the
-/// input ends between runs; `InputTruncated` inside a run header or an RLE
-/// value, or when a bit-packed run lacks bytes for values still needed;
-/// `VarintOverlong` for a header over 5 bytes; `ValueOutOfRange` for an RLE
-/// value wider than `bit_width` or a header over 32 bits.
-pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
+/// Where a walk's values go: a run of one repeated value, or a block of
+/// bit-packed values (consecutive). `at` is the index of the first value,
+/// `run_at` the byte offset of the run's header. Returning a status stops
+/// the walk with it (a value the sink refuses).
+pub(crate) trait Sink {
+    /// `take` copies of `v` from value `at`.
+    fn repeat(&mut self, at: usize, v: u32, take: usize, run_at: usize) -> Option<ChunkStatus>;
+    /// `values` from value `at`.
+    fn block(&mut self, at: usize, values: &[u32], run_at: usize) -> Option<ChunkStatus>;
+}
+
+/// Bit-packed values a walk hands over at a time.
+const BLOCK: usize = 256;
+
+/// Walks the runs of `count` values of `bit_width` bits from `input`,
+/// handing them to `sink`; the statuses of [`decode`].
+pub(crate) fn walk(bit_width: u8, input: &[u8], count: usize, sink: &mut impl Sink) -> ChunkStatus {
     let fail = |c, at: usize, n: usize| ChunkStatus::failed(c, at as u64, n as u64);
     if bit_width > MAX_BIT_WIDTH {
         return fail(StatusCode::InputCorrupt, 0, 0);
     }
     let bw = u32::from(bit_width);
     let value_bytes = bw.div_ceil(8) as usize;
-    let count = out.len();
     let (mut pos, mut produced) = (0usize, 0usize);
+    let mut block = [0u32; BLOCK];
     while produced < count {
         let run_at = pos;
         if pos >= input.len() {
@@ -94,7 +103,9 @@ pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
             }
             pos += value_bytes;
             let take = len.min(count - produced);
-            out[produced..produced + take].fill(v as u32);
+            if let Some(st) = sink.repeat(produced, v as u32, take, run_at) {
+                return st;
+            }
             produced += take;
         } else {
             let run_bytes = len * bw as usize;
@@ -109,10 +120,18 @@ pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
                 return fail(StatusCode::InputTruncated, run_at, produced);
             }
             if bw == 0 {
-                out[produced..produced + want].fill(0);
+                if let Some(st) = sink.repeat(produced, 0, want, run_at) {
+                    return st;
+                }
             } else {
-                for (i, slot) in out[produced..produced + want].iter_mut().enumerate() {
-                    *slot = unpack(input, pos, bw, i);
+                for first in (0..want).step_by(BLOCK) {
+                    let n = BLOCK.min(want - first);
+                    for (i, slot) in block[..n].iter_mut().enumerate() {
+                        *slot = unpack(input, pos, bw, first + i);
+                    }
+                    if let Some(st) = sink.block(produced + first, &block[..n], run_at) {
+                        return st;
+                    }
                 }
             }
             produced += want;
@@ -120,6 +139,29 @@ pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
         }
     }
     ChunkStatus::ok(produced as u64)
+}
+
+/// Decodes `out.len()` values of `bit_width` bits from `input`.
+///
+/// Statuses: `InputCorrupt` for a bit width over 32; `OutputShort` when the
+/// input ends between runs; `InputTruncated` inside a run header or an RLE
+/// value, or when a bit-packed run lacks bytes for values still needed;
+/// `VarintOverlong` for a header over 5 bytes; `ValueOutOfRange` for an RLE
+/// value wider than `bit_width` or a header over 32 bits.
+pub fn decode(bit_width: u8, input: &[u8], out: &mut [u32]) -> ChunkStatus {
+    struct Fill<'a>(&'a mut [u32]);
+    impl Sink for Fill<'_> {
+        fn repeat(&mut self, at: usize, v: u32, take: usize, _: usize) -> Option<ChunkStatus> {
+            self.0[at..at + take].fill(v);
+            None
+        }
+        fn block(&mut self, at: usize, values: &[u32], _: usize) -> Option<ChunkStatus> {
+            self.0[at..at + values.len()].copy_from_slice(values);
+            None
+        }
+    }
+    let count = out.len();
+    walk(bit_width, input, count, &mut Fill(out))
 }
 
 #[cfg(test)]

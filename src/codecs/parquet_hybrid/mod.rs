@@ -15,6 +15,7 @@
 mod decode;
 mod encode;
 
+pub(crate) use decode::{Sink, walk};
 pub use decode::{decode, uniform};
 pub use encode::encode;
 
