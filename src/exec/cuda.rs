@@ -386,32 +386,44 @@ impl CudaBackend {
         // Into a pool block that becomes the output as it is, or, past the
         // pool's cap, into the lane's staging buffer and then copied.
         let mut block = self.pool.take(out_bytes)?;
-        let pinned = match &mut block {
-            Some(b) => b.slice_mut(),
-            None => s.pinned_out.get(ctx, out_bytes)?,
+        let copied = (|| -> Result<Vec<ChunkStatus>> {
+            let pinned = match &mut block {
+                Some(b) => b.slice_mut(),
+                None => s.pinned_out.get(ctx, out_bytes)?,
+            };
+            let dev = s.output.get(stream, out_bytes)?;
+            stream
+                .memcpy_dtoh(
+                    &dev.slice(..out_bytes),
+                    &mut pinned.as_mut_slice().map_err(err)?[..out_bytes],
+                )
+                .map_err(err)?;
+            let mut statuses = vec![ChunkStatus::PENDING; stage.jobs.len()];
+            // SAFETY: ChunkStatus is plain old data; the slice covers the vector.
+            let status_bytes = unsafe {
+                std::slice::from_raw_parts_mut(
+                    statuses.as_mut_ptr().cast::<u8>(),
+                    std::mem::size_of_val(statuses.as_slice()),
+                )
+            };
+            let dev = s.status.get(stream, status_bytes.len())?;
+            stream
+                .memcpy_dtoh(&dev.slice(..status_bytes.len()), status_bytes)
+                .map_err(err)?;
+            stream
+                .synchronize()
+                .map_err(|e| Error::cuda("running a kernel", e))?;
+            Ok(statuses)
+        })();
+        let statuses = match copied {
+            Ok(st) => st,
+            Err(e) => {
+                // A download into the block may still be in flight: it must
+                // never go back to the pool (its memory is lost instead).
+                std::mem::forget(block);
+                return Err(e);
+            }
         };
-        let dev = s.output.get(stream, out_bytes)?;
-        stream
-            .memcpy_dtoh(
-                &dev.slice(..out_bytes),
-                &mut pinned.as_mut_slice().map_err(err)?[..out_bytes],
-            )
-            .map_err(err)?;
-        let mut statuses = vec![ChunkStatus::PENDING; stage.jobs.len()];
-        // SAFETY: ChunkStatus is plain old data; the slice covers the vector.
-        let status_bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                statuses.as_mut_ptr().cast::<u8>(),
-                std::mem::size_of_val(statuses.as_slice()),
-            )
-        };
-        let dev = s.status.get(stream, status_bytes.len())?;
-        stream
-            .memcpy_dtoh(&dev.slice(..status_bytes.len()), status_bytes)
-            .map_err(err)?;
-        stream
-            .synchronize()
-            .map_err(|e| Error::cuda("running a kernel", e))?;
         let t = std::time::Instant::now();
         let data = match block {
             Some(b) => HostBuffer::shared(b.into_buffer(out_bytes)?),

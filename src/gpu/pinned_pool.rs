@@ -83,25 +83,34 @@ impl PinnedPool {
         Self::new(ctx, cap)
     }
 
-    /// A block of at least `bytes`: the smallest free one that fits, else a
-    /// new one while the pool stays under its cap; `None` beyond it.
+    /// A block of at least `bytes`: a free one of its size class (a power
+    /// of two), else a new one while the pool stays under its cap, else the
+    /// smallest larger free one; `None` when there is none, or when pinned
+    /// memory cannot be had (the caller then stages and copies).
     pub fn take(&self, bytes: usize) -> Result<Option<PinnedBlock>> {
         let size = bytes.max(MIN_BLOCK).next_power_of_two();
         let inner = &self.inner;
-        {
+        let from_free = |exact: bool| {
             let mut free = inner.free.lock().unwrap_or_else(|p| p.into_inner());
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.len() >= size)
+                .filter(|(_, b)| {
+                    if exact {
+                        b.len() == size
+                    } else {
+                        b.len() >= size
+                    }
+                })
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
-            if let Some(i) = best {
-                return Ok(Some(PinnedBlock {
-                    slice: Some(free.swap_remove(i)),
-                    pool: inner.clone(),
-                }));
-            }
+            best.map(|i| PinnedBlock {
+                slice: Some(free.swap_remove(i)),
+                pool: inner.clone(),
+            })
+        };
+        if let Some(b) = from_free(true) {
+            return Ok(Some(b));
         }
         let reserved = inner
             .held
@@ -109,7 +118,7 @@ impl PinnedPool {
                 h.checked_add(size).filter(|&n| n <= inner.cap)
             });
         if reserved.is_err() {
-            return Ok(None);
+            return Ok(from_free(false));
         }
         // Flags 0, not write-combined: the CPU reads these blocks.
         // SAFETY: a block's bytes are written by a download before anything
@@ -132,7 +141,8 @@ impl PinnedPool {
             }
             Err(e) => {
                 inner.held.fetch_sub(size, Ordering::Relaxed);
-                Err(Error::cuda("allocating pinned host memory", e))
+                tracing::debug!("pinned pool: cannot allocate {size} bytes ({e}); staging instead");
+                Ok(None)
             }
         }
     }

@@ -138,15 +138,18 @@ enum Piece {
 /// slots, and writers fill every chunk but a stream's last to the block
 /// size. Then the streams need no compacting copy (a pass over every
 /// decompressed byte). `None` when a stream has a stored chunk, a short
-/// chunk before its last, or a start that would not be 8-byte aligned;
-/// the caller then compacts.
+/// chunk before its last, a start that would not be 8-byte aligned, or
+/// streams filling less than half of the output; the caller then compacts.
 fn in_place(
     pieces: &[(StreamKey, Vec<Piece>)],
     skips: &[u64],
     block: u64,
     out: &BatchOutput,
 ) -> Option<HashMap<StreamKey, Range<usize>>> {
-    if !block.is_multiple_of(STREAM_ALIGN as u64) {
+    // Nothing decompressed (an empty projection, streams without bytes):
+    // the stage has no output to keep.
+    let chunks = pieces.iter().map(|(_, ps)| ps.len()).sum::<usize>();
+    if chunks == 0 || !block.is_multiple_of(STREAM_ALIGN as u64) {
         return None;
     }
     let mut ranges = HashMap::with_capacity(pieces.len());
@@ -181,7 +184,17 @@ fn in_place(
         }
         ranges.insert(*key, r.start + skip..r.end);
     }
-    Some(ranges)
+    // The buffer stays alive as long as any array made from it, slack
+    // included (each stream's last slot is mostly empty when streams are
+    // short): keep it only when the streams fill at least half of it.
+    let used: usize = ranges.values().map(|r| r.len()).sum();
+    let (_, last) = out.place(
+        match pieces.iter().rev().flat_map(|(_, ps)| ps.last()).next()? {
+            Piece::Compressed(id) => *id,
+            Piece::Original(_) => return None,
+        },
+    );
+    (used >= last.end / 2).then_some(ranges)
 }
 
 /// Reads and decompresses the data streams of `columns` in each stripe.
