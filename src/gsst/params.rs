@@ -60,13 +60,9 @@ impl TargetDevice {
         shape.min_blocks.min(by_smem).min(by_threads).max(1)
     }
 }
-/// Smallest default block. Inputs smaller than one wave of blocks of this
-/// size leave SMs idle, and every block pays its header (symbol and split
-/// tables). On the H100, the 18 MiB English corpus went from 73 blocks of
-/// 256 KiB (splits 142 GB/s, coalesced 86 GB/s, ratio 1.956) to 291 blocks
-/// of 64 KiB (206 GB/s, 250 GB/s, ratio 1.854): 5% of ratio for 1.45-2.9x
-/// the speed (BENCHMARKS.md, session 6).
-pub const MIN_BLOCK_BYTES: usize = 64 << 10;
+/// Smallest default block: below this the per-block header (symbol table
+/// and split table, up to about 10 KiB) costs more than a percent of ratio.
+pub const MIN_BLOCK_BYTES: usize = 256 << 10;
 /// Smallest default split: shorter splits spend more time at their
 /// unaligned ends than in aligned 16-byte transfers.
 pub const MIN_SPLIT_BYTES: usize = 1024;
