@@ -134,6 +134,29 @@ where
     })
 }
 
+/// Reads every set side by side (`read` gets the set and its projected
+/// schema, and returns its batches and a per-set result such as its
+/// stats), then joins the batches into batches of `schema`; the per-set
+/// results come back in set order.
+pub fn read_joined<S, F>(
+    schema: &SchemaRef,
+    sets: &[Vec<usize>],
+    read: F,
+) -> Result<(Vec<RecordBatch>, Vec<S>)>
+where
+    S: Send,
+    F: Fn(&[usize], &SchemaRef) -> Result<(Vec<RecordBatch>, S)> + Sync,
+{
+    let per_set = run(sets, |set| read(set, &project(schema, set)))?;
+    let (mut batches, extra): (Vec<_>, Vec<_>) = per_set.into_iter().unzip();
+    let joined = if sets.len() == 1 {
+        batches.pop().unwrap_or_default()
+    } else {
+        join(schema, sets, batches)?
+    };
+    Ok((joined, extra))
+}
+
 /// The schema of the columns at `set` (positions in `schema`).
 pub fn project(schema: &SchemaRef, set: &[usize]) -> SchemaRef {
     std::sync::Arc::new(Schema::new_with_metadata(

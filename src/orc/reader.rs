@@ -606,28 +606,18 @@ impl OrcFile {
             .map(|c| streams::column_bytes(&layouts, &c.walk()))
             .collect();
         let sets = split.partition(&bytes);
-        let per_set = column_sets::run(&sets, |set| {
+        let (batches, set_stats) = column_sets::read_joined(schema, &sets, |set, schema| {
             let cols: Vec<&Column> = set.iter().map(|&i| cols[i]).collect();
             let ids: Vec<u32> = cols
                 .iter()
                 .flat_map(|c| c.walk().into_iter().map(|c| c.id))
                 .collect();
             let mut stats = ReadStats::default();
-            let schema = column_sets::project(schema, set);
-            let batches = self.decode_columns(parts, &cols, &ids, &schema, backend, &mut stats)?;
+            let batches = self.decode_columns(parts, &cols, &ids, schema, backend, &mut stats)?;
             Ok((batches, stats))
         })?;
-        let mut batches = Vec::with_capacity(per_set.len());
-        let mut set_stats = Vec::with_capacity(per_set.len());
-        for (b, s) in per_set {
-            batches.push(b);
-            set_stats.push(s);
-        }
         stats.add_concurrent(&set_stats);
-        if sets.len() == 1 {
-            return Ok(batches.pop().unwrap_or_default());
-        }
-        column_sets::join(schema, &sets, batches)
+        Ok(batches)
     }
 
     /// [`decode_parts`](Self::decode_parts) for one set of columns.

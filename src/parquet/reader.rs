@@ -366,25 +366,15 @@ impl ParquetFile {
             })
             .collect();
         let sets = split.partition(&bytes);
-        let per_set = column_sets::run(&sets, |set| {
+        let (batches, set_stats) = column_sets::read_joined(schema, &sets, |set, schema| {
             let cols: Vec<usize> = set.iter().map(|&i| cols[i]).collect();
             let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();
-            let schema = column_sets::project(schema, set);
             let mut stats = ReadStats::default();
-            let batches = self.read_group(group, &cols, &leaves, &schema, backend, &mut stats)?;
+            let batches = self.read_group(group, &cols, &leaves, schema, backend, &mut stats)?;
             Ok((batches, stats))
         })?;
-        let mut batches = Vec::with_capacity(per_set.len());
-        let mut set_stats = Vec::with_capacity(per_set.len());
-        for (b, s) in per_set {
-            batches.push(b);
-            set_stats.push(s);
-        }
         stats.add_concurrent(&set_stats);
-        if sets.len() == 1 {
-            return Ok(batches.pop().unwrap_or_default());
-        }
-        column_sets::join(schema, &sets, batches)
+        Ok(batches)
     }
 
     /// Reads one group of row groups for the columns `cols`, whose leaves

@@ -6,14 +6,11 @@ use crate::plan::{ChunkStatus, StatusCode};
 /// shorter than its header says; `ValueOutOfRange` (at the index's byte
 /// offset) for an index past the dictionary.
 pub fn decode(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
-    let Some(head) = input.get(..4) else {
-        return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
+    let (n, dict_end) = match dictionary(input, width) {
+        Ok(d) => d,
+        Err(st) => return st,
     };
-    let n = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
     let count = out.len() / width.max(1);
-    let Some(dict_end) = n.checked_mul(width).and_then(|b| b.checked_add(4)) else {
-        return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
-    };
     if input.len() < dict_end || (input.len() - dict_end) / 4 < count {
         return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
     }
@@ -27,6 +24,19 @@ pub fn decode(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
         out[i * width..(i + 1) * width].copy_from_slice(&dict[k * width..(k + 1) * width]);
     }
     ChunkStatus::ok(count as u64)
+}
+
+/// A job's dictionary header: the entry count `n` and where the `n *
+/// width` dictionary bytes after it end. `InputTruncated` without the
+/// count, `InputCorrupt` when the size overflows.
+pub(super) fn dictionary(input: &[u8], width: usize) -> Result<(usize, usize), ChunkStatus> {
+    let Some(head) = input.get(..4) else {
+        return Err(ChunkStatus::failed(StatusCode::InputTruncated, 0, 0));
+    };
+    let n = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
+    let end = n.checked_mul(width).and_then(|b| b.checked_add(4));
+    end.map(|e| (n, e))
+        .ok_or_else(|| ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0))
 }
 
 /// Bytes of the job input [`write_input`] writes.

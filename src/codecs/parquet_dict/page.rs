@@ -35,14 +35,11 @@ pub fn write_page_input(dict: &[u8], width: usize, bit_width: u8, hybrid: &[u8],
 /// `ValueOutOfRange` at the run's header for the first index past the
 /// dictionary, `produced` being that value's position.
 pub fn decode_page(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
-    let Some(head) = input.get(..4) else {
-        return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
+    let (n, dict_end) = match super::decode::dictionary(input, width) {
+        Ok(d) => d,
+        Err(st) => return st,
     };
-    let n = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
     let count = out.len() / width.max(1);
-    let Some(dict_end) = n.checked_mul(width).and_then(|b| b.checked_add(4)) else {
-        return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
-    };
     if input.len() <= dict_end {
         return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
     }
