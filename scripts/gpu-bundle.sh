@@ -10,6 +10,8 @@
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
 #   BUNDLE_SQL=1 adds warpread-sql, the DataFusion build, xz-compressed
+#   BUNDLE_PROFILE=release builds with the release profile (thin LTO) instead
+#     of `gpu` (no LTO, incremental: minutes after a small change)
 #   BUNDLE_DEFAULT_FEATURES=1 builds everything with default features (one
 #     compile of the crate instead of two: on a 2-core host that halves the
 #     build); warpread is then the DataFusion build and run-gpu.sh sql uses it
@@ -23,16 +25,17 @@ out=${1:-bundle}
 # in all, nvCOMP's ~27 MiB included).
 limit_mib=30
 
-# The test build below leaves target/release/warpread built without `sql`;
+# The test build below leaves target/$profile/warpread built without `sql`;
 # BUNDLE_SQL=1 also bundles the DataFusion build as warpread-sql (for
 # `run-gpu.sh sql`).
+profile=${BUNDLE_PROFILE:-gpu}
 features=--no-default-features
 [ "${BUNDLE_DEFAULT_FEATURES:-0}" = 1 ] && features=
 # Only the test binaries the bundle carries: every other target (examples,
 # the binary's own tests) would link DataFusion again for nothing.
 targets="--test it"
 [ "${BUNDLE_UNIT:-0}" = 1 ] && targets="$targets --lib"
-mapfile -t tests < <(cargo test --release --no-run $features $targets --message-format=json 2>/dev/null |
+mapfile -t tests < <(cargo test --profile "$profile" --no-run $features $targets --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -42,15 +45,15 @@ for line in sys.stdin:
 ')
 
 # With default features the test build above already linked the binary the
-# integration tests run (target/release/warpread, DataFusion included); a
+# integration tests run (target/$profile/warpread, DataFusion included); a
 # separate `cargo build` would compile the crate again (the tests' feature
 # set differs by the dev-dependencies).
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
-cp target/release/warpread "$out/warpread"
+cp "target/$profile/warpread" "$out/warpread"
 if [ "${BUNDLE_SQL:-0}" = 1 ] && [ -n "$features" ]; then
-  cargo build --release --bin warpread
-  cp target/release/warpread "$out/warpread-sql"
+  cargo build --profile "$profile" --bin warpread
+  cp "target/$profile/warpread" "$out/warpread-sql"
   strip "$out/warpread-sql"
   xz -9 -T0 "$out/warpread-sql"
 fi

@@ -89,6 +89,9 @@ pub fn run(
             if r == warmup {
                 before = crate::exec::cuda::profile();
             }
+            // The previous run's batches go first: held through this read,
+            // they would keep its pinned output blocks from the pool.
+            drop(std::mem::take(&mut last));
             let t = Instant::now();
             let (batches, stats) = read(backend)?;
             last = batches;

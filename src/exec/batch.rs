@@ -110,7 +110,10 @@ impl<'a> StageBatch<'a> {
         self.requests.is_empty()
     }
 
-    /// Runs one stage per operation and checks every job's status.
+    /// Runs one stage per operation and checks every job's status. The
+    /// stages are independent, so they run side by side, each on its own
+    /// thread: on the CUDA backend each takes a lane, and one stage's
+    /// transfers overlap another's kernel instead of waiting for it.
     pub fn run(self, backend: &dyn Backend) -> Result<BatchOutput> {
         let mut ops: Vec<StageOp> = Vec::new();
         let mut by_op: HashMap<StageOp, Vec<usize>> = HashMap::new();
@@ -130,87 +133,40 @@ impl<'a> StageBatch<'a> {
             by_op.get_mut(&r.op).expect("inserted").push(i);
         }
         let mut placed: Vec<Option<Placed>> = (0..self.requests.len()).map(|_| None).collect();
+        let mut planned = Vec::with_capacity(ops.len());
+        for (stage_idx, op) in ops.iter().enumerate() {
+            planned.push(self.plan_stage(stage_idx, *op, &by_op[op], backend, &mut placed)?);
+        }
+        let run = |(stage, input): &(Stage, StageInput)| {
+            let input = match input {
+                StageInput::Source(r) => &self.source[r.clone()],
+                StageInput::Gathered(v) => v.as_slice(),
+            };
+            backend.run_stage(stage, input)
+        };
+        let results: Vec<Result<super::StageOutput>> = if planned.len() == 1 {
+            vec![run(&planned[0])]
+        } else {
+            // Scoped threads, not rayon tasks: a stage waiting for a free
+            // lane must not hold a rayon worker that another stage's
+            // parallel copies need.
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = planned
+                    .iter()
+                    .map(|p| scope.spawn(move || run(p)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
         let mut outputs = Vec::with_capacity(ops.len());
         let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
-        for (stage_idx, op) in ops.iter().enumerate() {
-            let ids = &by_op[op];
-            // In place: jobs address the source itself (a backend that
-            // reads host memory where it is), or the one span of it the
-            // requests fill in order; otherwise the requests' bytes are
-            // compacted end to end first.
-            let in_place = backend.reads_host_input(op);
-            let direct = if in_place {
-                None
-            } else {
-                direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
-            };
-            let gathered;
-            let (input, base): (&[u8], Option<usize>) = if in_place {
-                (self.source, Some(0))
-            } else if let Some(span) = &direct {
-                (&self.source[span.clone()], Some(span.start))
-            } else {
-                let pieces: Vec<&[u8]> = ids
-                    .iter()
-                    .map(|&i| &self.source[self.requests[i].input.clone()])
-                    .collect();
-                gathered = super::copy::gather(&pieces)?;
-                (&gathered, None)
-            };
-            // Finding run boundaries reads every run header (every varint of
-            // RLE v1 literals): one task per request, as serial it was the
-            // largest part of decoding ORC 0.11 files.
-            let splits: Vec<Option<Vec<ChunkJob>>> = match self.splitter.get(op) {
-                Some(f) => ids
-                    .par_iter()
-                    .map(|&i| {
-                        let r = &self.requests[i];
-                        f(&self.source[r.input.clone()], r.values)
-                    })
-                    .collect(),
-                None => vec![None; ids.len()],
-            };
-            let mut jobs = Vec::with_capacity(ids.len());
-            let mut out_at = 0u64;
-            let mut in_at = 0u64;
-            for (&i, split) in ids.iter().zip(splits) {
-                let r = &self.requests[i];
-                if let Some(base) = base {
-                    in_at = (r.input.start - base) as u64;
-                }
-                let bytes = &self.source[r.input.clone()];
-                let first_job = jobs.len();
-                match split {
-                    Some(parts) => jobs.extend(parts.into_iter().map(|j| ChunkJob {
-                        input: j.input.start + in_at..j.input.end + in_at,
-                        output_offset: j.output_offset + out_at,
-                        values: j.values,
-                    })),
-                    None => jobs.push(ChunkJob {
-                        input: in_at..in_at + bytes.len() as u64,
-                        output_offset: out_at,
-                        values: r.values,
-                    }),
-                }
-                placed[i] = Some(Placed {
-                    stage: stage_idx,
-                    output: out_at as usize..(out_at + r.values) as usize,
-                    jobs: first_job..jobs.len(),
-                });
-                in_at += bytes.len() as u64;
-                out_at = out_at.checked_add(r.values).ok_or_else(|| {
-                    Error::InvalidPlan(format!("output size overflows at {}", r.location))
-                })?;
-            }
-            let stage = Stage {
-                op: *op,
-                jobs,
-                output_values: out_at,
-                location: Location::default(),
-            };
-            let out = backend.run_stage(&stage, input)?;
-            for &i in ids {
+        for ((op, (stage, _)), out) in ops.iter().zip(&planned).zip(results) {
+            let out = out?;
+            for &i in &by_op[op] {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];
                 for j in p.jobs.clone() {
@@ -242,6 +198,95 @@ impl<'a> StageBatch<'a> {
             widths,
         })
     }
+
+    /// The stage of one operation over the requests `ids` and where its
+    /// input lies; records where each request's jobs and output land.
+    fn plan_stage(
+        &self,
+        stage_idx: usize,
+        op: StageOp,
+        ids: &[usize],
+        backend: &dyn Backend,
+        placed: &mut [Option<Placed>],
+    ) -> Result<(Stage, StageInput)> {
+        // In place: jobs address the source itself (a backend that reads
+        // host memory where it is), or the one span of it the requests fill
+        // in order; otherwise the requests' bytes are compacted end to end
+        // first.
+        let (input, base) = if backend.reads_host_input(&op) {
+            (StageInput::Source(0..self.source.len()), Some(0))
+        } else if let Some(span) =
+            direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
+        {
+            let base = span.start;
+            (StageInput::Source(span), Some(base))
+        } else {
+            let pieces: Vec<&[u8]> = ids
+                .iter()
+                .map(|&i| &self.source[self.requests[i].input.clone()])
+                .collect();
+            (StageInput::Gathered(super::copy::gather(&pieces)?), None)
+        };
+        // Finding run boundaries reads every run header (every varint of
+        // RLE v1 literals): one task per request, as serial it was the
+        // largest part of decoding ORC 0.11 files.
+        let splits: Vec<Option<Vec<ChunkJob>>> = match self.splitter.get(&op) {
+            Some(f) => ids
+                .par_iter()
+                .map(|&i| {
+                    let r = &self.requests[i];
+                    f(&self.source[r.input.clone()], r.values)
+                })
+                .collect(),
+            None => vec![None; ids.len()],
+        };
+        let mut jobs = Vec::with_capacity(ids.len());
+        let mut out_at = 0u64;
+        let mut in_at = 0u64;
+        for (&i, split) in ids.iter().zip(splits) {
+            let r = &self.requests[i];
+            if let Some(base) = base {
+                in_at = (r.input.start - base) as u64;
+            }
+            let bytes = &self.source[r.input.clone()];
+            let first_job = jobs.len();
+            match split {
+                Some(parts) => jobs.extend(parts.into_iter().map(|j| ChunkJob {
+                    input: j.input.start + in_at..j.input.end + in_at,
+                    output_offset: j.output_offset + out_at,
+                    values: j.values,
+                })),
+                None => jobs.push(ChunkJob {
+                    input: in_at..in_at + bytes.len() as u64,
+                    output_offset: out_at,
+                    values: r.values,
+                }),
+            }
+            placed[i] = Some(Placed {
+                stage: stage_idx,
+                output: out_at as usize..(out_at + r.values) as usize,
+                jobs: first_job..jobs.len(),
+            });
+            in_at += bytes.len() as u64;
+            out_at = out_at.checked_add(r.values).ok_or_else(|| {
+                Error::InvalidPlan(format!("output size overflows at {}", r.location))
+            })?;
+        }
+        let stage = Stage {
+            op,
+            jobs,
+            output_values: out_at,
+            location: Location::default(),
+        };
+        Ok((stage, input))
+    }
+}
+
+/// Where a stage's input lies: a span of the batch's source, or the
+/// requests' bytes gathered end to end.
+enum StageInput {
+    Source(Range<usize>),
+    Gathered(Vec<u8>),
 }
 
 impl BatchOutput {

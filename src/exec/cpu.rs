@@ -40,13 +40,29 @@ fn job_slices<'a, T>(
     parts
 }
 
+/// `bytes` as elements of `T`.
+///
+/// # Panics
+/// When `bytes` is not aligned for `T` (stage outputs are 8-byte aligned).
+fn typed_mut<T: IntElem>(bytes: &mut [u8]) -> &mut [T] {
+    assert_eq!(
+        bytes.as_ptr().align_offset(std::mem::align_of::<T>()),
+        0,
+        "stage outputs are 8-byte aligned"
+    );
+    let n = bytes.len() / std::mem::size_of::<T>();
+    // SAFETY: aligned (checked), in bounds (n elements fit), T is a plain
+    // integer for which every bit pattern is valid; the borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), n) }
+}
+
 fn run_typed<T: IntElem>(
     stage: &Stage,
     input: &[u8],
-    data: &mut HostBuffer,
+    out: &mut [u8],
     decode: fn(&[u8], &mut [T]) -> ChunkStatus,
 ) -> Vec<ChunkStatus> {
-    job_slices(&stage.jobs, data.typed_mut::<T>())
+    job_slices(&stage.jobs, typed_mut::<T>(out))
         .into_par_iter()
         .map(|(job, out)| {
             decode(
@@ -57,35 +73,38 @@ fn run_typed<T: IntElem>(
         .collect()
 }
 
-impl Backend for CpuBackend {
-    fn name(&self) -> &'static str {
-        "cpu"
+/// Zeroes the bytes of `out` that no job of `stage` writes (the gaps
+/// between jobs and the tail), so an output allocated without zeroing
+/// reads exactly as a zeroed one does.
+pub(crate) fn zero_gaps(stage: &Stage, out: &mut [u8]) {
+    let w = stage.op.output_width() as u64;
+    let mut at = 0usize;
+    for job in &stage.jobs {
+        let start = (job.output_offset * w) as usize;
+        out[at..start].fill(0);
+        at = ((job.output_offset + job.values) * w) as usize;
     }
+    let tail = &mut out[at..];
+    tail.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
+}
 
-    fn describe(&self) -> String {
-        format!("cpu ({} threads)", rayon::current_num_threads())
-    }
-
-    fn reads_host_input(&self, _op: &StageOp) -> bool {
-        true
-    }
-
-    fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
-        stage.validate(input.len() as u64)?;
-        let mut data = HostBuffer::try_zeroed(stage.output_bytes())?;
-        let statuses = match stage.op {
+impl CpuBackend {
+    /// Runs `stage` (validated by the caller) into `out`, which holds
+    /// `stage.output_bytes()` bytes, 8-byte aligned, zero wherever no job
+    /// writes; returns the jobs' statuses. The CUDA backend runs its ops
+    /// without a kernel through this, into pinned blocks.
+    pub(crate) fn run_into(&self, stage: &Stage, input: &[u8], out: &mut [u8]) -> Vec<ChunkStatus> {
+        match stage.op {
             StageOp::OrcRleV1(ty) => crate::with_int_type!(ty, T => {
-                run_typed::<T>(stage, input, &mut data, orc_rle_v1::decode::<T>)
+                run_typed::<T>(stage, input, out, orc_rle_v1::decode::<T>)
             }),
             StageOp::OrcRleV2(ty) => crate::with_int_type!(ty, T => {
-                run_typed::<T>(stage, input, &mut data, orc_rle_v2::decode::<T>)
+                run_typed::<T>(stage, input, out, orc_rle_v2::decode::<T>)
             }),
-            StageOp::OrcByteRle => run_typed::<u8>(stage, input, &mut data, orc_byte_rle::decode),
-            StageOp::OrcBoolRle => {
-                run_typed::<u8>(stage, input, &mut data, orc_byte_rle::decode_bools)
-            }
-            StageOp::Inflate => run_typed::<u8>(stage, input, &mut data, deflate::inflate),
-            StageOp::Gsst(layout) => job_slices(&stage.jobs, data.as_bytes_mut())
+            StageOp::OrcByteRle => run_typed::<u8>(stage, input, out, orc_byte_rle::decode),
+            StageOp::OrcBoolRle => run_typed::<u8>(stage, input, out, orc_byte_rle::decode_bools),
+            StageOp::Inflate => run_typed::<u8>(stage, input, out, deflate::inflate),
+            StageOp::Gsst(layout) => job_slices(&stage.jobs, out)
                 .into_par_iter()
                 .map(|(job, out)| {
                     gsst::decode_block(
@@ -96,7 +115,7 @@ impl Backend for CpuBackend {
                     )
                 })
                 .collect(),
-            StageOp::Decompress(codec) => job_slices(&stage.jobs, data.as_bytes_mut())
+            StageOp::Decompress(codec) => job_slices(&stage.jobs, out)
                 .into_par_iter()
                 .map(|(job, out)| {
                     block::decompress(
@@ -116,7 +135,7 @@ impl Backend for CpuBackend {
                         values: j.values * w,
                     })
                     .collect();
-                job_slices(&bytes, data.as_bytes_mut())
+                job_slices(&bytes, out)
                     .into_par_iter()
                     .map(|(job, out)| {
                         let input = &input[job.input.start as usize..job.input.end as usize];
@@ -124,7 +143,27 @@ impl Backend for CpuBackend {
                     })
                     .collect()
             }
-        };
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn describe(&self) -> String {
+        format!("cpu ({} threads)", rayon::current_num_threads())
+    }
+
+    fn reads_host_input(&self, _op: &StageOp) -> bool {
+        true
+    }
+
+    fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
+        stage.validate(input.len() as u64)?;
+        let mut data = HostBuffer::try_zeroed(stage.output_bytes())?;
+        let statuses = self.run_into(stage, input, data.as_bytes_mut());
         Ok(StageOutput { data, statuses })
     }
 }

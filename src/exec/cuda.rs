@@ -471,6 +471,30 @@ impl CudaBackend {
     }
 }
 
+impl CudaBackend {
+    /// Runs an op without a kernel on the CPU, into a pool block when one
+    /// is free: its output (decompressed pages or streams) is what the next
+    /// stage uploads, and from a pool block that upload needs no staging.
+    fn run_on_host(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
+        let cpu = super::CpuBackend::new();
+        stage.validate(input.len() as u64)?;
+        let bytes = stage.output_bytes();
+        let Some(mut block) = self.pool.take(bytes)? else {
+            return cpu.run_stage(stage, input);
+        };
+        let out = &mut block
+            .slice_mut()
+            .as_mut_slice()
+            .map_err(|e| Error::cuda("writing to pinned memory", e))?[..bytes];
+        super::cpu::zero_gaps(stage, out);
+        let statuses = cpu.run_into(stage, input, out);
+        Ok(StageOutput {
+            data: HostBuffer::shared(block.into_buffer(bytes)?),
+            statuses,
+        })
+    }
+}
+
 impl Backend for CudaBackend {
     fn name(&self) -> &'static str {
         "cuda"
@@ -492,7 +516,7 @@ impl Backend for CudaBackend {
                 "{} has no CUDA kernel: running it on the CPU",
                 stage.op.name()
             );
-            return super::CpuBackend::new().run_stage(stage, input);
+            return self.run_on_host(stage, input);
         }
         if stage.jobs.is_empty() {
             stage.validate(input.len() as u64)?;

@@ -19,10 +19,14 @@ use cudarc::driver::{CudaContext, PinnedHostSlice};
 
 use crate::error::{Error, Result};
 
-/// Default cap on the pool's pinned bytes.
-pub const DEFAULT_CAP: usize = 8 << 30;
+/// The least cap on the pool's pinned bytes, and the cap when the host's
+/// memory size is unknown.
+pub const MIN_CAP: usize = 8 << 30;
 
-/// Overrides [`DEFAULT_CAP`], in MiB (0 turns the pool off).
+/// The most the default cap grows to.
+pub const MAX_CAP: usize = 64 << 30;
+
+/// Overrides [`default_cap`], in MiB (0 turns the pool off).
 pub const ENV_CAP_MIB: &str = "WARPREAD_PINNED_POOL_MIB";
 
 /// Smallest block: smaller outputs share size classes of at least this.
@@ -74,12 +78,15 @@ impl PinnedPool {
         }
     }
 
-    /// A pool with the cap of [`ENV_CAP_MIB`], or [`DEFAULT_CAP`].
+    /// A pool with the cap of [`ENV_CAP_MIB`], or [`default_cap`].
     pub fn from_env(ctx: Arc<CudaContext>) -> Self {
         let cap = std::env::var(ENV_CAP_MIB)
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .map_or(DEFAULT_CAP, |mib| mib.saturating_mul(1 << 20));
+            .map_or_else(
+                || default_cap(host_memory()),
+                |mib| mib.saturating_mul(1 << 20),
+            );
         Self::new(ctx, cap)
     }
 
@@ -148,6 +155,28 @@ impl PinnedPool {
     }
 }
 
+/// The default cap for a host with `memory` bytes of RAM: a quarter of it,
+/// between [`MIN_CAP`] and [`MAX_CAP`]. A read keeps every output it hands
+/// out, so a cap below the Arrow size of one large read (TPC-H lineitem at
+/// scale 10 is 9.6 GB) sends the rest of it through staging and a copy;
+/// a quarter leaves the host most of its memory unpinned.
+pub fn default_cap(memory: Option<u64>) -> usize {
+    memory.map_or(MIN_CAP, |m| {
+        usize::try_from(m / 4)
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_CAP, MAX_CAP)
+    })
+}
+
+/// The host's physical memory in bytes (`MemTotal` of /proc/meminfo),
+/// `None` where that cannot be read.
+fn host_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 impl PinnedPool {
     /// Whether `bytes` lie inside one of the pool's blocks: pinned memory a
     /// transfer can read directly, without staging it first.
@@ -201,5 +230,19 @@ impl Drop for PinnedBlock {
                 .unwrap_or_else(|p| p.into_inner())
                 .push(slice);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_cap_is_a_quarter_of_memory_within_bounds() {
+        assert_eq!(default_cap(None), MIN_CAP);
+        assert_eq!(default_cap(Some(16 << 30)), MIN_CAP);
+        assert_eq!(default_cap(Some(128 << 30)), 32 << 30);
+        assert_eq!(default_cap(Some(1 << 40)), MAX_CAP);
+        assert!(host_memory().is_none_or(|m| m > 0));
     }
 }

@@ -8,6 +8,8 @@
 //! the read when a value needs more than 38 digits at that scale (its
 //! `throwOnHive11DecimalOverflow` default).
 
+use rayon::prelude::*;
+
 /// The scale Hive 0.11 decimals are read at.
 pub const HIVE11_SCALE: u32 = 6;
 
@@ -32,6 +34,10 @@ pub fn decode(
     decode_at(data, scales, n, scale, false)
 }
 
+/// Bytes of DATA one task decodes: varints end at a byte below 0x80, so a
+/// piece's values are found without decoding the pieces before it.
+const PIECE_BYTES: usize = 256 << 10;
+
 fn decode_at(
     data: &[u8],
     scales: &[i32],
@@ -42,9 +48,100 @@ fn decode_at(
     if scales.len() != n {
         return Err((0, format!("{} scales for {n} values", scales.len())));
     }
+    if data.len() <= PIECE_BYTES {
+        let mut out = Vec::with_capacity(n);
+        let end = decode_run(data, 0, scales, scale, at_most_38_digits, usize::MAX, &mut out)?;
+        return finish(out, end, n);
+    }
+    // Value k + 1 starts after the first terminator byte (< 0x80) at or
+    // after value k's start, so the values starting in a piece are the
+    // piece's terminators shifted by one: counting them gives each piece
+    // its first value's index, and the pieces decode side by side exactly
+    // as one pass would (an error ends the pass at its value, and the
+    // first error in piece order is that value's).
+    let pieces: Vec<std::ops::Range<usize>> = (0..data.len())
+        .step_by(PIECE_BYTES)
+        .map(|a| a..(a + PIECE_BYTES).min(data.len()))
+        .collect();
+    let starts_in = |r: &std::ops::Range<usize>| {
+        let from = r.start.saturating_sub(1);
+        let terminators = data[from..r.end - 1].iter().filter(|&&b| b < 0x80).count();
+        terminators + usize::from(r.start == 0)
+    };
+    let counts: Vec<usize> = pieces.par_iter().map(starts_in).collect();
+    let firsts: Vec<usize> = counts
+        .iter()
+        .scan(0usize, |acc, &c| {
+            let first = *acc;
+            *acc += c;
+            Some(first)
+        })
+        .collect();
+    let decoded: Vec<Result<(Vec<i128>, usize), (u64, String)>> = pieces
+        .par_iter()
+        .zip(firsts.par_iter().zip(&counts))
+        .map(|(r, (&first, &count))| {
+            let mut out = Vec::new();
+            if first >= n || count == 0 {
+                return Ok((out, r.end));
+            }
+            // The first value starting at or after the piece's start.
+            let mut at = r.start;
+            if r.start > 0 {
+                while data[at - 1] >= 0x80 {
+                    at += 1;
+                }
+            }
+            let take = count.min(n - first);
+            out.reserve(take);
+            let end = decode_run(
+                data,
+                at,
+                &scales[first..first + take],
+                scale,
+                at_most_38_digits,
+                take,
+                &mut out,
+            )?;
+            Ok((out, end))
+        })
+        .collect();
     let mut out = Vec::with_capacity(n);
-    let mut pos = 0usize;
-    for &s in scales {
+    let mut end = 0;
+    for d in decoded {
+        let (values, e) = d?;
+        if !values.is_empty() {
+            end = e;
+        }
+        out.extend(values);
+    }
+    finish(out, end, n)
+}
+
+/// The result once every value that starts in DATA is decoded: fewer than
+/// `n` means the stream ran out (at `end`, the position after the last).
+fn finish(out: Vec<i128>, end: usize, n: usize) -> Result<Vec<i128>, (u64, String)> {
+    if out.len() < n {
+        return Err((end as u64, "decimal varint truncated".to_string()));
+    }
+    Ok(out)
+}
+
+/// Decodes up to `limit` values from `pos`, one per scale, into `out`;
+/// returns the position after the last one.
+fn decode_run(
+    data: &[u8],
+    mut pos: usize,
+    scales: &[i32],
+    scale: u32,
+    at_most_38_digits: bool,
+    limit: usize,
+    out: &mut Vec<i128>,
+) -> Result<usize, (u64, String)> {
+    for &s in scales.iter().take(limit) {
+        if pos >= data.len() {
+            break;
+        }
         let start = pos;
         let (v, next) = varint(data, pos).map_err(|m| (start as u64, m.to_string()))?;
         pos = next;
@@ -68,7 +165,7 @@ fn decode_at(
         }
         out.push(x);
     }
-    Ok(out)
+    Ok(pos)
 }
 
 /// Powers of ten up to 10^38 (the largest in an i128), so rescaling is a
@@ -130,6 +227,64 @@ mod tests {
         assert_eq!(v[0], 1234);
         assert!(decode(&data[..2], &[2], 1, 2).is_err());
         assert!(decode(&[0xff; 30], &[0], 1, 0).is_err());
+    }
+
+    /// One value at a time, as the format describes it: the reference the
+    /// piecewise decoder must match, errors included.
+    fn reference(data: &[u8], scales: &[i32], scale: u32) -> Result<Vec<i128>, (u64, String)> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        for &s in scales {
+            let (v, next) = varint(data, pos).map_err(|m| (pos as u64, m.to_string()))?;
+            pos = next;
+            let x = (v >> 1) as i128 ^ -((v & 1) as i128);
+            let diff = scale as i64 - i64::from(s);
+            out.push(if diff >= 0 {
+                x.wrapping_mul(POW10[diff as usize])
+            } else {
+                x / POW10[(-diff) as usize]
+            });
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn pieces_decode_as_one_pass() {
+        // Varints of 1 to 19 bytes (values up to 2^127), well past one piece.
+        let mut data = Vec::new();
+        let mut scales = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        while data.len() < 3 * PIECE_BYTES + 12345 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bits = x % 126;
+            let mut z = (u128::from(x) << 64 | u128::from(x.rotate_left(17))) >> (127 - bits);
+            while z >= 0x80 {
+                data.push((z as u8 & 0x7f) | 0x80);
+                z >>= 7;
+            }
+            data.push(z as u8);
+            scales.push((x % 5) as i32);
+        }
+        let n = scales.len();
+        let want = reference(&data, &scales, 2).unwrap();
+        assert_eq!(decode(&data, &scales, n, 2).unwrap(), want);
+        // Fewer values than the stream holds: the rest is ignored.
+        assert_eq!(decode(&data, &scales[..n / 2], n / 2, 2).unwrap(), want[..n / 2]);
+        // Truncated streams, and a byte that makes a varint too long, fail
+        // at the same value as the one-pass reference.
+        for cut in [PIECE_BYTES - 1, PIECE_BYTES, 2 * PIECE_BYTES + 7, data.len() - 1] {
+            let got = decode(&data[..cut], &scales, n, 2).unwrap_err();
+            assert_eq!(got, reference(&data[..cut], &scales, 2).unwrap_err(), "cut {cut}");
+        }
+        let mut bad = data.clone();
+        let at = 2 * PIECE_BYTES + 99;
+        bad[at..at + 20].fill(0xff);
+        assert_eq!(
+            decode(&bad, &scales, n, 2).unwrap_err(),
+            reference(&bad, &scales, 2).unwrap_err()
+        );
     }
 
     #[test]
