@@ -13,21 +13,22 @@ use super::Backend;
 use crate::error::{Error, Location, Result};
 use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
 
-/// When the inputs (in request order) lie in the source in ascending order,
-/// without overlap, and fill at least half of the span from the first to
-/// the last, that span of the source is the stage input as it is: carrying
-/// the gaps costs less than copying every piece into a new buffer (the
-/// decompression stage's chunks fill nearly all of the stream bytes).
+/// When the inputs fill at least half of the span of the source from the
+/// first byte of any to the last, that span is the stage input as it is:
+/// carrying the gaps costs less than copying every piece into a new buffer
+/// (the decompression stage's chunks fill nearly all of the stream bytes).
+/// Order does not matter — jobs read their own ranges, and only outputs
+/// must be in order — so pieces appended after the rest (ORC stored chunks
+/// framed for inflation) keep the stage in place too.
 fn direct_span(inputs: impl Iterator<Item = Range<usize>>) -> Option<Range<usize>> {
     let mut span: Option<Range<usize>> = None;
     let mut filled = 0usize;
     for r in inputs {
-        span = match span {
-            None => Some(r.clone()),
-            Some(s) if r.start >= s.end => Some(s.start..r.end),
-            Some(_) => return None,
-        };
-        filled += r.len();
+        span = Some(match span {
+            None => r.clone(),
+            Some(s) => s.start.min(r.start)..s.end.max(r.end),
+        });
+        filled = filled.saturating_add(r.len());
     }
     let span = span?;
     (filled >= span.len() / 2).then_some(span)
@@ -357,11 +358,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn direct_span_needs_order_and_fill() {
+    fn direct_span_needs_fill_not_order() {
         assert_eq!(direct_span([0..4, 5..9].into_iter()), Some(0..9));
         assert_eq!(direct_span([0..2, 20..22].into_iter()), None);
-        assert_eq!(direct_span([5..9, 0..4].into_iter()), None);
-        assert_eq!(direct_span([0..4, 3..9].into_iter()), None);
+        assert_eq!(direct_span([5..9, 0..4].into_iter()), Some(0..9));
+        assert_eq!(direct_span([0..4, 3..9].into_iter()), Some(0..9));
+        assert_eq!(direct_span([40..50, 0..30, 30..40].into_iter()), Some(0..50));
         assert_eq!(direct_span(std::iter::empty()), None);
     }
 }

@@ -87,6 +87,9 @@ pub struct Chunk {
     pub data: Range<u64>,
     /// Stored without compression ("original").
     pub original: bool,
+    /// Where a stored chunk's copy framed as stored DEFLATE blocks lies in
+    /// the streams buffer, when the reader made one (ZLIB only).
+    pub framed: Option<std::ops::Range<usize>>,
 }
 
 /// Splits a compressed stream into its chunks, checking every header
@@ -128,6 +131,7 @@ pub fn chunks(stream: &[u8], c: &Compression, at: &Location) -> Result<Vec<Chunk
         out.push(Chunk {
             data: start as u64..(start + len) as u64,
             original,
+            framed: None,
         });
         pos = start + len;
     }

@@ -197,6 +197,55 @@ fn in_place(
     (used >= last.end / 2).then_some(ranges)
 }
 
+/// Largest stored DEFLATE block.
+const STORED_BLOCK: usize = 65_535;
+
+/// Gives every stored ("original") chunk of a ZLIB stream a copy framed as
+/// stored DEFLATE blocks at the end of `raw`, so it inflates as a job of the
+/// decompression stage like its neighbours: the stage output then still
+/// lays each stream out end to end ([`in_place`]) instead of every stream
+/// of the group being compacted for one incompressible chunk (pyarrow's
+/// writer stores some timestamp chunks that way).
+fn frame_stored(
+    raw: &mut Vec<u8>,
+    raw_ranges: &[(StreamKey, Range<usize>, Location)],
+    chunks: &mut [Vec<compression::Chunk>],
+) {
+    let extra: usize = chunks
+        .iter()
+        .flatten()
+        .filter(|c| c.original)
+        .map(|c| {
+            let n = (c.data.end - c.data.start) as usize;
+            n + 5 * n.div_ceil(STORED_BLOCK).max(1)
+        })
+        .sum();
+    if extra == 0 {
+        return;
+    }
+    raw.reserve_exact(extra);
+    for ((_, range, _), chunks) in raw_ranges.iter().zip(chunks) {
+        for c in chunks.iter_mut().filter(|c| c.original) {
+            let data = range.start + c.data.start as usize..range.start + c.data.end as usize;
+            let start = raw.len();
+            let mut at = data.start;
+            loop {
+                let n = (data.end - at).min(STORED_BLOCK);
+                let last = at + n == data.end;
+                raw.push(u8::from(last));
+                raw.extend_from_slice(&(n as u16).to_le_bytes());
+                raw.extend_from_slice(&(!(n as u16)).to_le_bytes());
+                raw.extend_from_within(at..at + n);
+                at += n;
+                if last {
+                    break;
+                }
+            }
+            c.framed = Some(start..raw.len());
+        }
+    }
+}
+
 /// Reads and decompresses the data streams of `columns` in each stripe.
 pub fn load(
     src: &Source,
@@ -248,7 +297,7 @@ pub fn load(
         .zip(&file_ranges)
         .map(|((_, r, at), f)| (f.start, r.clone(), at))
         .collect();
-    let raw = src.read_many(&reads, total)?;
+    let mut raw = src.read_many(&reads, total)?;
     let file_bytes = raw_ranges.iter().map(|(_, r, _)| r.len() as u64).sum();
     let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {
@@ -269,14 +318,23 @@ pub fn load(
     let started = std::time::Instant::now();
 
     // One job per compressed chunk, all streams in one stage.
+    let mut chunks = raw_ranges
+        .iter()
+        .map(|(_, range, at)| compression::chunks(&raw[range.clone()], compression, at))
+        .collect::<Result<Vec<_>>>()?;
+    if op == StageOp::Inflate {
+        frame_stored(&mut raw, &raw_ranges, &mut chunks);
+    }
     let mut batch = StageBatch::new(&raw);
     let mut pieces: Vec<(StreamKey, Vec<Piece>)> = Vec::with_capacity(raw_ranges.len());
-    for (key, range, at) in &raw_ranges {
-        let chunks = compression::chunks(&raw[range.clone()], compression, at)?;
+    for ((key, range, at), chunks) in raw_ranges.iter().zip(&chunks) {
         let mut ps = Vec::with_capacity(chunks.len());
         for (i, c) in chunks.iter().enumerate() {
-            let abs = range.start + c.data.start as usize..range.start + c.data.end as usize;
-            if c.original {
+            let abs = match &c.framed {
+                Some(f) => f.clone(),
+                None => range.start + c.data.start as usize..range.start + c.data.end as usize,
+            };
+            if c.original && c.framed.is_none() {
                 ps.push(Piece::Original(abs));
             } else {
                 let loc = at.clone().with_chunk(i as u64, c.data.start - 3);
