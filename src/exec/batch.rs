@@ -34,6 +34,14 @@ fn direct_span(inputs: impl Iterator<Item = Range<usize>>) -> Option<Range<usize
     (filled >= span.len() / 2).then_some(span)
 }
 
+/// Turns side-by-side stages off when set to `0`, for benchmarks that
+/// compare both in one run.
+pub const ENV_SIDE_BY_SIDE: &str = "WARPREAD_STAGES_SIDE_BY_SIDE";
+
+fn side_by_side() -> bool {
+    std::env::var(ENV_SIDE_BY_SIDE).map_or(true, |v| v != "0")
+}
+
 /// Handle to one request's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId(usize);
@@ -116,6 +124,10 @@ impl<'a> StageBatch<'a> {
     /// thread: on the CUDA backend each takes a lane, and one stage's
     /// transfers overlap another's kernel instead of waiting for it.
     pub fn run(self, backend: &dyn Backend) -> Result<BatchOutput> {
+        self.run_stages(backend, side_by_side())
+    }
+
+    fn run_stages(self, backend: &dyn Backend, side_by_side: bool) -> Result<BatchOutput> {
         let mut ops: Vec<StageOp> = Vec::new();
         let mut by_op: HashMap<StageOp, Vec<usize>> = HashMap::new();
         for (i, r) in self.requests.iter().enumerate() {
@@ -145,8 +157,8 @@ impl<'a> StageBatch<'a> {
             };
             backend.run_stage(stage, input)
         };
-        let results: Vec<Result<super::StageOutput>> = if planned.len() == 1 {
-            vec![run(&planned[0])]
+        let results: Vec<Result<super::StageOutput>> = if planned.len() <= 1 || !side_by_side {
+            planned.iter().map(run).collect()
         } else {
             // Scoped threads, not rayon tasks: a stage waiting for a free
             // lane must not hold a rayon worker that another stage's
@@ -365,5 +377,42 @@ mod tests {
         assert_eq!(direct_span([0..4, 3..9].into_iter()), Some(0..9));
         assert_eq!(direct_span([40..50, 0..30, 30..40].into_iter()), Some(0..50));
         assert_eq!(direct_span(std::iter::empty()), None);
+    }
+
+    #[test]
+    fn stages_side_by_side_or_in_turn_give_the_same_outputs() {
+        use crate::codecs::{orc_byte_rle, orc_rle_v1};
+        use crate::plan::IntType;
+        let ints: Vec<u32> = (0..70_000u32).map(|i| i / 7).collect();
+        let bytes: Vec<u8> = (0..50_000u32).map(|i| (i / 11) as u8).collect();
+        let mut source = orc_rle_v1::encode(&ints);
+        let split = source.len();
+        source.extend(orc_byte_rle::encode(&bytes));
+        let backend = crate::exec::CpuBackend::new();
+        let batch = |side_by_side| {
+            let mut b = StageBatch::new(&source);
+            let a = b.add(
+                StageOp::OrcRleV1(IntType::U32),
+                0..split,
+                ints.len() as u64,
+                Location::default(),
+            );
+            let c = b.add(
+                StageOp::OrcByteRle,
+                split..source.len(),
+                bytes.len() as u64,
+                Location::default(),
+            );
+            let out = b.run_stages(&backend, side_by_side).unwrap();
+            (out.bytes(a).to_vec(), out.bytes(c).to_vec())
+        };
+        let (a, c) = batch(true);
+        assert_eq!(a, ints.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        assert_eq!(c, bytes);
+        assert_eq!(batch(false), (a, c));
+        for side_by_side in [true, false] {
+            let out = StageBatch::new(&source).run_stages(&backend, side_by_side).unwrap();
+            assert!(out.outputs.is_empty());
+        }
     }
 }

@@ -48,124 +48,112 @@ fn decode_at(
     if scales.len() != n {
         return Err((0, format!("{} scales for {n} values", scales.len())));
     }
+    let one = |pos: usize, s: i32| decode_one(data, pos, s, scale, at_most_38_digits);
     if data.len() <= PIECE_BYTES {
         let mut out = Vec::with_capacity(n);
-        let end = decode_run(data, 0, scales, scale, at_most_38_digits, usize::MAX, &mut out)?;
-        return finish(out, end, n);
+        let mut pos = 0;
+        for &s in scales {
+            if pos >= data.len() {
+                return Err(truncated(pos));
+            }
+            let (x, next) = one(pos, s)?;
+            out.push(x);
+            pos = next;
+        }
+        return Ok(out);
     }
     // Value k + 1 starts after the first terminator byte (< 0x80) at or
     // after value k's start, so the values starting in a piece are the
     // piece's terminators shifted by one: counting them gives each piece
-    // its first value's index, and the pieces decode side by side exactly
-    // as one pass would (an error ends the pass at its value, and the
-    // first error in piece order is that value's).
+    // its first value's index, and the pieces decode side by side into
+    // their own part of the output exactly as one pass would (an error
+    // ends the pass at its value, and the first error in piece order is
+    // that value's).
     let pieces: Vec<std::ops::Range<usize>> = (0..data.len())
         .step_by(PIECE_BYTES)
         .map(|a| a..(a + PIECE_BYTES).min(data.len()))
         .collect();
-    let starts_in = |r: &std::ops::Range<usize>| {
-        let from = r.start.saturating_sub(1);
-        let terminators = data[from..r.end - 1].iter().filter(|&&b| b < 0x80).count();
-        terminators + usize::from(r.start == 0)
-    };
-    let counts: Vec<usize> = pieces.par_iter().map(starts_in).collect();
-    let firsts: Vec<usize> = counts
-        .iter()
-        .scan(0usize, |acc, &c| {
-            let first = *acc;
-            *acc += c;
-            Some(first)
+    let counts: Vec<usize> = pieces
+        .par_iter()
+        .map(|r| {
+            let from = r.start.saturating_sub(1);
+            let terminators = data[from..r.end - 1].iter().filter(|&&b| b < 0x80).count();
+            terminators + usize::from(r.start == 0)
         })
         .collect();
-    let decoded: Vec<Result<(Vec<i128>, usize), (u64, String)>> = pieces
-        .par_iter()
-        .zip(firsts.par_iter().zip(&counts))
-        .map(|(r, (&first, &count))| {
-            let mut out = Vec::new();
-            if first >= n || count == 0 {
-                return Ok((out, r.end));
+    let mut out = vec![0i128; counts.iter().sum::<usize>().min(n)];
+    let mut parts = Vec::with_capacity(pieces.len());
+    let (mut rest, mut first) = (out.as_mut_slice(), 0usize);
+    for (r, &count) in pieces.iter().zip(&counts) {
+        let take = count.min(n.saturating_sub(first));
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        parts.push((r.clone(), first, mine));
+        rest = tail;
+        first += count;
+    }
+    let ends: Vec<Result<usize, (u64, String)>> = parts
+        .into_par_iter()
+        .map(|(r, first, dst)| {
+            if dst.is_empty() {
+                return Ok(r.start);
             }
             // The first value starting at or after the piece's start.
-            let mut at = r.start;
-            if r.start > 0 {
-                while data[at - 1] >= 0x80 {
-                    at += 1;
-                }
+            let mut pos = r.start;
+            while pos > 0 && data[pos - 1] >= 0x80 {
+                pos += 1;
             }
-            let take = count.min(n - first);
-            out.reserve(take);
-            let end = decode_run(
-                data,
-                at,
-                &scales[first..first + take],
-                scale,
-                at_most_38_digits,
-                take,
-                &mut out,
-            )?;
-            Ok((out, end))
+            for (d, &s) in dst.iter_mut().zip(&scales[first..]) {
+                let (x, next) = one(pos, s)?;
+                *d = x;
+                pos = next;
+            }
+            Ok(pos)
         })
         .collect();
-    let mut out = Vec::with_capacity(n);
     let mut end = 0;
-    for d in decoded {
-        let (values, e) = d?;
-        if !values.is_empty() {
-            end = e;
-        }
-        out.extend(values);
+    for e in ends {
+        end = end.max(e?);
     }
-    finish(out, end, n)
-}
-
-/// The result once every value that starts in DATA is decoded: fewer than
-/// `n` means the stream ran out (at `end`, the position after the last).
-fn finish(out: Vec<i128>, end: usize, n: usize) -> Result<Vec<i128>, (u64, String)> {
     if out.len() < n {
-        return Err((end as u64, "decimal varint truncated".to_string()));
+        return Err(truncated(end));
     }
     Ok(out)
 }
 
-/// Decodes up to `limit` values from `pos`, one per scale, into `out`;
-/// returns the position after the last one.
-fn decode_run(
+/// The error for a stream that ends (at `at`) before its last value.
+fn truncated(at: usize) -> (u64, String) {
+    (at as u64, "decimal varint truncated".to_string())
+}
+
+/// The value at `pos` rescaled to `scale` from its own scale `s`, and the
+/// position after it.
+fn decode_one(
     data: &[u8],
-    mut pos: usize,
-    scales: &[i32],
+    pos: usize,
+    s: i32,
     scale: u32,
     at_most_38_digits: bool,
-    limit: usize,
-    out: &mut Vec<i128>,
-) -> Result<usize, (u64, String)> {
-    for &s in scales.iter().take(limit) {
-        if pos >= data.len() {
-            break;
-        }
-        let start = pos;
-        let (v, next) = varint(data, pos).map_err(|m| (start as u64, m.to_string()))?;
-        pos = next;
-        let mut x = (v >> 1) as i128 ^ -((v & 1) as i128);
-        let diff = scale as i64 - i64::from(s);
-        if diff > 0 {
-            let p = POW10[diff.min(38) as usize];
-            x = if at_most_38_digits {
-                x.checked_mul(p).unwrap_or(i128::MAX)
-            } else {
-                x.wrapping_mul(p)
-            };
-        } else if diff < 0 {
-            x /= POW10[(-diff).min(38) as usize];
-        }
-        if at_most_38_digits && !(-MAX_38_DIGITS..=MAX_38_DIGITS).contains(&x) {
-            return Err((
-                start as u64,
-                format!("Hive 0.11 decimal has more than 38 digits at scale {scale}"),
-            ));
-        }
-        out.push(x);
+) -> Result<(i128, usize), (u64, String)> {
+    let (v, next) = varint(data, pos).map_err(|m| (pos as u64, m.to_string()))?;
+    let mut x = (v >> 1) as i128 ^ -((v & 1) as i128);
+    let diff = scale as i64 - i64::from(s);
+    if diff > 0 {
+        let p = POW10[diff.min(38) as usize];
+        x = if at_most_38_digits {
+            x.checked_mul(p).unwrap_or(i128::MAX)
+        } else {
+            x.wrapping_mul(p)
+        };
+    } else if diff < 0 {
+        x /= POW10[(-diff).min(38) as usize];
     }
-    Ok(pos)
+    if at_most_38_digits && !(-MAX_38_DIGITS..=MAX_38_DIGITS).contains(&x) {
+        return Err((
+            pos as u64,
+            format!("Hive 0.11 decimal has more than 38 digits at scale {scale}"),
+        ));
+    }
+    Ok((x, next))
 }
 
 /// Powers of ten up to 10^38 (the largest in an i128), so rescaling is a

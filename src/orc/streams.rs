@@ -24,6 +24,7 @@ use super::tail::Source;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
+use crate::plan::StageOp;
 
 /// Identifies a stream within a group of stripes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
