@@ -34,14 +34,6 @@ fn direct_span(inputs: impl Iterator<Item = Range<usize>>) -> Option<Range<usize
     (filled >= span.len() / 2).then_some(span)
 }
 
-/// Turns side-by-side stages off when set to `0`, for benchmarks that
-/// compare both in one run.
-pub const ENV_SIDE_BY_SIDE: &str = "WARPREAD_STAGES_SIDE_BY_SIDE";
-
-fn side_by_side() -> bool {
-    std::env::var(ENV_SIDE_BY_SIDE).map_or(true, |v| v != "0")
-}
-
 /// Handle to one request's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId(usize);
@@ -119,15 +111,8 @@ impl<'a> StageBatch<'a> {
         self.requests.is_empty()
     }
 
-    /// Runs one stage per operation and checks every job's status. The
-    /// stages are independent, so they run side by side, each on its own
-    /// thread: on the CUDA backend each takes a lane, and one stage's
-    /// transfers overlap another's kernel instead of waiting for it.
+    /// Runs one stage per operation and checks every job's status.
     pub fn run(self, backend: &dyn Backend) -> Result<BatchOutput> {
-        self.run_stages(backend, side_by_side())
-    }
-
-    fn run_stages(self, backend: &dyn Backend, side_by_side: bool) -> Result<BatchOutput> {
         let mut ops: Vec<StageOp> = Vec::new();
         let mut by_op: HashMap<StageOp, Vec<usize>> = HashMap::new();
         for (i, r) in self.requests.iter().enumerate() {
@@ -150,30 +135,17 @@ impl<'a> StageBatch<'a> {
         for (stage_idx, op) in ops.iter().enumerate() {
             planned.push(self.plan_stage(stage_idx, *op, &by_op[op], backend, &mut placed)?);
         }
-        let run = |(stage, input): &(Stage, StageInput)| {
+        // One stage after another: run side by side on threads (each on its
+        // own CUDA lane) they were slower, ORC and Parquet alike — lanes
+        // contend for the copy engines and the cores' memory bandwidth
+        // (BENCHMARKS.md, session 7).
+        let results = planned.iter().map(|(stage, input)| {
             let input = match input {
                 StageInput::Source(r) => &self.source[r.clone()],
                 StageInput::Gathered(v) => v.as_slice(),
             };
             backend.run_stage(stage, input)
-        };
-        let results: Vec<Result<super::StageOutput>> = if planned.len() <= 1 || !side_by_side {
-            planned.iter().map(run).collect()
-        } else {
-            // Scoped threads, not rayon tasks: a stage waiting for a free
-            // lane must not hold a rayon worker that another stage's
-            // parallel copies need.
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = planned
-                    .iter()
-                    .map(|p| scope.spawn(move || run(p)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            })
-        };
+        });
         let mut outputs = Vec::with_capacity(ops.len());
         let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
@@ -380,7 +352,7 @@ mod tests {
     }
 
     #[test]
-    fn stages_side_by_side_or_in_turn_give_the_same_outputs() {
+    fn one_stage_per_op_and_empty_batches() {
         use crate::codecs::{orc_byte_rle, orc_rle_v1};
         use crate::plan::IntType;
         let ints: Vec<u32> = (0..70_000u32).map(|i| i / 7).collect();
@@ -389,7 +361,7 @@ mod tests {
         let split = source.len();
         source.extend(orc_byte_rle::encode(&bytes));
         let backend = crate::exec::CpuBackend::new();
-        let batch = |side_by_side| {
+        let batch = || {
             let mut b = StageBatch::new(&source);
             let a = b.add(
                 StageOp::OrcRleV1(IntType::U32),
@@ -403,16 +375,14 @@ mod tests {
                 bytes.len() as u64,
                 Location::default(),
             );
-            let out = b.run_stages(&backend, side_by_side).unwrap();
+            let out = b.run(&backend).unwrap();
+            assert_eq!(out.outputs.len(), 2);
             (out.bytes(a).to_vec(), out.bytes(c).to_vec())
         };
-        let (a, c) = batch(true);
+        let (a, c) = batch();
         assert_eq!(a, ints.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
         assert_eq!(c, bytes);
-        assert_eq!(batch(false), (a, c));
-        for side_by_side in [true, false] {
-            let out = StageBatch::new(&source).run_stages(&backend, side_by_side).unwrap();
-            assert!(out.outputs.is_empty());
-        }
+        let out = StageBatch::new(&source).run(&backend).unwrap();
+        assert!(out.outputs.is_empty());
     }
 }
