@@ -8,7 +8,6 @@ pub mod column_sets;
 pub mod copy;
 pub mod cpu;
 pub mod cuda;
-pub mod groups;
 
 use std::fmt;
 use std::str::FromStr;

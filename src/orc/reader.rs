@@ -17,7 +17,7 @@ use super::streams;
 use super::stripe::{self, StripeInfo, StripeLayout};
 use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, column_sets, groups};
+use crate::exec::{Backend, column_sets};
 
 /// Compressed bytes of stripes decoded together: large enough for stages of
 /// thousands of jobs, small enough to bound host and device memory.
@@ -514,10 +514,10 @@ impl OrcFile {
             }
             bytes += size;
         }
-        let read = groups::run_ordered(groups.len(), groups::in_flight(), |i| {
-            let mut stats = ReadStats::default();
+        let mut out = Vec::new();
+        for group in groups {
             let batches = self.read_group(
-                &groups[i],
+                &group,
                 &preds,
                 &cols,
                 &schema,
@@ -525,11 +525,6 @@ impl OrcFile {
                 backend,
                 &mut stats,
             )?;
-            Ok((batches, stats))
-        })?;
-        let mut out = Vec::new();
-        for (batches, group_stats) in read {
-            stats.add(&group_stats);
             for batch in batches {
                 out.extend(split_batch(&batch, options.batch_size));
             }

@@ -22,7 +22,7 @@ use super::pages::{self, RawChunk};
 use super::predicate;
 use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, column_sets, groups};
+use crate::exec::{Backend, column_sets};
 use crate::orc::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
 
@@ -315,22 +315,16 @@ impl ParquetFile {
             }
             bytes += size;
         }
-        let read = groups::run_ordered(groups.len(), groups::in_flight(), |i| {
-            let mut stats = ReadStats::default();
-            let batches = self.read_sets(
-                &groups[i],
+        let mut out = Vec::new();
+        for group in groups {
+            for batch in self.read_sets(
+                &group,
                 &cols,
                 &schema,
                 options.column_sets,
                 backend,
                 &mut stats,
-            )?;
-            Ok((batches, stats))
-        })?;
-        let mut out = Vec::new();
-        for (batches, group_stats) in read {
-            stats.add(&group_stats);
-            for batch in batches {
+            )? {
                 out.extend(crate::orc::split_batch(&batch, options.batch_size));
             }
         }
