@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# End-to-end read benchmarks on the GPU host, in parts (data kept in /tmp/d):
+#   bash scripts/gpu_read_bench.sh BUNDLE PART...
+# PART: gen (TPC-H lineitem SF 1 and the taxi sample x16 as ORC 0.11/0.12 ZLIB
+# and Parquet GZIP, converted in parallel), orc, pq (warpread cuda/cpu and
+# pyarrow on them), orcab / pqab (A/B runs through environment switches),
+# rel (BUNDLE/warpread-rel, another build of the same source), tests
+# (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP).
+set -u
+B=$1; shift
+root=$PWD
+cd "$B"; for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done; chmod +x warpread* it-tests 2>/dev/null; cd "$root"
+W=$root/$B/warpread
+export WARPREAD_KERNEL_CACHE=/tmp/kc
+d=/tmp/d; mkdir -p $d
+taxi=${TAXI:-$root/$B-data/realdata/nyc_yellow_taxi_2018_2020_sample_360k.parquet}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+ORC="$d/lineitem_v0.11.orc $d/taxi_v0.11.orc $d/lineitem_v0.12.orc $d/taxi_v0.12.orc"
+PQ="$d/lineitem_gzip.parquet $d/taxi_gzip.parquet"
+for part in "$@"; do
+t=$(date +%s)
+case $part in
+gen)
+  [ -f $d/lineitem.parquet ] || $W gen tpch --scale 1 --tables lineitem --compression snappy $d >/dev/null
+  for v in 0.11 0.12; do
+    python3 scripts/parquet_to_orc.py $d/lineitem.parquet $d/lineitem_v$v.orc --version $v &
+    python3 scripts/parquet_to_orc.py $taxi $d/taxi_v$v.orc --version $v --tile 16 &
+  done
+  python3 scripts/parquet_rewrite.py $d/lineitem.parquet $d/lineitem_gzip.parquet --compression gzip &
+  python3 scripts/parquet_rewrite.py $taxi $d/taxi_gzip.parquet --compression gzip --tile 16 &
+  wait ;;
+orc)
+  $W --backend cuda bench read --runs 7 $ORC
+  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $d/taxi_v0.12.orc $d/lineitem_v0.11.orc
+  $W --backend cpu bench read --runs 3 $ORC
+  python3 scripts/orc_read_bench.py --runs 5 $ORC ;;
+pq)
+  $W --backend cuda bench read --runs 7 $PQ
+  $W --backend cpu bench read --runs 3 $PQ
+  python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
+orcab)
+  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $ORC
+  WARPREAD_PINNED_POOL_MIB=0 $W --backend cuda bench read --runs 7 $ORC ;;
+rel)
+  R=$root/$B/warpread-rel
+  $R --backend cuda bench read --runs 7 $ORC $PQ
+  $R --backend cpu bench read --runs 3 $ORC $PQ ;;
+pqab)
+  $W --backend cuda bench read --runs 7 $PQ
+  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $PQ
+  $W --backend cpu bench read --runs 3 $PQ
+  python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
+tests)
+  bash "$B/run-gpu.sh" tests 2>&1 | grep -E "test result|FAILED|panicked|failed|skipped: no CUDA" | head -20 ;;
+sf10gen)
+  [ -f $d/sf10/lineitem.parquet ] || $W gen tpch --scale 10 --tables lineitem --format parquet --compression gzip $d/sf10 >/dev/null
+  ls -la $d/sf10 ;;
+sf10)
+  $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  WARPREAD_PINNED_POOL_MIB=8192 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
+  python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
+esac
+echo "== $part $(( $(date +%s) - t )) s"
+done
