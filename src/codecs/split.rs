@@ -61,9 +61,100 @@ pub fn varint_len(input: &[u8], at: usize) -> Option<usize> {
     tail.iter().take(10).position(|&b| b < 0x80).map(|i| i + 1)
 }
 
+/// The position after `n` consecutive varints from `at`, each at most 10
+/// bytes (as [`varint_len`] requires), or `None`. Reads eight bytes at a
+/// time: the terminators (bytes below 0x80) of a word are counted at once,
+/// and literal runs of RLE v1 are most of what a run-boundary walk reads.
+pub fn skip_varints(input: &[u8], mut at: usize, mut n: usize) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Continuation bytes of the varint in progress.
+    let mut open = 0usize;
+    while n > 0 {
+        let Some(word) = input.get(at..at + 8) else {
+            let b = *input.get(at)?;
+            at += 1;
+            if b < 0x80 {
+                n -= 1;
+                open = 0;
+            } else {
+                open += 1;
+                if open > 9 {
+                    return None;
+                }
+            }
+            continue;
+        };
+        let mut term = !u64::from_le_bytes(word.try_into().expect("eight bytes")) & HIGH;
+        if term == 0 {
+            open += 8;
+            if open > 9 {
+                return None;
+            }
+            at += 8;
+            continue;
+        }
+        // Gaps between terminators inside a word are at most 7 bytes: only
+        // the first can make a varint too long.
+        if open + term.trailing_zeros() as usize / 8 > 9 {
+            return None;
+        }
+        let count = term.count_ones() as usize;
+        if count < n {
+            n -= count;
+            open = term.leading_zeros() as usize / 8;
+            at += 8;
+            continue;
+        }
+        for _ in 1..n {
+            term &= term - 1;
+        }
+        return Some(at + term.trailing_zeros() as usize / 8 + 1);
+    }
+    Some(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skip_varints_matches_one_at_a_time() {
+        let one_at_a_time = |input: &[u8], mut at: usize, n: usize| {
+            for _ in 0..n {
+                at += varint_len(input, at)?;
+            }
+            Some(at)
+        };
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..400 {
+            // Varints of 1 to 12 bytes, long ones rare.
+            let mut input = Vec::new();
+            for _ in 0..(next() % 60) {
+                let r = next();
+                let len = if r % 50 == 0 { 10 + (r / 50) % 3 } else { 1 + r % 5 } as usize;
+                input.extend(std::iter::repeat_n(0x80 | (r as u8), len - 1));
+                input.push(r as u8 & 0x7f);
+            }
+            if round % 7 == 0 {
+                input.truncate(input.len().saturating_sub((next() % 4) as usize));
+            }
+            for at in 0..input.len().min(5) {
+                for n in 0..70 {
+                    assert_eq!(
+                        skip_varints(&input, at, n),
+                        one_at_a_time(&input, at, n),
+                        "round {round} at {at} n {n}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn pieces_cover_the_stream_exactly() {

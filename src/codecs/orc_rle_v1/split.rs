@@ -1,6 +1,6 @@
 //! Run boundaries of an RLE v1 stream, for [`crate::codecs::split`].
 
-use crate::codecs::split::{split_runs, varint_len};
+use crate::codecs::split::{skip_varints, split_runs, varint_len};
 use crate::plan::ChunkJob;
 
 /// Bytes and values of the run at `input[at..]`, without decoding values.
@@ -11,11 +11,8 @@ fn run_extent(input: &[u8], at: usize) -> Option<(usize, u64)> {
         Some((2 + base, h as u64 + 3))
     } else {
         let n = -(h as i16) as usize;
-        let mut p = at + 1;
-        for _ in 0..n {
-            p += varint_len(input, p)?;
-        }
-        Some((p - at, n as u64))
+        let end = skip_varints(input, at + 1, n)?;
+        Some((end - at, n as u64))
     }
 }
 
