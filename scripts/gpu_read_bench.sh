@@ -2,7 +2,7 @@
 # End-to-end read benchmarks on the GPU host, in parts (data kept in /tmp/d):
 #   bash scripts/gpu_read_bench.sh BUNDLE PART...
 # PART: gen (TPC-H lineitem SF 1 and the taxi sample x16 as ORC 0.11/0.12 ZLIB
-# and Parquet GZIP, converted in parallel), orc, pq (warpread cuda/cpu and
+# and Parquet GZIP, converted in parallel; genorc: the ORC files only), orc, pq (warpread cuda/cpu and
 # pyarrow on them), orcab / pqab (A/B runs through environment switches),
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP).
@@ -28,6 +28,13 @@ gen)
   done
   python3 scripts/parquet_rewrite.py $d/lineitem.parquet $d/lineitem_gzip.parquet --compression gzip &
   python3 scripts/parquet_rewrite.py $taxi $d/taxi_gzip.parquet --compression gzip --tile 16 &
+  wait ;;
+genorc)
+  [ -f $d/lineitem.parquet ] || $W gen tpch --scale 1 --tables lineitem --compression snappy $d >/dev/null
+  for v in 0.11 0.12; do
+    python3 scripts/parquet_to_orc.py $d/lineitem.parquet $d/lineitem_v$v.orc --version $v &
+    python3 scripts/parquet_to_orc.py $taxi $d/taxi_v$v.orc --version $v --tile 16 &
+  done
   wait ;;
 orc)
   $W --backend cuda bench read --runs 7 $ORC
