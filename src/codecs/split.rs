@@ -137,7 +137,11 @@ mod tests {
             let mut input = Vec::new();
             for _ in 0..(next() % 60) {
                 let r = next();
-                let len = if r % 50 == 0 { 10 + (r / 50) % 3 } else { 1 + r % 5 } as usize;
+                let len = if r % 50 == 0 {
+                    10 + (r / 50) % 3
+                } else {
+                    1 + r % 5
+                } as usize;
                 input.extend(std::iter::repeat_n(0x80 | (r as u8), len - 1));
                 input.push(r as u8 & 0x7f);
             }

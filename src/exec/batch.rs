@@ -200,8 +200,7 @@ impl<'a> StageBatch<'a> {
         // first.
         let (input, base) = if backend.reads_host_input(&op) {
             (StageInput::Source(0..self.source.len()), Some(0))
-        } else if let Some(span) =
-            direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
+        } else if let Some(span) = direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
         {
             let base = span.start;
             (StageInput::Source(span), Some(base))
@@ -347,7 +346,10 @@ mod tests {
         assert_eq!(direct_span([0..2, 20..22].into_iter()), None);
         assert_eq!(direct_span([5..9, 0..4].into_iter()), Some(0..9));
         assert_eq!(direct_span([0..4, 3..9].into_iter()), Some(0..9));
-        assert_eq!(direct_span([40..50, 0..30, 30..40].into_iter()), Some(0..50));
+        assert_eq!(
+            direct_span([40..50, 0..30, 30..40].into_iter()),
+            Some(0..50)
+        );
         assert_eq!(direct_span(std::iter::empty()), None);
     }
 
@@ -380,7 +382,12 @@ mod tests {
             (out.bytes(a).to_vec(), out.bytes(c).to_vec())
         };
         let (a, c) = batch();
-        assert_eq!(a, ints.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        assert_eq!(
+            a,
+            ints.iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+        );
         assert_eq!(c, bytes);
         let out = StageBatch::new(&source).run(&backend).unwrap();
         assert!(out.outputs.is_empty());

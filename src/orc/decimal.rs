@@ -259,12 +259,24 @@ mod tests {
         let want = reference(&data, &scales, 2).unwrap();
         assert_eq!(decode(&data, &scales, n, 2).unwrap(), want);
         // Fewer values than the stream holds: the rest is ignored.
-        assert_eq!(decode(&data, &scales[..n / 2], n / 2, 2).unwrap(), want[..n / 2]);
+        assert_eq!(
+            decode(&data, &scales[..n / 2], n / 2, 2).unwrap(),
+            want[..n / 2]
+        );
         // Truncated streams, and a byte that makes a varint too long, fail
         // at the same value as the one-pass reference.
-        for cut in [PIECE_BYTES - 1, PIECE_BYTES, 2 * PIECE_BYTES + 7, data.len() - 1] {
+        for cut in [
+            PIECE_BYTES - 1,
+            PIECE_BYTES,
+            2 * PIECE_BYTES + 7,
+            data.len() - 1,
+        ] {
             let got = decode(&data[..cut], &scales, n, 2).unwrap_err();
-            assert_eq!(got, reference(&data[..cut], &scales, 2).unwrap_err(), "cut {cut}");
+            assert_eq!(
+                got,
+                reference(&data[..cut], &scales, 2).unwrap_err(),
+                "cut {cut}"
+            );
         }
         let mut bad = data.clone();
         let at = 2 * PIECE_BYTES + 99;
