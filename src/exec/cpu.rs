@@ -73,21 +73,6 @@ fn run_typed<T: IntElem>(
         .collect()
 }
 
-/// Zeroes the bytes of `out` that no job of `stage` writes (the gaps
-/// between jobs and the tail), so an output allocated without zeroing
-/// reads exactly as a zeroed one does.
-pub(crate) fn zero_gaps(stage: &Stage, out: &mut [u8]) {
-    let w = stage.op.output_width() as u64;
-    let mut at = 0usize;
-    for job in &stage.jobs {
-        let start = (job.output_offset * w) as usize;
-        out[at..start].fill(0);
-        at = ((job.output_offset + job.values) * w) as usize;
-    }
-    let tail = &mut out[at..];
-    tail.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
-}
-
 impl CpuBackend {
     /// Runs `stage` (validated by the caller) into `out`, which holds
     /// `stage.output_bytes()` bytes, 8-byte aligned, zero wherever no job

@@ -11,6 +11,8 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
+use rayon::prelude::*;
+
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
@@ -486,7 +488,10 @@ impl CudaBackend {
             .slice_mut()
             .as_mut_slice()
             .map_err(|e| Error::cuda("writing to pinned memory", e))?[..bytes];
-        super::cpu::zero_gaps(stage, out);
+        // Zeroed first, as a fresh output is: besides the gaps between jobs,
+        // a job may write less than its slot (a stream's last chunk), and
+        // the block still holds whatever its last use left there.
+        out.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
         let statuses = cpu.run_into(stage, input, out);
         Ok(StageOutput {
             data: HostBuffer::shared(block.into_buffer(bytes)?),
