@@ -131,26 +131,20 @@ impl<'a> StageBatch<'a> {
             by_op.get_mut(&r.op).expect("inserted").push(i);
         }
         let mut placed: Vec<Option<Placed>> = (0..self.requests.len()).map(|_| None).collect();
-        let mut planned = Vec::with_capacity(ops.len());
-        for (stage_idx, op) in ops.iter().enumerate() {
-            planned.push(self.plan_stage(stage_idx, *op, &by_op[op], backend, &mut placed)?);
-        }
-        // One stage after another: run side by side on threads (each on its
-        // own CUDA lane) they were slower, ORC and Parquet alike — lanes
-        // contend for the copy engines and the cores' memory bandwidth
-        // (BENCHMARKS.md, session 7).
-        let results = planned.iter().map(|(stage, input)| {
-            let input = match input {
-                StageInput::Source(r) => &self.source[r.clone()],
-                StageInput::Gathered(v) => v.as_slice(),
-            };
-            backend.run_stage(stage, input)
-        });
         let mut outputs = Vec::with_capacity(ops.len());
         let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
-        for ((op, (stage, _)), out) in ops.iter().zip(&planned).zip(results) {
-            let out = out?;
+        // One stage at a time, planned just before it runs, so at most one
+        // gathered input is alive (side by side on threads, each on its own
+        // CUDA lane, the stages were slower: BENCHMARKS.md, session 7).
+        for (stage_idx, op) in ops.iter().enumerate() {
+            let (stage, input) =
+                self.plan_stage(stage_idx, *op, &by_op[op], backend, &mut placed)?;
+            let input = match &input {
+                StageInput::Source(r) => &self.source[r.clone()],
+                StageInput::Gathered(v) => v.as_slice(),
+            };
+            let out = backend.run_stage(&stage, input)?;
             for &i in &by_op[op] {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];
@@ -196,8 +190,8 @@ impl<'a> StageBatch<'a> {
     ) -> Result<(Stage, StageInput)> {
         // In place: jobs address the source itself (a backend that reads
         // host memory where it is), or the one span of it the requests fill
-        // in order; otherwise the requests' bytes are compacted end to end
-        // first.
+        // (`direct_span`); otherwise the requests' bytes are compacted end
+        // to end first.
         let (input, base) = if backend.reads_host_input(&op) {
             (StageInput::Source(0..self.source.len()), Some(0))
         } else if let Some(span) = direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
