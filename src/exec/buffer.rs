@@ -150,11 +150,25 @@ impl HostBuffer {
 
     /// The buffer as elements of `T`, mutably.
     pub fn typed_mut<T: IntElem>(&mut self) -> &mut [T] {
-        self.own();
-        let n = self.len / std::mem::size_of::<T>();
-        // SAFETY: as for `typed`; the borrow is unique.
-        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast(), n) }
+        typed_mut(self.as_bytes_mut())
     }
+}
+
+/// `bytes` as elements of `T` (trailing bytes that do not fill an element
+/// are left out): a stage output being written, owned or pinned.
+///
+/// # Panics
+/// When `bytes` is not aligned for `T` (stage outputs are 8-byte aligned).
+pub(crate) fn typed_mut<T: IntElem>(bytes: &mut [u8]) -> &mut [T] {
+    assert_eq!(
+        bytes.as_ptr().align_offset(std::mem::align_of::<T>()),
+        0,
+        "stage outputs are 8-byte aligned"
+    );
+    let n = bytes.len() / std::mem::size_of::<T>();
+    // SAFETY: aligned (checked), in bounds (n elements fit), T is a plain
+    // integer for which every bit pattern is valid; the borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), n) }
 }
 
 #[cfg(test)]

@@ -40,29 +40,13 @@ fn job_slices<'a, T>(
     parts
 }
 
-/// `bytes` as elements of `T`.
-///
-/// # Panics
-/// When `bytes` is not aligned for `T` (stage outputs are 8-byte aligned).
-fn typed_mut<T: IntElem>(bytes: &mut [u8]) -> &mut [T] {
-    assert_eq!(
-        bytes.as_ptr().align_offset(std::mem::align_of::<T>()),
-        0,
-        "stage outputs are 8-byte aligned"
-    );
-    let n = bytes.len() / std::mem::size_of::<T>();
-    // SAFETY: aligned (checked), in bounds (n elements fit), T is a plain
-    // integer for which every bit pattern is valid; the borrow is unique.
-    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), n) }
-}
-
 fn run_typed<T: IntElem>(
     stage: &Stage,
     input: &[u8],
     out: &mut [u8],
     decode: fn(&[u8], &mut [T]) -> ChunkStatus,
 ) -> Vec<ChunkStatus> {
-    job_slices(&stage.jobs, typed_mut::<T>(out))
+    job_slices(&stage.jobs, super::buffer::typed_mut::<T>(out))
         .into_par_iter()
         .map(|(job, out)| {
             decode(
