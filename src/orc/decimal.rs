@@ -49,19 +49,6 @@ fn decode_at(
         return Err((0, format!("{} scales for {n} values", scales.len())));
     }
     let one = |pos: usize, s: i32| decode_one(data, pos, s, scale, at_most_38_digits);
-    if data.len() <= PIECE_BYTES {
-        let mut out = Vec::with_capacity(n);
-        let mut pos = 0;
-        for &s in scales {
-            if pos >= data.len() {
-                return Err(truncated(pos));
-            }
-            let (x, next) = one(pos, s)?;
-            out.push(x);
-            pos = next;
-        }
-        return Ok(out);
-    }
     // Value k + 1 starts after the first terminator byte (< 0x80) at or
     // after value k's start, so the values starting in a piece are the
     // piece's terminators shifted by one: counting them gives each piece
@@ -115,14 +102,9 @@ fn decode_at(
         end = end.max(e?);
     }
     if out.len() < n {
-        return Err(truncated(end));
+        return Err((end as u64, "decimal varint truncated".to_string()));
     }
     Ok(out)
-}
-
-/// The error for a stream that ends (at `at`) before its last value.
-fn truncated(at: usize) -> (u64, String) {
-    (at as u64, "decimal varint truncated".to_string())
 }
 
 /// The value at `pos` rescaled to `scale` from its own scale `s`, and the
@@ -223,15 +205,9 @@ mod tests {
         let mut out = Vec::new();
         let mut pos = 0;
         for &s in scales {
-            let (v, next) = varint(data, pos).map_err(|m| (pos as u64, m.to_string()))?;
+            let (x, next) = decode_one(data, pos, s, scale, false)?;
+            out.push(x);
             pos = next;
-            let x = (v >> 1) as i128 ^ -((v & 1) as i128);
-            let diff = scale as i64 - i64::from(s);
-            out.push(if diff >= 0 {
-                x.wrapping_mul(POW10[diff as usize])
-            } else {
-                x / POW10[(-diff) as usize]
-            });
         }
         Ok(out)
     }
@@ -241,11 +217,9 @@ mod tests {
         // Varints of 1 to 19 bytes (values up to 2^127), well past one piece.
         let mut data = Vec::new();
         let mut scales = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
         while data.len() < 3 * PIECE_BYTES + 12345 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let bits = x % 126;
             let mut z = (u128::from(x) << 64 | u128::from(x.rotate_left(17))) >> (127 - bits);
             while z >= 0x80 {
