@@ -52,6 +52,8 @@ pub mod orc;
 pub mod parquet;
 pub mod plan;
 pub mod source;
+#[cfg(test)]
+mod testing;
 
 pub use error::{Error, Location, Result};
 

@@ -125,13 +125,7 @@ mod tests {
             }
             Some(at)
         };
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for round in 0..400 {
             // Varints of 1 to 12 bytes, long ones rare.
             let mut input = Vec::new();

@@ -309,13 +309,7 @@ mod tests {
     fn short_random_groups_round_trip() {
         // xorshift: short groups of every shape reach the encoder's edge
         // cases (one-bit deltas, two-value groups, sign changes).
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..5000 {
             let n = 1 + (next() % 24) as usize;
             let shape = next() % 4;
