@@ -17,24 +17,24 @@ taxi=${TAXI:-$root/$B-data/realdata/nyc_yellow_taxi_2018_2020_sample_360k.parque
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 ORC="$d/lineitem_v0.11.orc $d/taxi_v0.11.orc $d/lineitem_v0.12.orc $d/taxi_v0.12.orc"
 PQ="$d/lineitem_gzip.parquet $d/taxi_gzip.parquet"
+# The conversions start in the background; the caller waits.
+gen_orc() {
+  for v in 0.11 0.12; do
+    python3 scripts/parquet_to_orc.py $d/lineitem.parquet $d/lineitem_v$v.orc --version $v &
+    python3 scripts/parquet_to_orc.py $taxi $d/taxi_v$v.orc --version $v --tile 16 &
+  done
+}
+gen_parquet() {
+  python3 scripts/parquet_rewrite.py $d/lineitem.parquet $d/lineitem_gzip.parquet --compression gzip &
+  python3 scripts/parquet_rewrite.py $taxi $d/taxi_gzip.parquet --compression gzip --tile 16 &
+}
 for part in "$@"; do
 t=$(date +%s)
 case $part in
-gen)
+gen|genorc)
   [ -f $d/lineitem.parquet ] || $W gen tpch --scale 1 --tables lineitem --compression snappy $d >/dev/null
-  for v in 0.11 0.12; do
-    python3 scripts/parquet_to_orc.py $d/lineitem.parquet $d/lineitem_v$v.orc --version $v &
-    python3 scripts/parquet_to_orc.py $taxi $d/taxi_v$v.orc --version $v --tile 16 &
-  done
-  python3 scripts/parquet_rewrite.py $d/lineitem.parquet $d/lineitem_gzip.parquet --compression gzip &
-  python3 scripts/parquet_rewrite.py $taxi $d/taxi_gzip.parquet --compression gzip --tile 16 &
-  wait ;;
-genorc)
-  [ -f $d/lineitem.parquet ] || $W gen tpch --scale 1 --tables lineitem --compression snappy $d >/dev/null
-  for v in 0.11 0.12; do
-    python3 scripts/parquet_to_orc.py $d/lineitem.parquet $d/lineitem_v$v.orc --version $v &
-    python3 scripts/parquet_to_orc.py $taxi $d/taxi_v$v.orc --version $v --tile 16 &
-  done
+  gen_orc
+  [ $part = gen ] && gen_parquet
   wait ;;
 orc)
   $W --backend cuda bench read --runs 7 $ORC
