@@ -131,7 +131,7 @@ mod tests {
             let mut input = Vec::new();
             for _ in 0..(next() % 60) {
                 let r = next();
-                let len = if r % 50 == 0 {
+                let len = if r.is_multiple_of(50) {
                     10 + (r / 50) % 3
                 } else {
                     1 + r % 5
