@@ -2,7 +2,8 @@
 # End-to-end read benchmarks on the GPU host, in parts (data kept in /tmp/d):
 #   bash scripts/gpu_read_bench.sh BUNDLE PART...
 # PART: gen (TPC-H lineitem SF 1 and the taxi sample x16 as ORC 0.11/0.12 ZLIB
-# and Parquet GZIP, converted in parallel; genorc: the ORC files only), orc, pq (warpread cuda/cpu and
+# and Parquet GZIP, converted in parallel; genorc / genpq: the ORC / Parquet
+# files only), orc, pq (warpread cuda/cpu and
 # pyarrow on them), orcab / pqab (A/B runs through environment switches),
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP).
@@ -31,10 +32,10 @@ gen_parquet() {
 for part in "$@"; do
 t=$(date +%s)
 case $part in
-gen|genorc)
+gen|genorc|genpq)
   [ -f $d/lineitem.parquet ] || $W gen tpch --scale 1 --tables lineitem --compression snappy $d >/dev/null
-  gen_orc
-  [ $part = gen ] && gen_parquet
+  [ $part = genpq ] || gen_orc
+  [ $part = genorc ] || gen_parquet
   wait ;;
 orc)
   $W --backend cuda bench read --runs 7 $ORC

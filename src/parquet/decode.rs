@@ -572,10 +572,11 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
 type DictPageRef = (usize, u8, Range<usize>);
 
 /// Runs the fixed-width dictionary pages as one `DictPage` stage per value
-/// width. Each job's input (the chunk's dictionary, the bit width, then the
-/// page's hybrid indices as stored) is written into one buffer sized up
-/// front, one task per page: the indices stay packed, so this is far
-/// smaller than decoded `u32` indices would be.
+/// width. The input holds each chunk's dictionary once, followed by its
+/// pages' records (bit width, the hybrid indices as stored, the record's
+/// length); a page's job runs from its chunk's dictionary to the end of its
+/// own record. Written into one buffer sized up front, one task per record:
+/// the indices stay packed, and a dictionary is not repeated per page.
 fn run_dict_pages(
     works: &mut [Work],
     dict_pages: &[DictPageRef],
@@ -584,34 +585,54 @@ fn run_dict_pages(
     pages: &Pages,
     backend: &dyn Backend,
 ) -> Result<BatchOutput> {
-    let dict_of = |wi: usize| match &dicts[works[wi].chunk] {
+    let dict_of = |chunk: usize| match &dicts[chunk] {
         Some(Dict::Fixed(d)) => d.as_slice(),
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
-    let mut ranges = Vec::with_capacity(dict_pages.len());
+    // Records in input order: a chunk's dictionary before its first page.
+    enum Record<'p> {
+        Dict(usize),
+        Page(u8, &'p [u8]),
+    }
+    let mut records: Vec<(Record, Range<usize>)> = Vec::new();
+    let mut dict_at: std::collections::HashMap<usize, usize> = Default::default();
+    let mut jobs = Vec::with_capacity(dict_pages.len());
     let mut len = 0usize;
-    for (wi, _, r) in dict_pages {
-        let n = parquet_dict::page_input_len(dict_of(*wi), &pages.buf[r.clone()]);
-        ranges.push(len..len + n);
+    for (wi, bw, r) in dict_pages {
+        let chunk = works[*wi].chunk;
+        let start = *dict_at.entry(chunk).or_insert_with(|| {
+            let n = parquet_dict::dict_record_len(dict_of(chunk));
+            records.push((Record::Dict(chunk), len..len + n));
+            len += n;
+            len - n
+        });
+        let hybrid = &pages.buf[r.clone()];
+        let n = parquet_dict::page_record_len(hybrid);
+        records.push((Record::Page(*bw, hybrid), len..len + n));
         len += n;
+        jobs.push(start..len);
     }
     let mut src = crate::exec::copy::try_zeroed_vec::<u8>(len)?;
     {
-        let mut slots: Vec<(&mut [u8], &DictPageRef)> = Vec::with_capacity(dict_pages.len());
+        let mut slots: Vec<(&mut [u8], &Record)> = Vec::with_capacity(records.len());
         let mut rest = src.as_mut_slice();
-        for (page, r) in dict_pages.iter().zip(&ranges) {
+        for (record, r) in &records {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            slots.push((head, page));
+            slots.push((head, record));
             rest = tail;
         }
-        slots.into_par_iter().for_each(|(dst, (wi, bw, r))| {
-            let width = infos[works[*wi].chunk].width;
-            parquet_dict::write_page_input(dict_of(*wi), width, *bw, &pages.buf[r.clone()], dst);
-        });
+        slots
+            .into_par_iter()
+            .for_each(|(dst, record)| match record {
+                Record::Dict(chunk) => {
+                    parquet_dict::write_dict_record(dict_of(*chunk), infos[*chunk].width, dst)
+                }
+                Record::Page(bw, hybrid) => parquet_dict::write_page_record(*bw, hybrid, dst),
+            });
     }
     let mut batch = StageBatch::new(&src);
     let mut ids = Vec::with_capacity(dict_pages.len());
-    for ((wi, _, _), r) in dict_pages.iter().zip(ranges) {
+    for ((wi, _, _), r) in dict_pages.iter().zip(jobs) {
         let w = &works[*wi];
         let p = &pages.chunks[w.chunk][w.page];
         let width = infos[w.chunk].width as u32;
