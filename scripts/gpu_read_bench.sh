@@ -47,6 +47,7 @@ pq)
   $W --backend cpu bench read --runs 3 $PQ
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
 orcab)
+  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 7 $ORC
   WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $ORC
   WARPREAD_PINNED_POOL_MIB=0 $W --backend cuda bench read --runs 7 $ORC ;;
 rel)
@@ -55,6 +56,7 @@ rel)
   $R --backend cpu bench read --runs 3 $ORC $PQ ;;
 pqab)
   $W --backend cuda bench read --runs 7 $PQ
+  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 7 $PQ
   WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $PQ
   $W --backend cpu bench read --runs 3 $PQ
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
@@ -65,7 +67,7 @@ sf10gen)
   ls -la $d/sf10 ;;
 sf10)
   $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-  WARPREAD_PINNED_POOL_MIB=8192 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 esac

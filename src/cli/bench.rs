@@ -482,7 +482,7 @@ fn run_read(
         if c.stages > 0 {
             println!(
                 "{:<40} cuda per run: {} stages; lane wait {:.3} s, pinned fill {:.3} s ({:.1} MiB in), \
-                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out) (thread-seconds)",
+                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out; {:.1} MiB read from device mirrors) (thread-seconds)",
                 "",
                 c.stages,
                 c.wait_s,
@@ -490,7 +490,22 @@ fn run_read(
                 c.bytes_in as f64 / (1 << 20) as f64,
                 c.device_s,
                 c.drain_s,
-                c.bytes_out as f64 / (1 << 20) as f64
+                c.bytes_out as f64 / (1 << 20) as f64,
+                c.bytes_mirrored as f64 / (1 << 20) as f64
+            );
+            let ops: Vec<String> = r
+                .kernels
+                .iter()
+                .take(8)
+                .map(|(name, n, s)| format!("{name} {:.1} ms/{n:.0}", s * 1e3))
+                .collect();
+            println!(
+                "{:<40} cuda events: upload {:.3} s, kernels {:.3} s, download {:.3} s; kernels by op: {}",
+                "",
+                c.upload_s,
+                c.kernel_s,
+                c.download_s,
+                ops.join(", ")
             );
         }
         if !predicates.is_empty() {

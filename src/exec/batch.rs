@@ -134,12 +134,14 @@ impl<'a> StageBatch<'a> {
         let mut outputs = Vec::with_capacity(ops.len());
         let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
+        let on_device = backend.holds_on_device(self.source);
         // One stage at a time, planned just before it runs, so at most one
         // gathered input is alive (side by side on threads, each on its own
         // CUDA lane, the stages were slower: BENCHMARKS.md, session 7).
         for (stage_idx, op) in ops.iter().enumerate() {
+            let in_place = on_device || backend.reads_host_input(op);
             let (stage, input) =
-                self.plan_stage(stage_idx, *op, &by_op[op], backend, &mut placed)?;
+                self.plan_stage(stage_idx, *op, &by_op[op], in_place, &mut placed)?;
             let input = match &input {
                 StageInput::Source(r) => &self.source[r.clone()],
                 StageInput::Gathered(v) => v.as_slice(),
@@ -185,14 +187,14 @@ impl<'a> StageBatch<'a> {
         stage_idx: usize,
         op: StageOp,
         ids: &[usize],
-        backend: &dyn Backend,
+        in_place: bool,
         placed: &mut [Option<Placed>],
     ) -> Result<(Stage, StageInput)> {
         // In place: jobs address the source itself (a backend that reads
-        // host memory where it is), or the one span of it the requests fill
-        // (`direct_span`); otherwise the requests' bytes are compacted end
-        // to end first.
-        let (input, base) = if backend.reads_host_input(&op) {
+        // host memory where it is, or holds the source on its device), or
+        // the one span of it the requests fill (`direct_span`); otherwise
+        // the requests' bytes are compacted end to end first.
+        let (input, base) = if in_place {
             (StageInput::Source(0..self.source.len()), Some(0))
         } else if let Some(span) = direct_span(ids.iter().map(|&i| self.requests[i].input.clone()))
         {

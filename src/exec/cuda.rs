@@ -14,12 +14,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use rayon::prelude::*;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceScratch, GpuRuntime, PinnedPool, PinnedScratch, kernels, launch};
+use crate::gpu::{
+    DeviceScratch, GpuRuntime, PinnedBlock, PinnedPool, PinnedScratch, kernels, launch,
+};
 use crate::plan::{ChunkStatus, JobDesc, Stage, StageOp};
 
 /// Where the CUDA backend's time went, summed over every stage it ran in
@@ -42,6 +44,15 @@ pub struct Profile {
     pub bytes_in: u64,
     /// Output bytes downloaded.
     pub bytes_out: u64,
+    /// Input bytes read from device mirrors instead of uploaded.
+    pub bytes_mirrored: u64,
+    /// Of `device_s`, by CUDA events on the lanes' streams: input staging
+    /// and upload (with the job table), kernels, and output download.
+    pub upload_s: f64,
+    /// Kernel time (CUDA events), summed over lanes.
+    pub kernel_s: f64,
+    /// Output and status download time (CUDA events).
+    pub download_s: f64,
 }
 
 impl Profile {
@@ -57,8 +68,24 @@ impl Profile {
             drain_s: (self.drain_s - earlier.drain_s) / n,
             bytes_in: per(self.bytes_in, earlier.bytes_in),
             bytes_out: per(self.bytes_out, earlier.bytes_out),
+            bytes_mirrored: per(self.bytes_mirrored, earlier.bytes_mirrored),
+            upload_s: (self.upload_s - earlier.upload_s) / n,
+            kernel_s: (self.kernel_s - earlier.kernel_s) / n,
+            download_s: (self.download_s - earlier.download_s) / n,
         }
     }
+}
+
+/// Kernel time per operation (name, stages, seconds), summed over every
+/// stage run in this process, most time first.
+pub fn kernel_ops() -> Vec<(String, u64, f64)> {
+    let ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut v: Vec<(String, u64, f64)> = ops
+        .iter()
+        .map(|(k, &(n, ns))| (k.clone(), n, ns as f64 / 1e9))
+        .collect();
+    v.sort_by(|a, b| b.2.total_cmp(&a.2));
+    v
 }
 
 /// The counters behind [`profile`]: nanoseconds and bytes.
@@ -72,6 +99,13 @@ mod counters {
     pub static DRAIN: AtomicU64 = AtomicU64::new(0);
     pub static BYTES_IN: AtomicU64 = AtomicU64::new(0);
     pub static BYTES_OUT: AtomicU64 = AtomicU64::new(0);
+    pub static BYTES_MIRRORED: AtomicU64 = AtomicU64::new(0);
+    pub static UPLOAD: AtomicU64 = AtomicU64::new(0);
+    pub static KERNEL: AtomicU64 = AtomicU64::new(0);
+    pub static DOWNLOAD: AtomicU64 = AtomicU64::new(0);
+    /// Per operation name: stages and kernel nanoseconds.
+    pub static OPS: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64)>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
 
     pub fn add(c: &AtomicU64, since: std::time::Instant) {
         c.fetch_add(since.elapsed().as_nanos() as u64, Relaxed);
@@ -94,6 +128,10 @@ pub fn profile() -> Profile {
         drain_s: s(&DRAIN),
         bytes_in: get(&BYTES_IN),
         bytes_out: get(&BYTES_OUT),
+        bytes_mirrored: get(&BYTES_MIRRORED),
+        upload_s: s(&UPLOAD),
+        kernel_s: s(&KERNEL),
+        download_s: s(&DOWNLOAD),
     }
 }
 
@@ -116,6 +154,9 @@ pub const MAX_LANES: usize = 8;
 struct Lane {
     stream: Arc<CudaStream>,
     scratch: Scratch,
+    /// Timing events: before the upload, the kernel, the download, and
+    /// after it (created on the lane's first stage).
+    events: Option<[CudaEvent; 4]>,
 }
 
 /// Idle lanes, and how many exist in all (idle or taken).
@@ -182,6 +223,37 @@ fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
+fn ev_err(e: cudarc::driver::DriverError) -> Error {
+    Error::cuda("timing a stage", e)
+}
+
+impl CudaBackend {
+    /// The lane's timing events, taken out of it while a stage runs.
+    fn events(&self, lane: &mut Lane) -> Result<[CudaEvent; 4]> {
+        if let Some(e) = lane.events.take() {
+            return Ok(e);
+        }
+        let ctx = self.rt.context();
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let one = || ctx.new_event(timing).map_err(ev_err);
+        Ok([one()?, one()?, one()?, one()?])
+    }
+}
+
+/// Where a stage's input is on the device.
+enum DeviceInput {
+    /// Uploaded into the lane's input buffer.
+    Scratch,
+    /// These bytes of a pool block's device mirror.
+    Mirror(Arc<CudaSlice<u8>>, std::ops::Range<usize>),
+}
+
+/// Whether a stage's output is kept on the device as its pool block's
+/// mirror: decompressed pages and streams, which later stages decode.
+fn keeps_mirror(op: &StageOp) -> bool {
+    matches!(op, StageOp::Inflate | StageOp::Decompress(_))
+}
+
 impl CudaBackend {
     /// Opens device 0.
     pub fn new() -> Result<Self> {
@@ -204,7 +276,7 @@ impl CudaBackend {
     pub fn with_device(ordinal: usize) -> Result<Self> {
         let rt = GpuRuntime::open(ordinal)?;
         Ok(Self {
-            pool: PinnedPool::from_env(rt.context().clone()),
+            pool: PinnedPool::from_env(rt.context().clone(), rt.info().total_memory),
             rt,
             lanes: Mutex::new(Lanes::default()),
             freed: Condvar::new(),
@@ -246,6 +318,7 @@ impl CudaBackend {
                         lane: Some(Lane {
                             stream,
                             scratch: Scratch::default(),
+                            events: None,
                         }),
                         backend: self,
                     }),
@@ -259,14 +332,15 @@ impl CudaBackend {
         }
     }
 
-    /// Uploads the stage's input and job table; returns the entry point and
+    /// Uploads the stage's input (unless a device mirror holds it) and job
+    /// table; returns the entry point, where the input is on the device, and
     /// the time spent filling pinned memory.
     fn upload(
         &self,
         lane: &mut Lane,
         stage: &Stage,
         input: &[u8],
-    ) -> Result<(CudaFunction, std::time::Duration)> {
+    ) -> Result<(CudaFunction, DeviceInput, std::time::Duration)> {
         stage.validate(input.len() as u64)?;
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(
@@ -278,10 +352,28 @@ impl CudaBackend {
         let (src, entry) = kernels::entry_for(&stage.op)
             .ok_or_else(|| Error::Unsupported(format!("no CUDA kernel for {}", stage.op.name())))?;
         let func = self.rt.function(src, &entry)?;
-        let Lane { stream, scratch: s } = lane;
+        let Lane {
+            stream, scratch: s, ..
+        } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying input to the device", e);
 
+        let descs: Vec<JobDesc> = stage.jobs.iter().map(JobDesc::from).collect();
+        let bytes = as_bytes(&descs);
+        let dev = s.jobs.get(stream, bytes.len())?;
+        stream
+            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
+            .map_err(err)?;
+
+        // Already on the device: the mirror of the pool block it lies in
+        // (decompressed pages or streams), complete since the stage that
+        // made it synchronized.
+        if let Some((mirror, at)) = self.pool.mirror_of(input) {
+            counters::BYTES_MIRRORED
+                .fetch_add(input.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let input = DeviceInput::Mirror(mirror, at..at + input.len());
+            return Ok((func, input, std::time::Duration::ZERO));
+        }
         let t = std::time::Instant::now();
         // An input inside a pool block (a previous stage's output, such as
         // the decompressed streams) is pinned already: no staging copy.
@@ -301,19 +393,14 @@ impl CudaBackend {
         stream
             .memcpy_htod(host, &mut dev.slice_mut(..input.len()))
             .map_err(err)?;
-
-        let descs: Vec<JobDesc> = stage.jobs.iter().map(JobDesc::from).collect();
-        let bytes = as_bytes(&descs);
-        let dev = s.jobs.get(stream, bytes.len())?;
-        stream
-            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
-            .map_err(err)?;
-        Ok((func, fill))
+        Ok((func, DeviceInput::Scratch, fill))
     }
 
     /// Marks every status `Pending` and fills the output with `fill`.
     fn reset(&self, lane: &mut Lane, stage: &Stage, fill: u8) -> Result<()> {
-        let Lane { stream, scratch: s } = lane;
+        let Lane {
+            stream, scratch: s, ..
+        } = lane;
         let err = |e| Error::cuda("resetting device buffers", e);
         let pending = vec![ChunkStatus::PENDING; stage.jobs.len()];
         let bytes = as_bytes(&pending);
@@ -329,7 +416,13 @@ impl CudaBackend {
             .map_err(err)
     }
 
-    fn launch(&self, lane: &mut Lane, func: &CudaFunction, stage: &Stage) -> Result<()> {
+    fn launch(
+        &self,
+        lane: &mut Lane,
+        func: &CudaFunction,
+        stage: &Stage,
+        from: &DeviceInput,
+    ) -> Result<()> {
         let njobs = stage.jobs.len() as u32;
         let shape = launch::shape_for(&stage.op, stage.jobs.len())?;
         let cfg = LaunchConfig {
@@ -347,6 +440,7 @@ impl CudaBackend {
                     status,
                     ..
                 },
+            ..
         } = lane;
         let (i, j, o, st): (
             &CudaSlice<u8>,
@@ -360,8 +454,16 @@ impl CudaBackend {
             status.get(stream, 0)?,
         );
         let param = kernels::launch_param(&stage.op);
+        let view;
         let mut b = stream.launch_builder(func);
-        b.arg(i).arg(j).arg(&njobs).arg(o).arg(st);
+        match from {
+            DeviceInput::Scratch => b.arg(i),
+            DeviceInput::Mirror(m, r) => {
+                view = m.slice(r.clone());
+                b.arg(&view)
+            }
+        };
+        b.arg(j).arg(&njobs).arg(o).arg(st);
         if let Some(p) = &param {
             b.arg(p);
         }
@@ -381,7 +483,9 @@ impl CudaBackend {
         lane: &mut Lane,
         stage: &Stage,
     ) -> Result<(StageOutput, std::time::Duration)> {
-        let Lane { stream, scratch: s } = lane;
+        let Lane {
+            stream, scratch: s, ..
+        } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
@@ -427,6 +531,11 @@ impl CudaBackend {
             }
         };
         let t = std::time::Instant::now();
+        if let Some(b) = &mut block
+            && keeps_mirror(&stage.op)
+        {
+            b.mirror(out_bytes, |_| s.output.take())?;
+        }
         let data = match block {
             Some(b) => HostBuffer::shared(b.into_buffer(out_bytes)?),
             None => HostBuffer::copy_of(
@@ -450,7 +559,7 @@ impl CudaBackend {
         runs: usize,
     ) -> Result<StageTiming> {
         let mut lane = self.take()?;
-        let (func, _) = self.upload(&mut lane, stage, input)?;
+        let (func, from, _) = self.upload(&mut lane, stage, input)?;
         let ctx = self.rt.context();
         let stream = lane.stream.clone();
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -461,7 +570,7 @@ impl CudaBackend {
         for r in 0..warmup + runs {
             self.reset(&mut lane, stage, 0xA5)?;
             start.record(&stream).map_err(ev)?;
-            self.launch(&mut lane, &func, stage)?;
+            self.launch(&mut lane, &func, stage, &from)?;
             stop.record(&stream).map_err(ev)?;
             stop.synchronize().map_err(ev)?;
             if r >= warmup {
@@ -493,10 +602,43 @@ impl CudaBackend {
         // the block still holds whatever its last use left there.
         out.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
         let statuses = cpu.run_into(stage, input, out);
+        if keeps_mirror(&stage.op) {
+            self.upload_mirror(&mut block, bytes)?;
+        }
         Ok(StageOutput {
             data: HostBuffer::shared(block.into_buffer(bytes)?),
             statuses,
         })
+    }
+}
+
+impl CudaBackend {
+    /// Gives a block the CPU wrote (decompressed pages or streams) a device
+    /// mirror, uploaded whole once, so the stages decoding it read it there
+    /// rather than each uploading (or first gathering) its pieces. Without
+    /// device memory to spare the block simply stays unmirrored.
+    fn upload_mirror(&self, block: &mut PinnedBlock, len: usize) -> Result<()> {
+        let lane = self.take()?;
+        let stream = lane.stream.clone();
+        let t = std::time::Instant::now();
+        let mirrored = block.mirror(len, |host| {
+            let copy = || -> std::result::Result<CudaSlice<u8>, cudarc::driver::DriverError> {
+                // SAFETY: the copy below writes all `len` bytes before any
+                // stage reads them (the stream is synchronized first).
+                let mut dev = unsafe { stream.alloc::<u8>(len) }?;
+                stream.memcpy_htod(&host.as_slice()?[..len], &mut dev)?;
+                stream.synchronize()?;
+                Ok(dev)
+            };
+            copy()
+                .inspect_err(|e| tracing::debug!("no device mirror for {len} bytes: {e}"))
+                .ok()
+        })?;
+        if mirrored {
+            counters::add(&counters::DEVICE, t);
+            counters::BYTES_IN.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
     }
 }
 
@@ -513,6 +655,14 @@ impl Backend for CudaBackend {
     fn reads_host_input(&self, op: &StageOp) -> bool {
         // Ops without a kernel run on the CPU backend, in place.
         kernels::entry_for(op).is_none()
+    }
+
+    fn holds_on_device(&self, source: &[u8]) -> bool {
+        !source.is_empty() && self.pool.mirror_of(source).is_some()
+    }
+
+    fn release_on_device(&self, source: &[u8]) {
+        self.pool.release_mirror(source);
     }
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
@@ -535,10 +685,34 @@ impl Backend for CudaBackend {
         counters::add(&counters::WAIT, t);
         counters::STAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let t = std::time::Instant::now();
-        let (func, fill) = self.upload(&mut lane, stage, input)?;
+        let events = self.events(&mut lane)?;
+        events[0].record(&lane.stream).map_err(ev_err)?;
+        let (func, from, fill) = self.upload(&mut lane, stage, input)?;
         self.reset(&mut lane, stage, 0)?;
-        self.launch(&mut lane, &func, stage)?;
+        events[1].record(&lane.stream).map_err(ev_err)?;
+        self.launch(&mut lane, &func, stage, &from)?;
+        events[2].record(&lane.stream).map_err(ev_err)?;
         let (out, drain) = self.download(&mut lane, stage)?;
+        // Held until the stream is done with it (the download synchronized).
+        drop(from);
+        events[3].record(&lane.stream).map_err(ev_err)?;
+        events[3].synchronize().map_err(ev_err)?;
+        let ms = |a: usize, b: usize| -> Result<u64> {
+            let ms = events[a].elapsed_ms(&events[b]).map_err(ev_err)?;
+            Ok((f64::from(ms) * 1e6) as u64)
+        };
+        let (up, kernel, down) = (ms(0, 1)?, ms(1, 2)?, ms(2, 3)?);
+        lane.events = Some(events);
+        {
+            let relaxed = std::sync::atomic::Ordering::Relaxed;
+            counters::UPLOAD.fetch_add(up, relaxed);
+            counters::KERNEL.fetch_add(kernel, relaxed);
+            counters::DOWNLOAD.fetch_add(down, relaxed);
+            let mut ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
+            let e = ops.entry(stage.op.name()).or_default();
+            e.0 += 1;
+            e.1 += kernel;
+        }
         let nanos = |d: std::time::Duration| d.as_nanos() as u64;
         let relaxed = std::sync::atomic::Ordering::Relaxed;
         counters::FILL.fetch_add(nanos(fill), relaxed);

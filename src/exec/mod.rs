@@ -101,6 +101,20 @@ pub trait Backend: Send + Sync {
         let _ = op;
         false
     }
+    /// Whether all of `source` is on the device already (a device mirror
+    /// of a previous stage's output, such as decompressed pages). A batch
+    /// over it then runs every stage in place over the whole of it: jobs
+    /// address their bytes where they lie, nothing is gathered or uploaded.
+    fn holds_on_device(&self, source: &[u8]) -> bool {
+        let _ = source;
+        false
+    }
+    /// Frees the device copy of `source`, if any, once no stage will read
+    /// it: host buffers such as ORC's decompressed streams live on inside
+    /// the Arrow arrays that slice them, and their device copies must not.
+    fn release_on_device(&self, source: &[u8]) {
+        let _ = source;
+    }
 }
 
 /// Runs every stage of `plan` (stage `i` reads `inputs[i]`) and fails on the

@@ -8,6 +8,14 @@
 //! Pinned memory is a scarce resource of the host (the kernel cannot page
 //! it out), so the pool holds at most a cap in all; a stage output that does
 //! not fit goes through the lane's staging buffer and a copy as before.
+//!
+//! A block may also keep a *device mirror*: the device buffer its bytes
+//! were downloaded from (or uploaded to), registered by host address for as
+//! long as the block is out of the pool. Decompressed pages and streams are
+//! read by the host (headers, level prefixes) and then decoded by later
+//! stages; with a mirror those stages read them where they already lie on
+//! the device instead of uploading them again. The mirror is dropped before
+//! the block is reused, so an address can never find stale bytes.
 
 use std::panic::AssertUnwindSafe;
 use std::ptr::NonNull;
@@ -15,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow::buffer::Buffer;
-use cudarc::driver::{CudaContext, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaSlice, PinnedHostSlice};
 
 use crate::error::{Error, Result};
 
@@ -32,6 +40,19 @@ pub const ENV_CAP_MIB: &str = "WARPREAD_PINNED_POOL_MIB";
 /// Smallest block: smaller outputs share size classes of at least this.
 const MIN_BLOCK: usize = 1 << 20;
 
+/// Overrides the device bytes mirrors may hold in all, in MiB (0 turns
+/// mirrors off; default: half of the device's memory).
+pub const ENV_MIRROR_MIB: &str = "WARPREAD_DEVICE_MIRROR_MIB";
+
+/// A block's bytes on the device.
+struct Mirror {
+    /// Host address range of the mirrored bytes.
+    host: std::ops::Range<usize>,
+    device: Arc<CudaSlice<u8>>,
+    /// Device bytes it holds (its allocation, at least `host.len()`).
+    held: usize,
+}
+
 struct Inner {
     ctx: Arc<CudaContext>,
     free: Mutex<Vec<PinnedHostSlice<u8>>>,
@@ -41,6 +62,11 @@ struct Inner {
     /// the pool), to recognise inputs that already lie in pinned memory.
     ranges: Mutex<Vec<std::ops::Range<usize>>>,
     cap: usize,
+    /// Mirrors of blocks out of the pool.
+    mirrors: Mutex<Vec<Mirror>>,
+    /// Device bytes the mirrors hold, and the most they may.
+    mirrored: AtomicUsize,
+    mirror_cap: usize,
 }
 
 /// A pool of pinned host blocks (see the module docs).
@@ -62,11 +88,14 @@ impl std::fmt::Debug for PinnedPool {
 pub struct PinnedBlock {
     slice: Option<PinnedHostSlice<u8>>,
     pool: Arc<Inner>,
+    /// Host address of the block's mirror, while it has one.
+    mirrored_at: Option<usize>,
 }
 
 impl PinnedPool {
-    /// A pool for `ctx` holding at most `cap` bytes.
-    pub fn new(ctx: Arc<CudaContext>, cap: usize) -> Self {
+    /// A pool for `ctx` holding at most `cap` pinned bytes, and mirrors of
+    /// at most `mirror_cap` device bytes.
+    pub fn new(ctx: Arc<CudaContext>, cap: usize, mirror_cap: usize) -> Self {
         Self {
             inner: Arc::new(Inner {
                 ctx,
@@ -74,20 +103,25 @@ impl PinnedPool {
                 held: AtomicUsize::new(0),
                 ranges: Mutex::new(Vec::new()),
                 cap,
+                mirrors: Mutex::new(Vec::new()),
+                mirrored: AtomicUsize::new(0),
+                mirror_cap,
             }),
         }
     }
 
-    /// A pool with the cap of [`ENV_CAP_MIB`], or [`default_cap`].
-    pub fn from_env(ctx: Arc<CudaContext>) -> Self {
-        let cap = std::env::var(ENV_CAP_MIB)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .map_or_else(
-                || default_cap(host_memory()),
-                |mib| mib.saturating_mul(1 << 20),
-            );
-        Self::new(ctx, cap)
+    /// A pool with the cap of [`ENV_CAP_MIB`], or [`default_cap`], and the
+    /// mirror cap of [`ENV_MIRROR_MIB`], or half of `device_memory`.
+    pub fn from_env(ctx: Arc<CudaContext>, device_memory: usize) -> Self {
+        let mib = |name| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .map(|mib| mib.saturating_mul(1 << 20))
+        };
+        let cap = mib(ENV_CAP_MIB).unwrap_or_else(|| default_cap(host_memory()));
+        let mirror_cap = mib(ENV_MIRROR_MIB).unwrap_or(device_memory / 2);
+        Self::new(ctx, cap, mirror_cap)
     }
 
     /// A block of at least `bytes`: a free one of its size class (a power
@@ -114,6 +148,7 @@ impl PinnedPool {
             best.map(|i| PinnedBlock {
                 slice: Some(free.swap_remove(i)),
                 pool: inner.clone(),
+                mirrored_at: None,
             })
         };
         if let Some(b) = from_free(true) {
@@ -144,6 +179,7 @@ impl PinnedPool {
                 Ok(Some(PinnedBlock {
                     slice: Some(slice),
                     pool: inner.clone(),
+                    mirrored_at: None,
                 }))
             }
             Err(e) => {
@@ -190,6 +226,34 @@ impl PinnedPool {
             .iter()
             .any(|r| r.start <= start && end <= r.end)
     }
+
+    /// Frees the device mirror `bytes` lie in, if any (stages reading it
+    /// hold their own reference until their stream is done).
+    pub fn release_mirror(&self, bytes: &[u8]) {
+        let start = bytes.as_ptr() as usize;
+        let end = start + bytes.len();
+        let mut mirrors = self.inner.mirrors.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = mirrors
+            .iter()
+            .position(|m| m.host.start <= start && end <= m.host.end)
+        {
+            let m = mirrors.swap_remove(i);
+            self.inner.mirrored.fetch_sub(m.held, Ordering::Relaxed);
+        }
+    }
+
+    /// The device mirror `bytes` lie in, and their offset in it.
+    pub fn mirror_of(&self, bytes: &[u8]) -> Option<(Arc<CudaSlice<u8>>, usize)> {
+        let start = bytes.as_ptr() as usize;
+        let end = start + bytes.len();
+        self.inner
+            .mirrors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|m| m.host.start <= start && end <= m.host.end)
+            .map(|m| (m.device.clone(), start - m.host.start))
+    }
 }
 
 impl PinnedBlock {
@@ -219,10 +283,71 @@ impl PinnedBlock {
         // panic cannot leave it half-updated.
         Ok(unsafe { Buffer::from_custom_allocation(ptr, len, Arc::new(AssertUnwindSafe(self))) })
     }
+
+    /// Keeps the device buffer `device` returns (given the block, it holds
+    /// the block's first `len` bytes, or more) as the block's mirror while
+    /// the pool's mirror cap has room; `device` is only called then.
+    /// Returns whether the block is mirrored.
+    pub fn mirror(
+        &mut self,
+        len: usize,
+        device: impl FnOnce(&PinnedHostSlice<u8>) -> Option<CudaSlice<u8>>,
+    ) -> Result<bool> {
+        if self.mirrored_at.is_some() || len == 0 {
+            return Ok(self.mirrored_at.is_some());
+        }
+        let inner = self.pool.clone();
+        let reserve = |n: usize| {
+            inner
+                .mirrored
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                    h.checked_add(n).filter(|&t| t <= inner.mirror_cap)
+                })
+                .is_ok()
+        };
+        // The allocation is at least `len`; reserve that, then the rest.
+        if !reserve(len) {
+            return Ok(false);
+        }
+        let host = self.slice.as_ref().expect("present until drop");
+        let Some(device) = device(host).filter(|d| d.len() >= len) else {
+            inner.mirrored.fetch_sub(len, Ordering::Relaxed);
+            return Ok(false);
+        };
+        let held = device.len();
+        if !reserve(held - len) {
+            inner.mirrored.fetch_sub(len, Ordering::Relaxed);
+            return Ok(false);
+        }
+        let at = self
+            .slice_mut()
+            .as_mut_ptr()
+            .map_err(|e| Error::cuda("addressing pinned memory", e))? as usize;
+        inner
+            .mirrors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Mirror {
+                host: at..at + len,
+                device: Arc::new(device),
+                held,
+            });
+        self.mirrored_at = Some(at);
+        Ok(true)
+    }
 }
 
 impl Drop for PinnedBlock {
     fn drop(&mut self) {
+        // The mirror goes first: once the block is free, its address may
+        // hold other bytes.
+        if let Some(at) = self.mirrored_at.take() {
+            let mut mirrors = self.pool.mirrors.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = mirrors.iter().position(|m| m.host.start == at) {
+                let m = mirrors.swap_remove(i);
+                self.pool.mirrored.fetch_sub(m.held, Ordering::Relaxed);
+            }
+        }
         if let Some(slice) = self.slice.take() {
             self.pool
                 .free

@@ -132,6 +132,11 @@ impl DeviceScratch {
         }
         Ok(self.buf.as_mut().expect("allocated above"))
     }
+
+    /// Hands the buffer over (the next `get` allocates a new one).
+    pub fn take(&mut self) -> Option<CudaSlice<u8>> {
+        self.buf.take()
+    }
 }
 
 /// A page-locked host buffer for fast, asynchronous transfers, reused.

@@ -645,7 +645,11 @@ impl OrcFile {
             backend,
             decimal64: self.is_pre_2_0(),
         };
-        let (states, decoded) = rounds.run(cols)?;
+        let decoded = rounds.run(cols);
+        // Arrays may slice the streams and outlive the read; their device
+        // copy is only for the rounds.
+        backend.release_on_device(&streams.buf);
+        let (states, decoded) = decoded?;
         stats.decode_s += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         let asm = Assembler {
