@@ -6,11 +6,13 @@
 # files only), orc, pq (warpread cuda/cpu and
 # pyarrow on them), orcab / pqab (A/B runs through environment switches),
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
-# (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP).
+# (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP), groups (SF 10 with
+# read groups of 1 and 4 GiB).
 set -u
 B=$1; shift
 root=$PWD
-cd "$B"; for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done; chmod +x warpread* it-tests 2>/dev/null; cd "$root"
+# Unpacked once: parts may run as several invocations side by side.
+cd "$B"; for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done; chmod +x warpread* it-tests 2>/dev/null; cd "$root"
 W=$root/$B/warpread
 export WARPREAD_KERNEL_CACHE=/tmp/kc
 d=/tmp/d; mkdir -p $d
@@ -70,6 +72,10 @@ sf10)
   WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
+groups)
+  for g in 1024 4096; do
+    WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  done ;;
 esac
 echo "== $part $(( $(date +%s) - t )) s"
 done

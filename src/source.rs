@@ -116,8 +116,22 @@ impl Source {
                 format!("cannot allocate {total} bytes for the read"),
             )
         })?;
+        self.read_many_into(reads, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// [`Source::read_many`] into `buf` (its length is the total), whose
+    /// bytes outside the destination ranges are zeroed: it may be a reused
+    /// buffer holding anything.
+    pub fn read_many_into(
+        &self,
+        reads: &[(u64, Range<usize>, &Location)],
+        buf: &mut [u8],
+    ) -> Result<()> {
+        let total = buf.len();
         let mut tasks: Vec<(&mut [u8], u64, &Location)> = Vec::new();
-        let mut rest: &mut [u8] = &mut buf;
+        let mut gaps: Vec<&mut [u8]> = Vec::new();
+        let mut rest: &mut [u8] = buf;
         let mut consumed = 0usize;
         for (offset, dest, at) in reads {
             if dest.start < consumed || dest.end > total || dest.start > dest.end {
@@ -126,7 +140,8 @@ impl Source {
                     format!("read into {dest:?} out of order or past {total} bytes"),
                 ));
             }
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(dest.start - consumed);
+            let (gap, tail) = std::mem::take(&mut rest).split_at_mut(dest.start - consumed);
+            gaps.push(gap);
             let (mut mine, tail) = tail.split_at_mut(dest.len());
             rest = tail;
             consumed = dest.end;
@@ -139,10 +154,11 @@ impl Source {
                 mine = more;
             }
         }
+        gaps.push(rest);
+        gaps.into_iter().for_each(|g| g.fill(0));
         tasks
             .into_par_iter()
-            .try_for_each(|(dst, offset, at)| self.read_exact_at(offset, dst, at))?;
-        Ok(buf)
+            .try_for_each(|(dst, offset, at)| self.read_exact_at(offset, dst, at))
     }
 
     /// Reads a range into a new buffer.
@@ -150,5 +166,34 @@ impl Source {
         let mut v = Vec::new();
         self.read_into(offset, len, &mut v, at)?;
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_many_into_zeroes_what_it_does_not_read() {
+        let dir = std::env::temp_dir().join(format!("warpread-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bytes.bin");
+        let bytes: Vec<u8> = (1..=200u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let src = Source::open(&path, "test").unwrap();
+        let at = Location::file(&path);
+        // A reused buffer full of garbage: gaps and the tail must read 0.
+        let mut buf = vec![0xEEu8; 40];
+        src.read_many_into(&[(10, 2..7, &at), (100, 9..19, &at)], &mut buf)
+            .unwrap();
+        let mut want = vec![0u8; 40];
+        want[2..7].copy_from_slice(&bytes[10..15]);
+        want[9..19].copy_from_slice(&bytes[100..110]);
+        assert_eq!(buf, want);
+        assert_eq!(src.read_many(&[(10, 2..7, &at)], 8).unwrap(), want[..8]);
+        // Out-of-order destinations are refused.
+        let err = src.read_many_into(&[(0, 5..9, &at), (0, 2..4, &at)], &mut buf);
+        assert!(err.is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

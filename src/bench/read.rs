@@ -38,31 +38,9 @@ pub struct ReadBenchRow {
     /// The CUDA backend's transfers and copies per timed run (thread-seconds
     /// over all lanes; all zero on the CPU backend).
     pub cuda: crate::exec::cuda::Profile,
-    /// Kernel time per operation per timed run (name, stages, seconds),
-    /// most time first (empty on the CPU backend).
-    pub kernels: Vec<(String, f64, f64)>,
-}
-
-/// `after - before` per operation, divided by `runs`, most time first.
-fn kernel_delta(
-    before: &[(String, u64, f64)],
-    after: &[(String, u64, f64)],
-    runs: usize,
-) -> Vec<(String, f64, f64)> {
-    let n = runs.max(1) as f64;
-    let mut v: Vec<(String, f64, f64)> = after
-        .iter()
-        .map(|(name, stages, secs)| {
-            let (s0, t0) = before
-                .iter()
-                .find(|b| &b.0 == name)
-                .map_or((0, 0.0), |b| (b.1, b.2));
-            (name.clone(), (stages - s0) as f64 / n, (secs - t0) / n)
-        })
-        .filter(|k| k.1 > 0.0)
-        .collect();
-    v.sort_by(|a, b| b.2.total_cmp(&a.2));
-    v
+    /// Kernel time and uploads per operation per timed run, most kernel
+    /// time first (empty on the CPU backend).
+    pub kernels: Vec<crate::exec::cuda::OpProfile>,
 }
 
 /// Bytes of the buffers an array references.
@@ -128,7 +106,11 @@ pub fn run(
             }
         }
         let cuda = crate::exec::cuda::profile().since(&before, runs.max(1));
-        let kernels = kernel_delta(&ops_before, &crate::exec::cuda::kernel_ops(), runs);
+        let kernels = crate::exec::cuda::OpProfile::per_run(
+            &ops_before,
+            &crate::exec::cuda::kernel_ops(),
+            runs,
+        );
         times.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (median_s, stages) = times[times.len() / 2];
         let verified = if backend.name() == "cpu" {
@@ -165,27 +147,6 @@ pub fn run(
 mod tests {
     use super::*;
     use arrow::array::{Int32Array, StringArray};
-
-    #[test]
-    fn kernel_delta_is_per_run_and_sorted() {
-        let before = vec![
-            ("inflate".to_string(), 2, 1.0),
-            ("hybrid".to_string(), 4, 0.5),
-        ];
-        let after = vec![
-            ("hybrid".to_string(), 8, 1.3),
-            ("inflate".to_string(), 6, 2.0),
-            ("plain".to_string(), 2, 0.2),
-        ];
-        let d = kernel_delta(&before, &after, 2);
-        let names: Vec<&str> = d.iter().map(|k| k.0.as_str()).collect();
-        assert_eq!(names, ["inflate", "hybrid", "plain"]);
-        assert_eq!((d[0].1, d[0].2), (2.0, 0.5));
-        assert!((d[1].2 - 0.4).abs() < 1e-12);
-        assert_eq!((d[2].1, d[2].2), (1.0, 0.1));
-        // An op that ran only before the window is left out.
-        assert!(kernel_delta(&before, &before, 1).is_empty());
-    }
 
     #[test]
     fn counts_referenced_buffers() {

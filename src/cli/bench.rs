@@ -497,7 +497,15 @@ fn run_read(
                 .kernels
                 .iter()
                 .take(8)
-                .map(|(name, n, s)| format!("{name} {:.1} ms/{n:.0}", s * 1e3))
+                .map(|k| {
+                    format!(
+                        "{} {:.1} ms/{:.0} ({:.0} MiB up)",
+                        k.name,
+                        k.kernel_s * 1e3,
+                        k.stages,
+                        k.bytes_in / (1 << 20) as f64
+                    )
+                })
                 .collect();
             println!(
                 "{:<40} cuda events: upload {:.3} s, kernels {:.3} s, download {:.3} s; kernels by op: {}",

@@ -107,7 +107,7 @@ fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOpt
         batch_size: request.batch_size.max(1),
         byte_range,
         predicates: request.predicates.clone(),
-        column_sets: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -76,15 +76,57 @@ impl Profile {
     }
 }
 
-/// Kernel time per operation (name, stages, seconds), summed over every
-/// stage run in this process, most time first.
-pub fn kernel_ops() -> Vec<(String, u64, f64)> {
+/// One operation's stages, summed over every stage of it run in this
+/// process (or, from [`OpProfile::per_run`], per run of a benchmark).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OpProfile {
+    /// The operation's name (`StageOp::name`).
+    pub name: String,
+    /// Stages run.
+    pub stages: f64,
+    /// Kernel time, CUDA events.
+    pub kernel_s: f64,
+    /// Input bytes uploaded (not read from a device mirror).
+    pub bytes_in: f64,
+}
+
+impl OpProfile {
+    /// What `after` added to `before` (per operation), divided by `runs`,
+    /// most kernel time first; operations that did not run are left out.
+    pub fn per_run(before: &[OpProfile], after: &[OpProfile], runs: usize) -> Vec<OpProfile> {
+        let n = runs.max(1) as f64;
+        let mut v: Vec<OpProfile> = after
+            .iter()
+            .map(|a| {
+                let b = before.iter().find(|b| b.name == a.name);
+                let was = |f: fn(&OpProfile) -> f64| b.map_or(0.0, f);
+                OpProfile {
+                    name: a.name.clone(),
+                    stages: (a.stages - was(|b| b.stages)) / n,
+                    kernel_s: (a.kernel_s - was(|b| b.kernel_s)) / n,
+                    bytes_in: (a.bytes_in - was(|b| b.bytes_in)) / n,
+                }
+            })
+            .filter(|k| k.stages > 0.0)
+            .collect();
+        v.sort_by(|a, b| b.kernel_s.total_cmp(&a.kernel_s));
+        v
+    }
+}
+
+/// Every operation's totals so far, most kernel time first.
+pub fn kernel_ops() -> Vec<OpProfile> {
     let ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
-    let mut v: Vec<(String, u64, f64)> = ops
+    let mut v: Vec<OpProfile> = ops
         .iter()
-        .map(|(k, &(n, ns))| (k.clone(), n, ns as f64 / 1e9))
+        .map(|(k, &(n, ns, bytes))| OpProfile {
+            name: k.clone(),
+            stages: n as f64,
+            kernel_s: ns as f64 / 1e9,
+            bytes_in: bytes as f64,
+        })
         .collect();
-    v.sort_by(|a, b| b.2.total_cmp(&a.2));
+    v.sort_by(|a, b| b.kernel_s.total_cmp(&a.kernel_s));
     v
 }
 
@@ -103,8 +145,8 @@ mod counters {
     pub static UPLOAD: AtomicU64 = AtomicU64::new(0);
     pub static KERNEL: AtomicU64 = AtomicU64::new(0);
     pub static DOWNLOAD: AtomicU64 = AtomicU64::new(0);
-    /// Per operation name: stages and kernel nanoseconds.
-    pub static OPS: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64)>> =
+    /// Per operation name: stages, kernel nanoseconds, bytes uploaded.
+    pub static OPS: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64, u64)>> =
         std::sync::Mutex::new(std::collections::BTreeMap::new());
 
     pub fn add(c: &AtomicU64, since: std::time::Instant) {
@@ -661,6 +703,22 @@ impl Backend for CudaBackend {
         !source.is_empty() && self.pool.mirror_of(source).is_some()
     }
 
+    /// 1 GiB: one warp inflates one compressed page or chunk at ~20 MB/s,
+    /// so the GPU fills only with thousands of them per stage (TPC-H
+    /// lineitem SF 10 Parquet GZIP: 4.53 GB/s with 256 MiB groups, 6.25
+    /// with 1 GiB, 5.49 with one group of the whole 1.7 GB file;
+    /// BENCHMARKS.md, session 8).
+    fn group_bytes(&self) -> u64 {
+        1 << 30
+    }
+
+    fn input_buffer(&self, len: usize) -> Result<super::InputBuffer> {
+        match self.pool.take(len)? {
+            Some(block) => super::InputBuffer::pinned(block, len),
+            None => super::InputBuffer::zeroed(len),
+        }
+    }
+
     fn release_on_device(&self, source: &[u8]) {
         self.pool.release_mirror(source);
     }
@@ -693,6 +751,10 @@ impl Backend for CudaBackend {
         self.launch(&mut lane, &func, stage, &from)?;
         events[2].record(&lane.stream).map_err(ev_err)?;
         let (out, drain) = self.download(&mut lane, stage)?;
+        let uploaded = match from {
+            DeviceInput::Scratch => input.len() as u64,
+            DeviceInput::Mirror(..) => 0,
+        };
         // Held until the stream is done with it (the download synchronized).
         drop(from);
         events[3].record(&lane.stream).map_err(ev_err)?;
@@ -712,6 +774,7 @@ impl Backend for CudaBackend {
             let e = ops.entry(stage.op.name()).or_default();
             e.0 += 1;
             e.1 += kernel;
+            e.2 += uploaded;
         }
         let nanos = |d: std::time::Duration| d.as_nanos() as u64;
         let relaxed = std::sync::atomic::Ordering::Relaxed;
@@ -722,5 +785,37 @@ impl Backend for CudaBackend {
             relaxed,
         );
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpProfile;
+
+    fn op(name: &str, stages: f64, kernel_s: f64, bytes_in: f64) -> OpProfile {
+        OpProfile {
+            name: name.into(),
+            stages,
+            kernel_s,
+            bytes_in,
+        }
+    }
+
+    #[test]
+    fn op_profiles_per_run_are_differences_sorted_by_kernel_time() {
+        let before = [op("inflate", 2.0, 1.0, 10.0), op("hybrid", 4.0, 0.5, 0.0)];
+        let after = [
+            op("hybrid", 8.0, 1.3, 4.0),
+            op("inflate", 6.0, 2.0, 30.0),
+            op("plain", 2.0, 0.2, 0.0),
+        ];
+        let d = OpProfile::per_run(&before, &after, 2);
+        let names: Vec<&str> = d.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["inflate", "hybrid", "plain"]);
+        assert_eq!(d[0], op("inflate", 2.0, 0.5, 10.0));
+        assert!((d[1].kernel_s - 0.4).abs() < 1e-12);
+        assert_eq!(d[2], op("plain", 1.0, 0.1, 0.0));
+        // An operation that ran only before the window is left out.
+        assert!(OpProfile::per_run(&before, &before, 1).is_empty());
     }
 }

@@ -8,6 +8,7 @@ pub mod column_sets;
 pub mod copy;
 pub mod cpu;
 pub mod cuda;
+mod input;
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,6 +16,7 @@ use std::str::FromStr;
 pub use buffer::HostBuffer;
 pub use cpu::CpuBackend;
 pub use cuda::CudaBackend;
+pub use input::InputBuffer;
 
 use crate::error::{Error, Result};
 use crate::plan::{ChunkStatus, DecodePlan, Stage, StageOp};
@@ -108,6 +110,18 @@ pub trait Backend: Send + Sync {
     fn holds_on_device(&self, source: &[u8]) -> bool {
         let _ = source;
         false
+    }
+    /// A host buffer of `len` bytes for the caller to fill (every byte it
+    /// hands to a stage) and then use as a stage input: on a device, one
+    /// the upload reads without staging it first.
+    fn input_buffer(&self, len: usize) -> Result<InputBuffer> {
+        InputBuffer::zeroed(len)
+    }
+    /// Compressed bytes of stripes or row groups a reader decodes together:
+    /// each of its stages is that group's work for one operation. The CPU
+    /// splits any stage into tasks, so 256 MiB (bounded memory) is plenty.
+    fn group_bytes(&self) -> u64 {
+        256 << 20
     }
     /// Frees the device copy of `source`, if any, once no stage will read
     /// it: host buffers such as ORC's decompressed streams live on inside

@@ -15,6 +15,36 @@ use super::kernels::KernelSource;
 use super::{DeviceInfo, nvrtc, probe};
 use crate::error::{Error, Result};
 
+/// Lets the device's default memory pool (which stream-ordered
+/// allocations come from) keep what is freed instead of returning it to the
+/// driver at every synchronization, its default: device mirrors hand their
+/// lane's output buffer over, so the next stage allocates a new one of
+/// gigabytes, and mapping that afresh each time costs more than the stage.
+/// Best effort: a device without memory pools allocates synchronously.
+fn keep_freed_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on the context's own device; `pool` and
+    // `threshold` outlive the calls that write or read them.
+    unsafe {
+        if ctx.bind_to_thread().is_err()
+            || sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+                != sys::CUresult::CUDA_SUCCESS
+        {
+            return;
+        }
+        let mut threshold = u64::MAX;
+        let r = sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        );
+        if r != sys::CUresult::CUDA_SUCCESS {
+            tracing::debug!("memory pool release threshold not set: {r:?}");
+        }
+    }
+}
+
 /// A CUDA device ready to run warpread kernels.
 pub struct GpuRuntime {
     ctx: Arc<CudaContext>,
@@ -68,6 +98,7 @@ impl GpuRuntime {
         let stream = ctx
             .new_stream()
             .map_err(|e| Error::cuda("creating a stream", e))?;
+        keep_freed_memory(&ctx);
         Ok(Self {
             ctx,
             stream,

@@ -33,4 +33,5 @@ pub mod tail;
 mod timestamp;
 
 pub use predicate::{CmpOp, Predicate, Scalar};
-pub use reader::{OrcFile, ReadOptions, ReadStats, split_batch};
+pub(crate) use reader::group_bytes;
+pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};

@@ -19,9 +19,31 @@ use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
 use crate::exec::{Backend, column_sets};
 
-/// Compressed bytes of stripes decoded together: large enough for stages of
-/// thousands of jobs, small enough to bound host and device memory.
-const GROUP_BYTES: u64 = 256 << 20;
+/// Overrides the backend's read group size
+/// ([`Backend::group_bytes`](crate::exec::Backend::group_bytes)), in MiB: for
+/// benchmarks comparing group sizes.
+pub const ENV_GROUP_MIB: &str = "WARPREAD_GROUP_MIB";
+
+/// The positive MiB in [`ENV_GROUP_MIB`], as bytes.
+fn env_group_bytes() -> Option<u64> {
+    static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        std::env::var(ENV_GROUP_MIB)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&n| n > 0)
+            .map(|mib| mib.saturating_mul(1 << 20))
+    })
+}
+
+/// Compressed bytes per read group: the options', else [`ENV_GROUP_MIB`],
+/// else the backend's.
+pub(crate) fn group_bytes(options: &ReadOptions, backend: &dyn Backend) -> u64 {
+    options
+        .group_bytes
+        .or_else(env_group_bytes)
+        .unwrap_or_else(|| backend.group_bytes())
+}
 
 /// What to read.
 #[derive(Debug, Clone)]
@@ -41,6 +63,10 @@ pub struct ReadOptions {
     pub predicates: Vec<Predicate>,
     /// How a read group's columns split into sets decoded side by side.
     pub column_sets: column_sets::Split,
+    /// Compressed bytes of stripes or row groups read and decoded together
+    /// (a single larger one still makes a group of its own); `None`: the
+    /// backend's choice ([`Backend::group_bytes`]).
+    pub group_bytes: Option<u64>,
 }
 
 impl Default for ReadOptions {
@@ -51,6 +77,7 @@ impl Default for ReadOptions {
             byte_range: None,
             predicates: Vec::new(),
             column_sets: column_sets::Split::default(),
+            group_bytes: None,
         }
     }
 }
@@ -502,11 +529,12 @@ impl OrcFile {
         let preds = self.predicate_columns(options)?;
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut bytes = 0u64;
+        let limit = group_bytes(options, backend);
         for i in selected {
             let s = &self.stripes[i];
             let size = s.data_length;
             match groups.last_mut() {
-                Some(g) if bytes + size <= GROUP_BYTES => g.push(i),
+                Some(g) if bytes + size <= limit => g.push(i),
                 _ => {
                     groups.push(vec![i]);
                     bytes = 0;
@@ -726,5 +754,27 @@ impl OrcFile {
         }
         stats.assemble_s += t.elapsed().as_secs_f64();
         Ok(batches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::CpuBackend;
+
+    #[test]
+    fn group_bytes_prefers_the_options_then_the_backend() {
+        let cpu = CpuBackend::new();
+        let set = ReadOptions {
+            group_bytes: Some(5 << 20),
+            ..Default::default()
+        };
+        assert_eq!(group_bytes(&set, &cpu), 5 << 20);
+        if env_group_bytes().is_none() {
+            assert_eq!(
+                group_bytes(&ReadOptions::default(), &cpu),
+                cpu.group_bytes()
+            );
+        }
     }
 }

@@ -612,10 +612,11 @@ fn run_dict_pages(
         len += n;
         jobs.push(start..len);
     }
-    let mut src = crate::exec::copy::try_zeroed_vec::<u8>(len)?;
+    // Every byte is written below (the records cover it end to end).
+    let mut src = backend.input_buffer(len)?;
     {
         let mut slots: Vec<(&mut [u8], &Record)> = Vec::with_capacity(records.len());
-        let mut rest = src.as_mut_slice();
+        let mut rest = &mut src[..];
         for (record, r) in &records {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
             slots.push((head, record));

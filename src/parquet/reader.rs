@@ -26,9 +26,6 @@ use crate::exec::{Backend, column_sets};
 use crate::orc::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
 
-/// Compressed bytes of row groups decoded together (as for ORC stripes).
-const GROUP_BYTES: u64 = 256 << 20;
-
 /// A Parquet file with its footer parsed.
 #[derive(Debug)]
 pub struct ParquetFile {
@@ -296,6 +293,7 @@ impl ParquetFile {
         let plans = self.page_plans(options, &selected, &leaves)?;
         let mut groups: Vec<Vec<(usize, Option<RowRanges>)>> = Vec::new();
         let mut bytes = 0u64;
+        let limit = crate::orc::group_bytes(options, backend);
         for (g, plan) in selected.into_iter().zip(plans) {
             // A row group whose every page is ruled out is not read at all.
             if let Some(Kept { rows, pages }) = &plan
@@ -307,7 +305,7 @@ impl ParquetFile {
             let size = self.meta.row_group(g).compressed_size().max(0) as u64;
             let unit = (g, plan.map(|k| k.rows));
             match groups.last_mut() {
-                Some(v) if bytes + size <= GROUP_BYTES => v.push(unit),
+                Some(v) if bytes + size <= limit => v.push(unit),
                 _ => {
                     groups.push(vec![unit]);
                     bytes = 0;
@@ -440,12 +438,18 @@ impl ParquetFile {
                 reads.push((start, dest, at, cc));
             }
         }
+        // Into a buffer from the backend: pinned on CUDA, where the
+        // decompression stage uploads it without staging.
         let raw = {
             let refs: Vec<_> = reads
                 .iter()
                 .map(|(s, d, at, _)| (*s, d.clone(), at))
                 .collect();
-            self.src.read_many(&refs, total)?
+            let mut raw = backend.input_buffer(total).map_err(|_| {
+                Error::parquet(&file, format!("cannot allocate {total} bytes for the read"))
+            })?;
+            self.src.read_many_into(&refs, &mut raw)?;
+            raw
         };
         let walked: Vec<Vec<pages::RawPage>> = reads
             .par_iter()
