@@ -23,8 +23,13 @@ use crate::orc::Predicate;
 
 /// Compressed bytes read in one go: big enough for large decode stages (the
 /// GPU wants thousands of chunk jobs), small enough that a `LIMIT` stops
-/// early and memory stays bounded.
+/// early and memory stays bounded; `WARPREAD_GROUP_MIB` overrides it, as it
+/// does the readers' own groups.
 const GROUP_BYTES: u64 = 64 << 20;
+
+fn group_bytes() -> u64 {
+    crate::orc::env_group_bytes().unwrap_or(GROUP_BYTES)
+}
 
 /// Groups of one partition in flight at once (the one being consumed and
 /// the next, decoding meanwhile).
@@ -106,7 +111,7 @@ fn groups(units: Vec<ReadUnit>, limit: Option<usize>, exact: bool) -> Vec<Vec<Re
             break;
         }
         match out.last_mut() {
-            Some(g) if limit.is_none() && bytes + u.bytes <= GROUP_BYTES => g.push(u),
+            Some(g) if limit.is_none() && bytes + u.bytes <= group_bytes() => g.push(u),
             _ => {
                 out.push(vec![u]);
                 bytes = 0;

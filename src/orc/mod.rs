@@ -33,5 +33,5 @@ pub mod tail;
 mod timestamp;
 
 pub use predicate::{CmpOp, Predicate, Scalar};
-pub(crate) use reader::group_bytes;
 pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};
+pub(crate) use reader::{env_group_bytes, group_bytes};

@@ -25,7 +25,7 @@ use crate::exec::{Backend, column_sets};
 pub const ENV_GROUP_MIB: &str = "WARPREAD_GROUP_MIB";
 
 /// The positive MiB in [`ENV_GROUP_MIB`], as bytes.
-fn env_group_bytes() -> Option<u64> {
+pub(crate) fn env_group_bytes() -> Option<u64> {
     static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
         std::env::var(ENV_GROUP_MIB)
