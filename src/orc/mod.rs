@@ -33,5 +33,7 @@ pub mod tail;
 mod timestamp;
 
 pub use predicate::{CmpOp, Predicate, Scalar};
+#[cfg(feature = "sql")]
+pub(crate) use reader::env_group_bytes;
+pub(crate) use reader::group_bytes;
 pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};
-pub(crate) use reader::{env_group_bytes, group_bytes};
