@@ -349,6 +349,70 @@ mod tests {
         assert_eq!(direct_span(std::iter::empty()), None);
     }
 
+    /// The CPU backend posing as a device that holds some sources already
+    /// (a mirror) and otherwise compacts inputs; records each stage's input.
+    struct Device {
+        holds: bool,
+        inputs: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl Backend for Device {
+        fn name(&self) -> &'static str {
+            "test-device"
+        }
+        fn describe(&self) -> String {
+            "test device".into()
+        }
+        fn holds_on_device(&self, _source: &[u8]) -> bool {
+            self.holds
+        }
+        fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<super::super::StageOutput> {
+            self.inputs.lock().unwrap().push(input.len());
+            crate::exec::CpuBackend::new().run_stage(stage, input)
+        }
+    }
+
+    #[test]
+    fn a_source_held_on_the_device_is_read_in_place_whole() {
+        use crate::codecs::orc_byte_rle;
+        // Two small requests far apart in a large source: compacted
+        // unless the device holds the source, then read where they are.
+        let a: Vec<u8> = (0..300u32).map(|i| (i / 7) as u8).collect();
+        let b: Vec<u8> = (0..500u32).map(|i| (i / 3) as u8).collect();
+        let (ea, eb) = (orc_byte_rle::encode(&a), orc_byte_rle::encode(&b));
+        let mut source = vec![0xEEu8; 10_000];
+        source[100..100 + ea.len()].copy_from_slice(&ea);
+        source[9_000..9_000 + eb.len()].copy_from_slice(&eb);
+        for holds in [false, true] {
+            let device = Device {
+                holds,
+                inputs: Default::default(),
+            };
+            let mut batch = StageBatch::new(&source);
+            let ra = batch.add(
+                StageOp::OrcByteRle,
+                100..100 + ea.len(),
+                a.len() as u64,
+                Location::default(),
+            );
+            let rb = batch.add(
+                StageOp::OrcByteRle,
+                9_000..9_000 + eb.len(),
+                b.len() as u64,
+                Location::default(),
+            );
+            let out = batch.run(&device).unwrap();
+            assert_eq!(out.bytes(ra), a.as_slice());
+            assert_eq!(out.bytes(rb), b.as_slice());
+            let want = if holds {
+                source.len()
+            } else {
+                ea.len() + eb.len()
+            };
+            assert_eq!(*device.inputs.lock().unwrap(), vec![want]);
+        }
+    }
+
     #[test]
     fn one_stage_per_op_and_empty_batches() {
         use crate::codecs::{orc_byte_rle, orc_rle_v1};
