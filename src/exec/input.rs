@@ -46,15 +46,7 @@ impl InputBuffer {
 
     /// The first `len` bytes of a pinned block (at least that long).
     pub fn pinned(mut block: PinnedBlock, len: usize) -> Result<Self> {
-        let slice = block.slice_mut();
-        assert!(
-            len <= slice.len(),
-            "{len} bytes of a {} byte block",
-            slice.len()
-        );
-        let ptr = slice
-            .as_mut_ptr()
-            .map_err(|e| crate::error::Error::cuda("addressing pinned memory", e))?;
+        let ptr = block.prefix_ptr(len)?;
         Ok(Self {
             storage: Storage::Pinned { _block: block, ptr },
             len,

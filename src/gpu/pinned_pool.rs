@@ -53,6 +53,17 @@ struct Mirror {
     held: usize,
 }
 
+/// The host addresses `bytes` occupy.
+fn span(bytes: &[u8]) -> std::ops::Range<usize> {
+    let start = bytes.as_ptr() as usize;
+    start..start + bytes.len()
+}
+
+/// Whether `outer` holds all of `inner`.
+fn holds(outer: &std::ops::Range<usize>, inner: &std::ops::Range<usize>) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
+}
+
 struct Inner {
     ctx: Arc<CudaContext>,
     free: Mutex<Vec<PinnedHostSlice<u8>>>,
@@ -67,6 +78,21 @@ struct Inner {
     /// Device bytes the mirrors hold, and the most they may.
     mirrored: AtomicUsize,
     mirror_cap: usize,
+}
+
+impl Inner {
+    fn mirrors(&self) -> std::sync::MutexGuard<'_, Vec<Mirror>> {
+        self.mirrors.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Drops the first mirror `which` picks and releases its device bytes.
+    fn drop_mirror(&self, which: impl Fn(&Mirror) -> bool) {
+        let mut mirrors = self.mirrors();
+        if let Some(i) = mirrors.iter().position(which) {
+            let m = mirrors.swap_remove(i);
+            self.mirrored.fetch_sub(m.held, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A pool of pinned host blocks (see the module docs).
@@ -217,42 +243,30 @@ impl PinnedPool {
     /// Whether `bytes` lie inside one of the pool's blocks: pinned memory a
     /// transfer can read directly, without staging it first.
     pub fn contains(&self, bytes: &[u8]) -> bool {
-        let start = bytes.as_ptr() as usize;
-        let end = start + bytes.len();
+        let bytes = span(bytes);
         self.inner
             .ranges
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
-            .any(|r| r.start <= start && end <= r.end)
+            .any(|r| holds(r, &bytes))
     }
 
     /// Frees the device mirror `bytes` lie in, if any (stages reading it
     /// hold their own reference until their stream is done).
     pub fn release_mirror(&self, bytes: &[u8]) {
-        let start = bytes.as_ptr() as usize;
-        let end = start + bytes.len();
-        let mut mirrors = self.inner.mirrors.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = mirrors
-            .iter()
-            .position(|m| m.host.start <= start && end <= m.host.end)
-        {
-            let m = mirrors.swap_remove(i);
-            self.inner.mirrored.fetch_sub(m.held, Ordering::Relaxed);
-        }
+        let bytes = span(bytes);
+        self.inner.drop_mirror(|m| holds(&m.host, &bytes));
     }
 
     /// The device mirror `bytes` lie in, and their offset in it.
     pub fn mirror_of(&self, bytes: &[u8]) -> Option<(Arc<CudaSlice<u8>>, usize)> {
-        let start = bytes.as_ptr() as usize;
-        let end = start + bytes.len();
+        let bytes = span(bytes);
         self.inner
-            .mirrors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .mirrors()
             .iter()
-            .find(|m| m.host.start <= start && end <= m.host.end)
-            .map(|m| (m.device.clone(), start - m.host.start))
+            .find(|m| holds(&m.host, &bytes))
+            .map(|m| (m.device.clone(), bytes.start - m.host.start))
     }
 }
 
@@ -266,22 +280,28 @@ impl PinnedBlock {
     /// block returns to the pool when the last clone of the buffer is
     /// dropped. Call only once the transfers into it are complete.
     pub fn into_buffer(mut self, len: usize) -> Result<Buffer> {
-        let slice = self.slice_mut();
-        assert!(
-            len <= slice.len(),
-            "{len} bytes of a {} byte block",
-            slice.len()
-        );
-        let ptr = slice
-            .as_mut_ptr()
-            .map_err(|e| Error::cuda("waiting for a download", e))?;
-        let ptr = NonNull::new(ptr).expect("pinned allocations are not null");
+        let ptr = NonNull::new(self.prefix_ptr(len)?).expect("pinned allocations are not null");
         // SAFETY: `ptr` points at `len` initialised bytes of the block (the
         // download wrote them), which stays allocated and unmoved until the
         // owner — the block itself — is dropped with the last buffer clone.
         // AssertUnwindSafe: the block's state is a pointer and an Arc; a
         // panic cannot leave it half-updated.
         Ok(unsafe { Buffer::from_custom_allocation(ptr, len, Arc::new(AssertUnwindSafe(self))) })
+    }
+
+    /// The address of the block's first byte, checking that it holds at
+    /// least `len` bytes (a caller's bug otherwise). Waits for transfers
+    /// into the block that cudarc tracks.
+    pub fn prefix_ptr(&mut self, len: usize) -> Result<*mut u8> {
+        let slice = self.slice_mut();
+        assert!(
+            len <= slice.len(),
+            "{len} bytes of a {} byte block",
+            slice.len()
+        );
+        slice
+            .as_mut_ptr()
+            .map_err(|e| Error::cuda("addressing pinned memory", e))
     }
 
     /// Keeps the device buffer `device` returns (given the block, it holds
@@ -297,41 +317,30 @@ impl PinnedBlock {
             return Ok(self.mirrored_at.is_some());
         }
         let inner = self.pool.clone();
-        let reserve = |n: usize| {
-            inner
-                .mirrored
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
-                    h.checked_add(n).filter(|&t| t <= inner.mirror_cap)
-                })
-                .is_ok()
-        };
-        // The allocation is at least `len`; reserve that, then the rest.
-        if !reserve(len) {
+        // Checked before `device` is asked (it may hand over a lane's
+        // buffer), reserved once its size is known.
+        if inner.mirrored.load(Ordering::Relaxed).saturating_add(len) > inner.mirror_cap {
             return Ok(false);
         }
         let host = self.slice.as_ref().expect("present until drop");
         let Some(device) = device(host).filter(|d| d.len() >= len) else {
-            inner.mirrored.fetch_sub(len, Ordering::Relaxed);
             return Ok(false);
         };
         let held = device.len();
-        if !reserve(held - len) {
-            inner.mirrored.fetch_sub(len, Ordering::Relaxed);
+        let reserved = inner
+            .mirrored
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                h.checked_add(held).filter(|&t| t <= inner.mirror_cap)
+            });
+        if reserved.is_err() {
             return Ok(false);
         }
-        let at = self
-            .slice_mut()
-            .as_mut_ptr()
-            .map_err(|e| Error::cuda("addressing pinned memory", e))? as usize;
-        inner
-            .mirrors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Mirror {
-                host: at..at + len,
-                device: Arc::new(device),
-                held,
-            });
+        let at = self.prefix_ptr(len)? as usize;
+        inner.mirrors().push(Mirror {
+            host: at..at + len,
+            device: Arc::new(device),
+            held,
+        });
         self.mirrored_at = Some(at);
         Ok(true)
     }
@@ -342,11 +351,7 @@ impl Drop for PinnedBlock {
         // The mirror goes first: once the block is free, its address may
         // hold other bytes.
         if let Some(at) = self.mirrored_at.take() {
-            let mut mirrors = self.pool.mirrors.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(i) = mirrors.iter().position(|m| m.host.start == at) {
-                let m = mirrors.swap_remove(i);
-                self.pool.mirrored.fetch_sub(m.held, Ordering::Relaxed);
-            }
+            self.pool.drop_mirror(|m| m.host.start == at);
         }
         if let Some(slice) = self.slice.take() {
             self.pool
