@@ -114,20 +114,18 @@ impl OpProfile {
     }
 }
 
-/// Every operation's totals so far, most kernel time first.
+/// Every operation's totals so far, by name ([`OpProfile::per_run`] sorts
+/// a run's by kernel time).
 pub fn kernel_ops() -> Vec<OpProfile> {
     let ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
-    let mut v: Vec<OpProfile> = ops
-        .iter()
+    ops.iter()
         .map(|(k, &(n, ns, bytes))| OpProfile {
             name: k.clone(),
             stages: n as f64,
             kernel_s: ns as f64 / 1e9,
             bytes_in: bytes as f64,
         })
-        .collect();
-    v.sort_by(|a, b| b.kernel_s.total_cmp(&a.kernel_s));
-    v
+        .collect()
 }
 
 /// The counters behind [`profile`]: nanoseconds and bytes.
@@ -269,19 +267,6 @@ fn ev_err(e: cudarc::driver::DriverError) -> Error {
     Error::cuda("timing a stage", e)
 }
 
-impl CudaBackend {
-    /// The lane's timing events, taken out of it while a stage runs.
-    fn events(&self, lane: &mut Lane) -> Result<[CudaEvent; 4]> {
-        if let Some(e) = lane.events.take() {
-            return Ok(e);
-        }
-        let ctx = self.rt.context();
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let one = || ctx.new_event(timing).map_err(ev_err);
-        Ok([one()?, one()?, one()?, one()?])
-    }
-}
-
 /// Where a stage's input is on the device.
 enum DeviceInput {
     /// Uploaded into the lane's input buffer.
@@ -372,6 +357,17 @@ impl CudaBackend {
             }
             pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// The lane's timing events, taken out of it while a stage runs.
+    fn events(&self, lane: &mut Lane) -> Result<[CudaEvent; 4]> {
+        if let Some(e) = lane.events.take() {
+            return Ok(e);
+        }
+        let ctx = self.rt.context();
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let one = || ctx.new_event(timing).map_err(ev_err);
+        Ok([one()?, one()?, one()?, one()?])
     }
 
     /// Uploads the stage's input (unless a device mirror holds it) and job
@@ -652,9 +648,7 @@ impl CudaBackend {
             statuses,
         })
     }
-}
 
-impl CudaBackend {
     /// Gives a block the CPU wrote (decompressed pages or streams) a device
     /// mirror, uploaded whole once, so the stages decoding it read it there
     /// rather than each uploading (or first gathering) its pieces. Without
