@@ -595,17 +595,23 @@ fn run_dict_pages(
         Page(u8, &'p [u8]),
     }
     let mut records: Vec<(Record, Range<usize>)> = Vec::new();
-    let mut dict_at: std::collections::HashMap<usize, usize> = Default::default();
+    // Works, hence dictionary pages, come chunk by chunk: a chunk's
+    // dictionary record goes in before its first page.
+    let mut dict: Option<(usize, usize)> = None;
     let mut jobs = Vec::with_capacity(dict_pages.len());
     let mut len = 0usize;
     for (wi, bw, r) in dict_pages {
         let chunk = works[*wi].chunk;
-        let start = *dict_at.entry(chunk).or_insert_with(|| {
-            let n = parquet_dict::dict_record_len(dict_of(chunk));
-            records.push((Record::Dict(chunk), len..len + n));
-            len += n;
-            len - n
-        });
+        let start = match dict {
+            Some((c, start)) if c == chunk => start,
+            _ => {
+                let n = parquet_dict::dict_record_len(dict_of(chunk));
+                records.push((Record::Dict(chunk), len..len + n));
+                dict = Some((chunk, len));
+                len += n;
+                len - n
+            }
+        };
         let hybrid = &pages.buf[r.clone()];
         let n = parquet_dict::page_record_len(hybrid);
         records.push((Record::Page(*bw, hybrid), len..len + n));
