@@ -54,6 +54,7 @@ pub mod plan;
 pub mod source;
 #[cfg(test)]
 mod testing;
+pub mod trace;
 
 pub use error::{Error, Location, Result};
 

@@ -11,7 +11,11 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let cli = warpread::cli::Cli::parse();
-    if let Err(e) = warpread::cli::run(cli) {
+    let result = warpread::cli::run(cli);
+    if let Err(e) = warpread::trace::write_if_requested() {
+        eprintln!("warning: {}: {e}", warpread::trace::ENV);
+    }
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

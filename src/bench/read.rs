@@ -98,7 +98,9 @@ pub fn run(
             // they would keep its pinned output blocks from the pool.
             drop(std::mem::take(&mut last));
             let t = Instant::now();
+            let span = crate::trace::span_with(|| format!("bench.run {}", path.display()));
             let (batches, stats) = read(backend)?;
+            drop(span);
             last = batches;
             let s = t.elapsed().as_secs_f64();
             if r >= warmup {

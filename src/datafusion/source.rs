@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::config::ConfigOptions;
-use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
+use datafusion::datasource::physical_plan::{
+    FileGroupPartitioner, FileOpener, FileScanConfig, FileSource,
+};
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DfResult;
 use datafusion::object_store::ObjectStore;
-use datafusion::physical_expr::{PhysicalExpr, conjunction};
+use datafusion::physical_expr::{LexOrdering, PhysicalExpr, conjunction};
 use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
@@ -110,6 +112,34 @@ impl FileSource for WarpSource {
             metrics: ScanMetrics::new(&self.metrics, partition),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+    }
+
+    fn repartitioned(
+        &self,
+        target_partitions: usize,
+        repartition_file_min_size: usize,
+        output_ordering: Option<LexOrdering>,
+        config: &FileScanConfig,
+    ) -> DfResult<Option<FileScanConfig>> {
+        // A device backend reads few large groups; the plan above the scan
+        // repartitions its batches for the query's parallelism.
+        let backend = self.backend.clone().unwrap_or_else(default_backend);
+        let target = backend
+            .scan_partitions()
+            .map_or(target_partitions, |n| target_partitions.min(n));
+        if config.file_compression_type.is_compressed() || target <= config.file_groups.len() {
+            return Ok(None);
+        }
+        Ok(FileGroupPartitioner::new()
+            .with_target_partitions(target)
+            .with_repartition_file_min_size(repartition_file_min_size)
+            .with_preserve_order_within_groups(output_ordering.is_some())
+            .repartition_file_groups(&config.file_groups)
+            .map(|groups| {
+                let mut c = config.clone();
+                c.file_groups = groups;
+                c
+            }))
     }
 
     fn table_schema(&self) -> &TableSchema {

@@ -706,6 +706,18 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
+    /// Two by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
+    /// the query engine plans). Sixteen partitions' reads of 256 MiB groups
+    /// queued for 8 lanes kept TPC-H SF 10 at ~2x DataFusion's time, the
+    /// scans waiting for lanes (BENCHMARKS.md, session 8).
+    fn scan_partitions(&self) -> Option<usize> {
+        static N: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        *N.get_or_init(|| match std::env::var("WARPREAD_SCAN_PARTITIONS") {
+            Ok(v) => v.parse::<usize>().ok().filter(|&n| n > 0),
+            Err(_) => Some(2),
+        })
+    }
+
     fn input_buffer(&self, len: usize) -> Result<super::InputBuffer> {
         match self.pool.take(len)? {
             Some(block) => super::InputBuffer::pinned(block, len),
@@ -732,19 +744,26 @@ impl Backend for CudaBackend {
                 statuses: Vec::new(),
             });
         }
+        let _stage = crate::trace::span_with(|| format!("cuda {}", stage.op.name()));
         let t = std::time::Instant::now();
+        let wait = crate::trace::span("cuda.lane_wait");
         let mut lane = self.take()?;
+        drop(wait);
         counters::add(&counters::WAIT, t);
         counters::STAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let t = std::time::Instant::now();
         let events = self.events(&mut lane)?;
         events[0].record(&lane.stream).map_err(ev_err)?;
+        let span = crate::trace::span("cuda.upload_call");
         let (func, from, fill) = self.upload(&mut lane, stage, input)?;
+        drop(span);
         self.reset(&mut lane, stage, 0)?;
         events[1].record(&lane.stream).map_err(ev_err)?;
         self.launch(&mut lane, &func, stage, &from)?;
         events[2].record(&lane.stream).map_err(ev_err)?;
+        let span = crate::trace::span("cuda.download_sync");
         let (out, drain) = self.download(&mut lane, stage)?;
+        drop(span);
         let uploaded = match from {
             DeviceInput::Scratch => input.len() as u64,
             DeviceInput::Mirror(..) => 0,

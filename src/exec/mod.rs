@@ -123,6 +123,14 @@ pub trait Backend: Send + Sync {
     fn group_bytes(&self) -> u64 {
         256 << 20
     }
+    /// How many scan partitions of a query should read files side by side
+    /// (`None`: as many as the query engine plans). A device decodes one
+    /// large read faster than many small ones queued for its lanes, so it
+    /// asks for few and leaves the query's parallelism to repartitioning
+    /// after the scan.
+    fn scan_partitions(&self) -> Option<usize> {
+        None
+    }
     /// Frees the device copy of `source`, if any, once no stage will read
     /// it: host buffers such as ORC's decompressed streams live on inside
     /// the Arrow arrays that slice them, and their device copies must not.

@@ -338,7 +338,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             }
         }
     }
+    let span = crate::trace::span("pq.round_a");
     let out_a = a.run(backend)?;
+    drop(span);
+    let span = crate::trace::span("pq.levels");
 
     // Levels into the leaves, values counted: one task per column chunk.
     let mut leaves: Vec<Leaf> = infos
@@ -400,6 +403,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             Ok(())
         })?;
 
+    drop(span);
     // Dictionaries: fixed ones are final; byte-array ones need their bytes.
     let mut b = StageBatch::new(buf);
     let mut dicts: Vec<Option<Dict>> = (0..infos.len()).map(|_| None).collect();
@@ -520,7 +524,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             }
         });
     }
+    let span = crate::trace::span("pq.round_b");
     let out_b = b.run(backend)?;
+    drop(span);
     let out_dp = run_dict_pages(&mut works, &dict_pages, &dicts, infos, pages, backend)?;
     for (c, d) in dict_data.into_iter().enumerate() {
         if let Some((id, offsets)) = d {
@@ -543,7 +549,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             )));
         }
     }
+    let span = crate::trace::span("pq.round_c");
     let out_c = c_bytes.run(backend)?;
+    drop(span);
+    let _span = crate::trace::span("pq.values");
 
     // Each chunk's values: one task per chunk; where the chunk's pages lie
     // end to end in one stage output, the values are a slice of it.
@@ -619,6 +628,7 @@ fn run_dict_pages(
         jobs.push(start..len);
     }
     // Every byte is written below (the records cover it end to end).
+    let span = crate::trace::span("pq.dict_records");
     let mut src = backend.input_buffer(len)?;
     {
         let mut slots: Vec<(&mut [u8], &Record)> = Vec::with_capacity(records.len());
@@ -646,7 +656,10 @@ fn run_dict_pages(
         let op = StageOp::Parquet(ParquetOp::DictPage { width });
         ids.push(batch.add(op, r, w.n as u64, p.location.clone()));
     }
+    drop(span);
+    let span = crate::trace::span("pq.dict_pages");
     let out = batch.run(backend)?;
+    drop(span);
     for ((wi, _, _), id) in dict_pages.iter().zip(ids) {
         works[*wi].first = Some(First::DictPage(Some(id)));
     }

@@ -157,7 +157,10 @@ pub fn run(
         }
         plan.push(pages);
     }
+    let span = crate::trace::span("pq.decompress.stage");
     let out = batch.run(backend)?;
+    drop(span);
+    let span = crate::trace::span("pq.crc32");
 
     // Each GZIP page's size and CRC32 against its trailer: a pass over every
     // inflated byte, so one task per page (serial, it cost as much as the
@@ -182,6 +185,7 @@ pub fn run(
         })
         .collect();
 
+    drop(span);
     // Pages whose gzip trailer did not match one member: find the members
     // on the CPU and inflate each as its own job.
     let mut fallback = StageBatch::new(raw);
@@ -287,6 +291,7 @@ pub fn run(
         }
         pages_out.chunks.push(list);
     }
+    let _span = crate::trace::span("pq.gather");
     pages_out.buf = if in_stage && len > 0 {
         drop(parts);
         PageBytes::Stage(out.into_data(0))

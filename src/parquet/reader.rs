@@ -388,7 +388,9 @@ impl ParquetFile {
     ) -> Result<Vec<RecordBatch>> {
         let file = Location::file(self.path());
         let descr = self.meta.file_metadata().schema_descr();
+        let _group = crate::trace::span("pq.group");
         let t = std::time::Instant::now();
+        let io = crate::trace::span("pq.io");
         let mut chunks = Vec::new();
         let mut codecs = Vec::new();
         let mut infos = Vec::new();
@@ -485,16 +487,22 @@ impl ParquetFile {
         }
         stats.io_s += t.elapsed().as_secs_f64();
         stats.file_bytes += raw.len() as u64;
+        drop(io);
         let t = std::time::Instant::now();
+        let span = crate::trace::span("pq.decompress");
         let pages = decompress::run(&raw, &chunks, &codecs, backend)?;
         drop(raw);
+        drop(span);
         stats.decompress_s += t.elapsed().as_secs_f64();
         stats.stream_bytes += pages.buf.len() as u64;
         let t = std::time::Instant::now();
+        let span = crate::trace::span("pq.decode");
         let mut decoded = decode::run(&pages, &infos, backend)?;
         drop(pages);
+        drop(span);
         stats.decode_s += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
+        let span = crate::trace::span("pq.to_arrow");
         let mut types = HashMap::new();
         for &f in cols {
             leaf_types(&self.nodes[f], &mut types);
@@ -515,6 +523,8 @@ impl ParquetFile {
                     .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
+        drop(span);
+        let _span = crate::trace::span("pq.assemble");
         let parts: Vec<&[decode::Leaf]> = if per_group == 0 {
             group.iter().map(|_| Default::default()).collect()
         } else {

@@ -413,6 +413,63 @@ fn split_parquet_files_scan_in_parallel_partitions() {
     });
 }
 
+/// The CPU backend asking for at most two scan partitions, as a device
+/// backend does.
+struct TwoScans(CpuBackend);
+
+impl warpread::exec::Backend for TwoScans {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn run_stage(
+        &self,
+        stage: &warpread::plan::Stage,
+        input: &[u8],
+    ) -> warpread::Result<warpread::exec::StageOutput> {
+        self.0.run_stage(stage, input)
+    }
+    fn reads_host_input(&self, op: &warpread::plan::StageOp) -> bool {
+        self.0.reads_host_input(op)
+    }
+    fn scan_partitions(&self) -> Option<usize> {
+        Some(2)
+    }
+}
+
+#[test]
+fn backends_asking_for_few_scan_partitions_get_them() {
+    let (_, parquet) = data();
+    rt().block_on(async {
+        let mut config = SessionConfig::new().with_target_partitions(4);
+        config.options_mut().optimizer.repartition_file_min_size = 1;
+        let warp = session(
+            WarpreadConfig::with_backend(Arc::new(TwoScans(CpuBackend::new()))),
+            config.clone(),
+        );
+        let df = session(cpu_config(), config);
+        let path = parquet.join("lineitem.parquet");
+        let path = path.to_string_lossy();
+        warp.register_warpread_parquet("lineitem", &path, WarpReadOptions::default())
+            .await
+            .unwrap();
+        df.register_parquet("lineitem", path.as_ref(), Default::default())
+            .await
+            .unwrap();
+        let sql = "SELECT l_returnflag, count(*) AS n, sum(l_quantity) AS q \
+                   FROM lineitem GROUP BY l_returnflag";
+        let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("2 groups"), "{text}");
+        assert!(text.contains("RoundRobinBatch(4)"), "{text}");
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
+
 #[test]
 fn create_external_table_stored_as_warpread_parquet() {
     let (_, parquet) = data();
