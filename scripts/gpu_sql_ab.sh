@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# TPC-H through DataFusion on the GPU host, A/B over scan partitions:
+#   bash scripts/gpu_sql_ab.sh BUNDLE FORMAT [PARTITIONS...]
+# Each run: `warpread-sql bench sql --scale ${SCALE:-10} --format FORMAT
+# --backends cuda --runs 1` with WARPREAD_SCAN_PARTITIONS set (the first
+# run generates the data into /tmp/wc).
+set -u
+B=$1; fmt=$2; shift 2
+cd "$B"; [ -f warpread-sql ] || xz -dk warpread-sql.xz; chmod +x warpread-sql; cd ..
+export WARPREAD_KERNEL_CACHE=/tmp/kc WARPREAD_CACHE=/tmp/wc
+for p in "${@:-2}"; do
+  t=$(date +%s)
+  echo "== WARPREAD_SCAN_PARTITIONS=$p"
+  WARPREAD_SCAN_PARTITIONS=$p ./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1
+  echo "== $(( $(date +%s) - t )) s"
+done
