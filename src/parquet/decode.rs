@@ -20,6 +20,7 @@ use arrow::buffer::{Buffer, MutableBuffer};
 use parquet::basic::Type as PhysicalType;
 use rayon::prelude::*;
 
+use super::byte_dict::ByteDict;
 use super::decompress::{Page, Pages};
 use super::page_header::PageKind;
 use crate::codecs::{parquet_dict, parquet_hybrid};
@@ -112,6 +113,9 @@ pub enum Dense {
         offsets: Vec<usize>,
         /// The bytes.
         data: Buffer,
+        /// Known to be valid UTF-8 value by value (gathered from
+        /// dictionaries whose entries were checked); `false`: unknown.
+        utf8: bool,
     },
 }
 
@@ -124,6 +128,7 @@ impl Dense {
             PhysicalType::BYTE_ARRAY => Dense::Bytes {
                 offsets: vec![0],
                 data: Buffer::from(MutableBuffer::new(0)),
+                utf8: true,
             },
             _ => Dense::Fixed {
                 width: info.width,
@@ -196,7 +201,7 @@ enum Second {
 
 enum Dict {
     Fixed(Vec<u8>),
-    Bytes(Vec<usize>, Vec<u8>),
+    Bytes(ByteDict),
 }
 
 fn err(p: &Page, msg: impl Into<String>) -> Error {
@@ -407,25 +412,19 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     // Dictionaries: fixed ones are final; byte-array ones need their bytes.
     let mut b = StageBatch::new(buf);
     let mut dicts: Vec<Option<Dict>> = (0..infos.len()).map(|_| None).collect();
-    let mut dict_data: Vec<Option<(RequestId, Vec<usize>)>> = vec![None; infos.len()];
+    let mut dict_data: Vec<Option<(RequestId, RequestId)>> = vec![None; infos.len()];
     for (c, req) in dict_req.iter().enumerate() {
-        let Some((id, n, at)) = req else { continue };
+        let Some((id, _, at)) = req else { continue };
         if infos[c].is_bytes() {
-            let lens = out_a.typed::<u32>(*id);
-            let mut offsets = Vec::with_capacity(n + 1);
-            offsets.push(0usize);
-            for &l in lens {
-                offsets.push(offsets.last().expect("non-empty") + l as usize);
-            }
+            let total: u64 = out_a.typed::<u32>(*id).iter().map(|&l| u64::from(l)).sum();
             let page = &pages.chunks[c][0];
-            let total = *offsets.last().expect("non-empty") as u64;
             let did = b.add(
                 StageOp::Parquet(ParquetOp::ByteArrayData(ByteArrayEncoding::Plain)),
                 page.data.clone(),
                 total,
                 at.clone(),
             );
-            dict_data[c] = Some((did, offsets));
+            dict_data[c] = Some((did, *id));
         } else {
             dicts[c] = Some(Dict::Fixed(out_a.bytes(*id).to_vec()));
         }
@@ -529,8 +528,15 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     drop(span);
     let out_dp = run_dict_pages(&mut works, &dict_pages, &dicts, infos, pages, backend)?;
     for (c, d) in dict_data.into_iter().enumerate() {
-        if let Some((id, offsets)) = d {
-            dicts[c] = Some(Dict::Bytes(offsets, out_b.bytes(id).to_vec()));
+        if let Some((data, lengths)) = d {
+            let d =
+                ByteDict::new(out_a.typed::<u32>(lengths), out_b.bytes(data)).ok_or_else(|| {
+                    err(
+                        &pages.chunks[c][0],
+                        "dictionary entry lengths do not add up to its bytes",
+                    )
+                })?;
+            dicts[c] = Some(Dict::Bytes(d));
         }
     }
 
@@ -815,40 +821,47 @@ impl Chunk<'_> {
                 }
             }
             let data = joined(ws, outs).expect("every page has data");
-            return Ok(Dense::Bytes { offsets, data });
+            return Ok(Dense::Bytes {
+                offsets,
+                data,
+                utf8: false,
+            });
         }
         // Dictionary pages (and any PLAIN pages after a dictionary fallback):
-        // indices checked and bytes counted first, so the copies run into
-        // memory reserved once.
+        // indices checked first; plain pages' bytes are not known to be
+        // UTF-8, dictionary entries were checked once.
         let mut total = 0usize;
+        let mut utf8 = true;
         for w in ws {
             match (&w.first, &w.second) {
                 (Some(First::Lengths(..)), Some(Second::Data(id))) => {
-                    total += out_c.bytes(*id).len()
+                    total += out_c.bytes(*id).len();
+                    utf8 = false;
                 }
                 (Some(First::Indices(id)), _) => {
-                    let Some(Dict::Bytes(doff, _)) = dict else {
+                    let Some(Dict::Bytes(d)) = dict else {
                         return Err(err(
                             page(w),
                             "dictionary-encoded page without a dictionary page",
                         ));
                     };
-                    let entries = doff.len() - 1;
-                    for &k in out_b.typed::<u32>(*id) {
-                        let k = k as usize;
-                        if k >= entries {
-                            return Err(err(
-                                page(w),
-                                format!("dictionary index {k} past {entries} entries"),
-                            ));
-                        }
-                        total += doff[k + 1] - doff[k];
+                    let entries = d.len();
+                    if let Some(&k) = out_b
+                        .typed::<u32>(*id)
+                        .iter()
+                        .find(|&&k| k as usize >= entries)
+                    {
+                        return Err(err(
+                            page(w),
+                            format!("dictionary index {k} past {entries} entries"),
+                        ));
                     }
+                    utf8 &= d.utf8();
                 }
                 _ => return Err(cannot(page(w), info)),
             }
         }
-        let mut data = MutableBuffer::with_capacity(total);
+        let mut data = Vec::with_capacity(total);
         for w in ws {
             match (&w.first, &w.second) {
                 (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
@@ -860,23 +873,18 @@ impl Chunk<'_> {
                     data.extend_from_slice(out_c.bytes(*id));
                 }
                 (Some(First::Indices(id)), _) => {
-                    let Some(Dict::Bytes(doff, dbytes)) = dict else {
+                    let Some(Dict::Bytes(d)) = dict else {
                         unreachable!("checked above")
                     };
-                    let mut last = data.len();
-                    for &k in out_b.typed::<u32>(*id) {
-                        let v = &dbytes[doff[k as usize]..doff[k as usize + 1]];
-                        data.extend_from_slice(v);
-                        last += v.len();
-                        offsets.push(last);
-                    }
+                    d.gather(out_b.typed::<u32>(*id), &mut data, &mut offsets);
                 }
                 _ => unreachable!("checked above"),
             }
         }
         Ok(Dense::Bytes {
             offsets,
-            data: data.into(),
+            data: Buffer::from_vec(data),
+            utf8,
         })
     }
 }

@@ -22,6 +22,7 @@
 //! ```
 
 mod assemble;
+mod byte_dict;
 mod decode;
 mod decompress;
 pub mod gzip;

@@ -50,7 +50,9 @@ fn int96_days_nanos(v: [u8; 12]) -> (i64, i64) {
 fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
     match d {
         Dense::Fixed { width, bytes } => Box::new(bytes.chunks_exact((*width).max(1))),
-        Dense::Bytes { offsets, data } => Box::new(offsets.windows(2).map(|w| &data[w[0]..w[1]])),
+        Dense::Bytes { offsets, data, .. } => {
+            Box::new(offsets.windows(2).map(|w| &data[w[0]..w[1]]))
+        }
         Dense::Bool(v) => Box::new(v.chunks_exact(1)),
     }
 }
@@ -180,14 +182,29 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
         (Dense::Fixed { bytes, .. }, P::DOUBLE, DataType::Float64) => {
             return Ok(native::<Float64Type>(bytes));
         }
-        (Dense::Bytes { offsets, data }, P::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
+        (
+            Dense::Bytes {
+                offsets,
+                data,
+                utf8,
+            },
+            P::BYTE_ARRAY,
+            DataType::Utf8 | DataType::Binary,
+        ) => {
             let off = small_offsets(&offsets)?;
             let e = |e: arrow::error::ArrowError| e.to_string();
-            return Ok(if *dt == DataType::Utf8 {
-                Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
-            } else {
-                Arc::new(BinaryArray::try_new(off, data, None).map_err(e)?)
-            });
+            return Ok(
+                if *dt == DataType::Utf8 && utf8 && off.last() == Some(&(data.len() as i32)) {
+                    // SAFETY: offsets start at 0, never decrease and end at the
+                    // data's length (`OffsetBuffer`, the check above), and each
+                    // value is a whole dictionary entry checked as UTF-8.
+                    Arc::new(unsafe { StringArray::new_unchecked(off, data, None) })
+                } else if *dt == DataType::Utf8 {
+                    Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
+                } else {
+                    Arc::new(BinaryArray::try_new(off, data, None).map_err(e)?)
+                },
+            );
         }
         (d, _, _) => d,
     };
@@ -347,7 +364,7 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
             }
             _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
         },
-        (Dense::Bytes { offsets, data }, P::BYTE_ARRAY) => {
+        (Dense::Bytes { offsets, data, .. }, P::BYTE_ARRAY) => {
             let off = small_offsets;
             let large = || {
                 OffsetBuffer::new(ScalarBuffer::from(
