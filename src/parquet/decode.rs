@@ -409,6 +409,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         })?;
 
     drop(span);
+    let span = crate::trace::span("pq.plan_b");
     // Dictionaries: fixed ones are final; byte-array ones need their bytes.
     let mut b = StageBatch::new(buf);
     let mut dicts: Vec<Option<Dict>> = (0..infos.len()).map(|_| None).collect();
@@ -523,6 +524,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             }
         });
     }
+    drop(span);
     let span = crate::trace::span("pq.round_b");
     let out_b = b.run(backend)?;
     drop(span);
@@ -541,6 +543,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
 
     // Round C: byte-array bytes.
+    let span = crate::trace::span("pq.plan_c");
     let mut c_bytes = StageBatch::new(buf);
     for w in works.iter_mut() {
         let p = &pages.chunks[w.chunk][w.page];
@@ -555,6 +558,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             )));
         }
     }
+    drop(span);
     let span = crate::trace::span("pq.round_c");
     let out_c = c_bytes.run(backend)?;
     drop(span);
@@ -665,6 +669,9 @@ fn run_dict_pages(
     drop(span);
     let span = crate::trace::span("pq.dict_pages");
     let out = batch.run(backend)?;
+    drop(span);
+    let span = crate::trace::span("pq.dict_records.free");
+    drop(src);
     drop(span);
     for ((wi, _, _), id) in dict_pages.iter().zip(ids) {
         works[*wi].first = Some(First::DictPage(Some(id)));

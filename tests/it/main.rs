@@ -13,6 +13,7 @@ pub mod orc_differential;
 mod orc_row_groups;
 mod parquet_corrupt;
 pub mod parquet_differential;
+mod parquet_gzip_trailer;
 mod parquet_kernels_differential;
 pub mod parquet_page_index;
 mod parquet_page_index_corpus;
