@@ -7,7 +7,8 @@
 # pyarrow on them), orcab / pqab (A/B runs through environment switches),
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP), groups (SF 10 with
-# read groups of 1 and 4 GiB).
+# read groups of 1 and 4 GiB), old (BUNDLE/warpread-old, an earlier build:
+# Parquet SF 1 files and SF 10 on CUDA, for A/B in one call).
 set -u
 B=$1; shift
 root=$PWD
@@ -72,6 +73,10 @@ sf10)
   WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
+old)
+  O=$root/$B/warpread-old
+  $O --backend cuda bench read --runs 7 $PQ
+  [ -f $d/sf10/lineitem.parquet ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
 groups)
   for g in 1024 4096; do
     WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
