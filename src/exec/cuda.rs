@@ -706,15 +706,15 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
-    /// Two by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
-    /// the query engine plans). Sixteen partitions' reads of 256 MiB groups
-    /// queued for 8 lanes kept TPC-H SF 10 at ~2x DataFusion's time, the
-    /// scans waiting for lanes (BENCHMARKS.md, session 8).
+    /// Four by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
+    /// the query engine plans). TPC-H SF 10 Parquet GZIP on the H100 host
+    /// (16 cores): 29.1 s with 4 scan partitions, 36.3 s with DataFusion's
+    /// 16, 44.1 s with 2 (BENCHMARKS.md, session 9).
     fn scan_partitions(&self) -> Option<usize> {
         static N: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
         *N.get_or_init(|| match std::env::var("WARPREAD_SCAN_PARTITIONS") {
             Ok(v) => v.parse::<usize>().ok().filter(|&n| n > 0),
-            Err(_) => Some(2),
+            Err(_) => Some(4),
         })
     }
 
