@@ -183,6 +183,48 @@ struct Scratch {
     status: DeviceScratch,
     pinned_in: PinnedScratch,
     pinned_out: PinnedScratch,
+    /// Job descriptors on their way to the device.
+    pinned_jobs: PinnedScratch,
+    /// Statuses on their way to and from the device.
+    pinned_status: PinnedScratch,
+}
+
+/// Whether the small per-stage copies (job descriptors, statuses) go from
+/// and to pageable memory as they once did (`WARPREAD_PAGEABLE_COPIES=1`,
+/// for A/B runs). A pageable copy waited for other lanes' kernels: on the
+/// H100 host a stage's upload call took as long as the kernel then running
+/// on another lane (60 ms while a Parquet inflate ran), which serialized
+/// the column sets of a read and the partitions of a query.
+fn pageable_copies() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPREAD_PAGEABLE_COPIES").is_ok_and(|v| v == "1"))
+}
+
+/// Copies `bytes` to the device buffer `dev` on `stream`, through the
+/// lane's pinned buffer `pinned`, which no other copy of the stage uses (the
+/// copy is complete before the lane's next stage: each stage ends in a
+/// stream synchronization).
+fn small_htod(
+    stream: &Arc<CudaStream>,
+    pinned: &mut PinnedScratch,
+    bytes: &[u8],
+    dev: &mut CudaSlice<u8>,
+) -> Result<()> {
+    let err = |e| Error::cuda("copying job descriptors to the device", e);
+    if pageable_copies() {
+        return stream
+            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
+            .map_err(err);
+    }
+    let ctx = stream.context().clone();
+    let host = pinned.get(&ctx, bytes.len())?;
+    host.as_mut_slice().map_err(err)?[..bytes.len()].copy_from_slice(bytes);
+    stream
+        .memcpy_htod(
+            &host.as_slice().map_err(err)?[..bytes.len()],
+            &mut dev.slice_mut(..bytes.len()),
+        )
+        .map_err(err)
 }
 
 /// Most lanes (streams with their own buffers) one backend opens: enough to
@@ -389,19 +431,21 @@ impl CudaBackend {
         }
         let (src, entry) = kernels::entry_for(&stage.op)
             .ok_or_else(|| Error::Unsupported(format!("no CUDA kernel for {}", stage.op.name())))?;
+        let span = crate::trace::span("cuda.function");
         let func = self.rt.function(src, &entry)?;
+        drop(span);
         let Lane {
             stream, scratch: s, ..
         } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying input to the device", e);
 
+        let span = crate::trace::span("cuda.jobs_htod");
         let descs: Vec<JobDesc> = stage.jobs.iter().map(JobDesc::from).collect();
         let bytes = as_bytes(&descs);
         let dev = s.jobs.get(stream, bytes.len())?;
-        stream
-            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
-            .map_err(err)?;
+        small_htod(stream, &mut s.pinned_jobs, bytes, dev)?;
+        drop(span);
 
         // Already on the device: the mirror of the pool block it lies in
         // (decompressed pages or streams), complete since the stage that
@@ -443,9 +487,7 @@ impl CudaBackend {
         let pending = vec![ChunkStatus::PENDING; stage.jobs.len()];
         let bytes = as_bytes(&pending);
         let dev = s.status.get(stream, bytes.len())?;
-        stream
-            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
-            .map_err(err)?;
+        small_htod(stream, &mut s.pinned_status, bytes, dev)?;
         let out_bytes = stage.output_bytes();
         let out = s.output.get(stream, out_bytes)?;
         let (ptr, _sync) = out.device_ptr_mut(stream);
@@ -550,13 +592,27 @@ impl CudaBackend {
                     std::mem::size_of_val(statuses.as_slice()),
                 )
             };
-            let dev = s.status.get(stream, status_bytes.len())?;
-            stream
-                .memcpy_dtoh(&dev.slice(..status_bytes.len()), status_bytes)
-                .map_err(err)?;
-            stream
-                .synchronize()
-                .map_err(|e| Error::cuda("running a kernel", e))?;
+            let n = status_bytes.len();
+            let dev = s.status.get(stream, n)?;
+            if pageable_copies() {
+                stream
+                    .memcpy_dtoh(&dev.slice(..n), status_bytes)
+                    .map_err(err)?;
+                stream
+                    .synchronize()
+                    .map_err(|e| Error::cuda("running a kernel", e))?;
+            } else {
+                // Into pinned memory: a copy into pageable memory blocks
+                // other lanes' copies until this lane's kernel is done.
+                let host = s.pinned_status.get(ctx, n)?;
+                stream
+                    .memcpy_dtoh(&dev.slice(..n), &mut host.as_mut_slice().map_err(err)?[..n])
+                    .map_err(err)?;
+                stream
+                    .synchronize()
+                    .map_err(|e| Error::cuda("running a kernel", e))?;
+                status_bytes.copy_from_slice(&host.as_slice().map_err(err)?[..n]);
+            }
             Ok(statuses)
         })();
         let statuses = match copied {
