@@ -2,7 +2,7 @@
 # TPC-H through DataFusion on the GPU host, A/B over scan partitions:
 #   bash scripts/gpu_sql_ab.sh BUNDLE FORMAT [PARTITIONS...]
 # Each run: `warpread-sql bench sql --scale ${SCALE:-10} --format FORMAT
-# --backends cuda --runs 1` with WARPREAD_SCAN_PARTITIONS set (the first
+# --backends cuda --runs 1` with WARPREAD_SCAN_PARTITIONS set (a
 # first, untimed, Q1 run generates the data into /tmp/wc and compiles the
 # kernels).
 set -u
