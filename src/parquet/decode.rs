@@ -17,6 +17,7 @@
 use std::ops::Range;
 
 use arrow::buffer::{Buffer, MutableBuffer};
+use arrow::datatypes::DataType;
 use parquet::basic::Type as PhysicalType;
 use rayon::prelude::*;
 
@@ -66,6 +67,11 @@ pub struct LeafInfo {
     pub max_def: i16,
     /// Highest repetition level.
     pub max_rep: i16,
+    /// INT32 or INT64 values read as Arrow `Decimal128`: a chunk whose data
+    /// pages are all dictionary-encoded gathers them already sign-extended
+    /// to 16 bytes (the dictionary is widened, not the values), so the
+    /// gather's output is the Arrow buffer as it is.
+    pub decimal128: bool,
 }
 
 impl LeafInfo {
@@ -85,7 +91,16 @@ impl LeafInfo {
             width,
             max_def: c.max_def_level(),
             max_rep: c.max_rep_level(),
+            decimal128: false,
         }
+    }
+
+    /// The same, for values read as Arrow type `dt`.
+    pub fn for_type(c: &parquet::schema::types::ColumnDescriptor, dt: &DataType) -> Self {
+        let mut info = Self::new(c);
+        info.decimal128 = matches!(dt, DataType::Decimal128(..))
+            && matches!(info.physical, PhysicalType::INT32 | PhysicalType::INT64);
+        info
     }
 
     fn is_bytes(&self) -> bool {
@@ -431,6 +446,26 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         }
     }
 
+    // Decimal128 chunks read through their dictionaries only: the entries
+    // are widened here, and from now on the chunk's values are 16 bytes.
+    let mut eff = infos.to_vec();
+    for (c, (info, dict)) in eff.iter_mut().zip(dicts.iter_mut()).enumerate() {
+        let Some(Dict::Fixed(entries)) = dict else {
+            continue;
+        };
+        let mut data = pages.chunks[c]
+            .iter()
+            .filter(|p| matches!(p.header.kind, PageKind::Data | PageKind::DataV2))
+            .peekable();
+        let all_dictionary = data.peek().is_some()
+            && data.all(|p| matches!(p.header.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY));
+        if info.decimal128 && all_dictionary && matches!(info.width, 4 | 8) {
+            *entries = widen_to_16(entries, info.width);
+            info.width = 16;
+        }
+    }
+    let infos = &eff[..];
+
     // Round B: values (or indices, or lengths); fixed-width dictionary pages
     // as whole pages (their inputs assembled below).
     let mut dict_pages: Vec<DictPageRef> = Vec::new();
@@ -584,6 +619,21 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             Ok(())
         })?;
     Ok(leaves)
+}
+
+/// Little-endian signed values of `width` bytes (4 or 8), sign-extended
+/// to 16 bytes each.
+fn widen_to_16(values: &[u8], width: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() / width * 16);
+    for v in values.chunks_exact(width) {
+        let x: i128 = if width == 4 {
+            i32::from_le_bytes(v.try_into().expect("4 bytes")).into()
+        } else {
+            i64::from_le_bytes(v.try_into().expect("8 bytes")).into()
+        };
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
 }
 
 /// A fixed-width dictionary page: its work, the indices' bit width, and

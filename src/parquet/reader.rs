@@ -389,6 +389,10 @@ impl ParquetFile {
         let file = Location::file(self.path());
         let descr = self.meta.file_metadata().schema_descr();
         let _group = crate::trace::span("pq.group");
+        let mut types = HashMap::new();
+        for &f in cols {
+            leaf_types(&self.nodes[f], &mut types);
+        }
         let t = std::time::Instant::now();
         let io = crate::trace::span("pq.io");
         let mut chunks = Vec::new();
@@ -482,7 +486,10 @@ impl ParquetFile {
                     location: at,
                 });
                 codecs.push(cc.compression());
-                infos.push(LeafInfo::new(&descr.column(c)));
+                infos.push(match types.get(&c) {
+                    Some(dt) => LeafInfo::for_type(&descr.column(c), dt),
+                    None => LeafInfo::new(&descr.column(c)),
+                });
             }
         }
         stats.io_s += t.elapsed().as_secs_f64();
@@ -521,10 +528,6 @@ impl ParquetFile {
         stats.decode_s += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         let span = crate::trace::span("pq.to_arrow");
-        let mut types = HashMap::new();
-        for &f in cols {
-            leaf_types(&self.nodes[f], &mut types);
-        }
         let per_group = leaves.len();
         let width = leaves.iter().max().map_or(0, |&c| c + 1);
         // Values to Arrow first, one task per row group × column: the

@@ -182,6 +182,17 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
         (Dense::Fixed { bytes, .. }, P::DOUBLE, DataType::Float64) => {
             return Ok(native::<Float64Type>(bytes));
         }
+        // Gathered from a dictionary widened to 16 bytes (`decode`).
+        (Dense::Fixed { width: 16, bytes }, P::INT32 | P::INT64, DataType::Decimal128(p, s)) => {
+            // i128 buffers must be 16-aligned; a CPU stage's output is
+            // 8-aligned, so its slice may not be.
+            let bytes = if bytes.as_ptr().align_offset(16) == 0 {
+                bytes
+            } else {
+                Buffer::from_slice_ref(bytes.as_slice())
+            };
+            return dec(native::<Decimal128Type>(bytes), *p, *s);
+        }
         (
             Dense::Bytes {
                 offsets,
