@@ -60,7 +60,7 @@ fn decimals_through_widened_dictionaries_match_the_parquet_crate() {
         .set_compression(Compression::GZIP(GzipLevel::default()))
         .set_dictionary_page_size_limit(4 << 10)
         .set_data_page_size_limit(8 << 10)
-        .set_max_row_group_size(12_000)
+        .set_max_row_group_row_count(Some(12_000))
         .build();
     let path = std::env::temp_dir().join(format!(
         "warpread-decimal-dict-{}.parquet",
