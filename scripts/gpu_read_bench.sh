@@ -78,7 +78,7 @@ pageable)
   WARPREAD_PAGEABLE_COPIES=1 $W --backend cuda bench read --runs 7 $PQ
   [ -f $d/sf10/lineitem.parquet ] && WARPREAD_PAGEABLE_COPIES=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
 old)
-  O=$root/$B/warpread-old
+  O=$root/$B/${OLD:-warpread-old}
   $O --backend cuda bench read --runs 7 $PQ
   [ -f $d/sf10/lineitem.parquet ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
 groups)

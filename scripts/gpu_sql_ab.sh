@@ -2,7 +2,8 @@
 # TPC-H through DataFusion on the GPU host, A/B over scan partitions:
 #   bash scripts/gpu_sql_ab.sh BUNDLE FORMAT [PARTITIONS...]
 # Each run: `warpread-sql bench sql --scale ${SCALE:-10} --format FORMAT
-# --backends cuda --runs 1` with WARPREAD_SCAN_PARTITIONS set (a
+# --backends cuda --runs 1 --warmup ${WARMUP:-0}` with WARPREAD_SCAN_PARTITIONS
+# set, and the variables in ENVS (e.g. ENVS=WARPREAD_GROUP_MIB=64) (a
 # first, untimed, Q1 run generates the data into /tmp/wc and compiles the
 # kernels).
 set -u
@@ -11,9 +12,9 @@ cd "$B"; [ -f warpread-sql ] || xz -dk warpread-sql.xz; chmod +x warpread-sql; c
 export WARPREAD_KERNEL_CACHE=/tmp/kc WARPREAD_CACHE=/tmp/wc
 # Generates the data and compiles the kernels before the timed runs.
 ./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1 --queries 1 > /dev/null 2>&1
-for p in "${@:-2}"; do
+for p in "${@:-4}"; do
   t=$(date +%s)
-  echo "== WARPREAD_SCAN_PARTITIONS=$p"
-  WARPREAD_SCAN_PARTITIONS=$p ./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1
+  echo "== WARPREAD_SCAN_PARTITIONS=$p ${ENVS:-}"
+  env ${ENVS:-} WARPREAD_SCAN_PARTITIONS=$p ./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1 --warmup "${WARMUP:-0}"
   echo "== $(( $(date +%s) - t )) s"
 done

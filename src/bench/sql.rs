@@ -33,6 +33,10 @@ pub struct SqlBenchConfig {
     pub queries: Vec<usize>,
     /// Timed runs per query and reader; the median is reported.
     pub runs: usize,
+    /// Untimed runs of each query on every reader before its timed ones
+    /// (the first query of a process otherwise pays for faulting in the
+    /// memory every later one reuses, and the engines take turns).
+    pub warmup: usize,
     /// Backends of the warpread side, each timed on every format (one run
     /// can time both backends against a single DataFusion pass).
     pub backends: Vec<BackendChoice>,
@@ -174,18 +178,27 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             let mut last: Vec<Vec<StatementResult>> = vec![Vec::new(); sides.len()];
             let mut df_last = Vec::new();
             let mut stages = vec![ReadStats::default(); sides.len()];
-            for run in 0..cfg.runs {
-                progress(&format!("Q{q} run {}/{}", run + 1, cfg.runs));
+            for run in 0..cfg.warmup + cfg.runs {
+                let timed = run >= cfg.warmup;
+                progress(&if timed {
+                    format!("Q{q} run {}/{}", run - cfg.warmup + 1, cfg.runs)
+                } else {
+                    format!("Q{q} warm-up {}/{}", run + 1, cfg.warmup)
+                });
                 for (i, side) in sides.iter().enumerate() {
                     side.stats.take();
                     let t = Instant::now();
                     last[i] = run_sql(&side.ctx, sql).await?;
-                    times[i].push(t.elapsed().as_secs_f64());
-                    stages[i] = side.stats.take();
+                    if timed {
+                        times[i].push(t.elapsed().as_secs_f64());
+                        stages[i] = side.stats.take();
+                    }
                 }
                 let t = Instant::now();
                 df_last = run_sql(&df, sql).await?;
-                df_times.push(t.elapsed().as_secs_f64());
+                if timed {
+                    df_times.push(t.elapsed().as_secs_f64());
+                }
             }
             let batches =
                 |r: &[StatementResult]| r.last().map(|s| s.batches.clone()).unwrap_or_default();

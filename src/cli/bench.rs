@@ -125,6 +125,9 @@ pub enum BenchCommand {
         /// Timed runs per query and reader; the median is reported.
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Untimed runs of each query on every reader first.
+        #[arg(long, default_value_t = 0)]
+        warmup: usize,
         /// Data folder (default: $WARPREAD_CACHE or ~/.cache/warpread).
         #[arg(long)]
         data_dir: Option<PathBuf>,
@@ -217,6 +220,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             compression,
             queries,
             runs,
+            warmup,
             data_dir,
             backends,
             json,
@@ -231,6 +235,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                     queries
                 },
                 runs,
+                warmup,
                 backends: if backends.is_empty() {
                     vec![backend]
                 } else {
@@ -257,12 +262,13 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
         return Ok(());
     }
     println!(
-        "TPC-H scale {}: warpread {} ({}) against DataFusion {} (median of {} runs)",
+        "TPC-H scale {}: warpread {} ({}) against DataFusion {} (median of {} runs after {} untimed)",
         r.scale,
         r.warpread_inputs.join(", "),
         r.backends.join("; "),
         r.datafusion_input,
-        cfg.runs
+        cfg.runs,
+        cfg.warmup
     );
     // Per warpread input: seconds, DataFusion's time over it, and its
     // decompression and decode stage sums.
