@@ -662,6 +662,10 @@ fn run_dict_pages(
     enum Record<'p> {
         Dict(usize),
         Page(u8, &'p [u8]),
+        /// Zeros before a dictionary record, so that its entries start
+        /// 4-aligned (`<u32 n>` then the entries): the GPU gather then
+        /// copies each value by words instead of byte by byte.
+        Pad,
     }
     let mut records: Vec<(Record, Range<usize>)> = Vec::new();
     // Works, hence dictionary pages, come chunk by chunk: a chunk's
@@ -674,6 +678,11 @@ fn run_dict_pages(
         let start = match dict {
             Some((c, start)) if c == chunk => start,
             _ => {
+                let aligned = len.next_multiple_of(16);
+                if aligned > len {
+                    records.push((Record::Pad, len..aligned));
+                    len = aligned;
+                }
                 let n = parquet_dict::dict_record_len(dict_of(chunk));
                 records.push((Record::Dict(chunk), len..len + n));
                 dict = Some((chunk, len));
@@ -705,6 +714,7 @@ fn run_dict_pages(
                     parquet_dict::write_dict_record(dict_of(*chunk), infos[*chunk].width, dst)
                 }
                 Record::Page(bw, hybrid) => parquet_dict::write_page_record(*bw, hybrid, dst),
+                Record::Pad => dst.fill(0),
             });
     }
     let mut batch = StageBatch::new(&src);
