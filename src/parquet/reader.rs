@@ -505,15 +505,22 @@ impl ParquetFile {
         let span = crate::trace::span("pq.decode");
         // The deferred GZIP CRC32 checks run beside the decode rounds; the
         // decoded values are used only once they pass.
+        let verify = || {
+            let _span = crate::trace::span("pq.crc32");
+            decompress::verify(&pages)
+        };
         let (decoded, checked) = std::thread::scope(|s| {
-            let check = s.spawn(|| {
-                let _span = crate::trace::span("pq.crc32");
-                decompress::verify(&pages)
-            });
+            // Without a thread to spare, the checks run first, in line.
+            let check = std::thread::Builder::new().spawn_scoped(s, verify);
+            let early = check.is_err().then(verify);
             let decoded = decode::run(&pages, &infos, backend);
             // A check that panicked counts as failed: the strict path below
             // then decides.
-            (decoded, check.join().unwrap_or(false))
+            let checked = match check {
+                Ok(h) => h.join().unwrap_or(false),
+                Err(_) => early.unwrap_or(false),
+            };
+            (decoded, checked)
         });
         let mut decoded = if checked {
             drop(pages);
