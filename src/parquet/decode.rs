@@ -214,8 +214,11 @@ enum Second {
     Data(RequestId),
 }
 
-enum Dict {
-    Fixed(Vec<u8>),
+enum Dict<'a> {
+    /// A slice of the dictionary stage's output (copying every chunk's
+    /// dictionary, up to 1 MiB each, cost tens of ms per GiB group), or
+    /// entries widened to 16 bytes.
+    Fixed(std::borrow::Cow<'a, [u8]>),
     Bytes(ByteDict),
 }
 
@@ -442,7 +445,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             );
             dict_data[c] = Some((did, *id));
         } else {
-            dicts[c] = Some(Dict::Fixed(out_a.bytes(*id).to_vec()));
+            dicts[c] = Some(Dict::Fixed(out_a.bytes(*id).into()));
         }
     }
 
@@ -460,7 +463,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         let all_dictionary = data.peek().is_some()
             && data.all(|p| matches!(p.header.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY));
         if info.decimal128 && all_dictionary && matches!(info.width, 4 | 8) && widen_decimals() {
-            *entries = widen_to_16(entries, info.width);
+            *entries = widen_to_16(entries, info.width).into();
             info.width = 16;
         }
     }
@@ -658,13 +661,13 @@ type DictPageRef = (usize, u8, Range<usize>);
 fn run_dict_pages(
     works: &mut [Work],
     dict_pages: &[DictPageRef],
-    dicts: &[Option<Dict>],
+    dicts: &[Option<Dict<'_>>],
     infos: &[LeafInfo],
     pages: &Pages,
     backend: &dyn Backend,
 ) -> Result<BatchOutput> {
     let dict_of = |chunk: usize| match &dicts[chunk] {
-        Some(Dict::Fixed(d)) => d.as_slice(),
+        Some(Dict::Fixed(d)) => d.as_ref(),
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
     // Records in input order: a chunk's dictionary before its first page.
@@ -805,7 +808,7 @@ struct Chunk<'a> {
     ws: &'a [Work],
     info: &'a LeafInfo,
     pages: &'a Pages,
-    dict: Option<&'a Dict>,
+    dict: Option<&'a Dict<'a>>,
     /// Rounds B, C and the dictionary pages.
     outs: [&'a BatchOutput; 3],
 }
