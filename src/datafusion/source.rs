@@ -127,7 +127,9 @@ impl FileSource for WarpSource {
         let target = backend
             .scan_partitions()
             .map_or(target_partitions, |n| target_partitions.min(n));
-        if config.file_compression_type.is_compressed() || target <= config.file_groups.len() {
+        // Spread evenly by size into `target` groups, merging the listing's
+        // file groups too (a table of 16 files otherwise kept 16 scans).
+        if config.file_compression_type.is_compressed() || !self.supports_repartitioning() {
             return Ok(None);
         }
         Ok(FileGroupPartitioner::new()

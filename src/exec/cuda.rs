@@ -270,7 +270,22 @@ impl std::ops::DerefMut for Taken<'_> {
 impl Drop for Taken<'_> {
     fn drop(&mut self) {
         if let Some(lane) = self.lane.take() {
-            self.backend.pool().idle.push(lane);
+            // A stage that failed part-way may have left copies in flight
+            // from the lane's pinned buffers, which its next stage may
+            // rewrite or reallocate: the lane goes back idle, or not at all
+            // when its stream cannot be waited for (its buffers are then
+            // leaked, not freed under a running copy). A stage that
+            // finished has synchronized already, so this costs a driver
+            // call on an idle stream.
+            let idle = lane.stream.synchronize().is_ok();
+            let mut pool = self.backend.pool();
+            if idle {
+                pool.idle.push(lane);
+            } else {
+                pool.opened -= 1;
+                std::mem::forget(lane);
+            }
+            drop(pool);
             self.backend.freed.notify_one();
         }
     }

@@ -505,23 +505,37 @@ impl ParquetFile {
         let span = crate::trace::span("pq.decode");
         // The deferred GZIP CRC32 checks run beside the decode rounds; the
         // decoded values are used only once they pass.
+        // A check that panics counts as failed: the strict path below then
+        // decides.
         let verify = || {
             let _span = crate::trace::span("pq.crc32");
-            decompress::verify(&pages)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decompress::verify(&pages)))
+                .unwrap_or(false)
         };
-        let (decoded, checked) = std::thread::scope(|s| {
-            // Without a thread to spare, the checks run first, in line.
-            let check = std::thread::Builder::new().spawn_scoped(s, verify);
-            let early = check.is_err().then(verify);
-            let decoded = decode::run(&pages, &infos, backend);
-            // A check that panicked counts as failed: the strict path below
-            // then decides.
-            let checked = match check {
-                Ok(h) => h.join().unwrap_or(false),
-                Err(_) => early.unwrap_or(false),
-            };
-            (decoded, checked)
-        });
+        let decode = || decode::run(&pages, &infos, backend);
+        let (decoded, checked) = if rayon::current_thread_index().is_some() {
+            // Called on a rayon worker: a join that steals work while it
+            // waits (a thread of our own, joined here, could deadlock when
+            // every worker waits so).
+            rayon::join(decode, verify)
+        } else {
+            // Called on a thread of the caller's (the CLI, column sets,
+            // DataFusion's blocking tasks): the decode rounds stay on it,
+            // as their waits for CUDA stages would otherwise hold a rayon
+            // worker; without a thread to spare the checks run first.
+            std::thread::scope(
+                |s| match std::thread::Builder::new().spawn_scoped(s, verify) {
+                    Ok(h) => {
+                        let decoded = decode();
+                        (decoded, h.join().unwrap_or(false))
+                    }
+                    Err(_) => {
+                        let checked = verify();
+                        (decode(), checked)
+                    }
+                },
+            )
+        };
         let mut decoded = if checked {
             drop(pages);
             decoded?
