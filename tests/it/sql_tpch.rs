@@ -467,6 +467,39 @@ fn backends_asking_for_few_scan_partitions_get_them() {
         let a = run_sql(&warp, sql).await.unwrap();
         let b = run_sql(&df, sql).await.unwrap();
         compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        // A table of six files: the listing's file groups are merged too.
+        let dir = std::env::temp_dir().join(format!("warpread-six-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..6 {
+            std::fs::copy(
+                parquet.join("lineitem.parquet"),
+                dir.join(format!("l{i}.parquet")),
+            )
+            .unwrap();
+        }
+        warp.register_warpread_parquet("six", &dir.to_string_lossy(), WarpReadOptions::default())
+            .await
+            .unwrap();
+        let sql = "SELECT l_returnflag, count(*) AS n FROM six GROUP BY l_returnflag";
+        let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
+        let text = plan_text(&explain[0].batches);
+        assert!(text.contains("2 groups"), "{text}");
+        let six = sorted_rows(&run_sql(&warp, sql).await.unwrap()[0].batches);
+        let one = sorted_rows(
+            &run_sql(&warp, &sql.replace("six", "lineitem"))
+                .await
+                .unwrap()[0]
+                .batches,
+        );
+        assert_eq!(six.len(), one.len());
+        for (a, b) in six.iter().zip(&one) {
+            assert_eq!(a[0], b[0]);
+            assert_eq!(
+                a[1].parse::<u64>().unwrap(),
+                6 * b[1].parse::<u64>().unwrap()
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
     });
 }
 
