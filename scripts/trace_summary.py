@@ -11,6 +11,7 @@ figures are per run.
 """
 import argparse
 import json
+import signal
 from collections import defaultdict
 
 
@@ -72,4 +73,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # Piped into head: stop quietly when the reader goes away.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()
