@@ -239,6 +239,9 @@ struct Lane {
     /// Timing events: before the upload, the kernel, the download, and
     /// after it (created on the lane's first stage).
     events: Option<[CudaEvent; 4]>,
+    /// Work may be in flight on the stream: set when the lane is taken,
+    /// cleared where a stage's synchronization succeeded.
+    busy: bool,
 }
 
 /// Idle lanes, and how many exist in all (idle or taken).
@@ -275,9 +278,8 @@ impl Drop for Taken<'_> {
             // rewrite or reallocate: the lane goes back idle, or not at all
             // when its stream cannot be waited for (its buffers are then
             // leaked, not freed under a running copy). A stage that
-            // finished has synchronized already, so this costs a driver
-            // call on an idle stream.
-            let idle = lane.stream.synchronize().is_ok();
+            // finished has synchronized already: no driver call then.
+            let idle = !lane.busy || lane.stream.synchronize().is_ok();
             let mut pool = self.backend.pool();
             if idle {
                 pool.idle.push(lane);
@@ -382,7 +384,8 @@ impl CudaBackend {
     fn take(&self) -> Result<Taken<'_>> {
         let mut pool = self.pool();
         loop {
-            if let Some(lane) = pool.idle.pop() {
+            if let Some(mut lane) = pool.idle.pop() {
+                lane.busy = true;
                 return Ok(Taken {
                     lane: Some(lane),
                     backend: self,
@@ -403,6 +406,7 @@ impl CudaBackend {
                             stream,
                             scratch: Scratch::default(),
                             events: None,
+                            busy: true,
                         }),
                         backend: self,
                     }),
@@ -579,7 +583,10 @@ impl CudaBackend {
         stage: &Stage,
     ) -> Result<(StageOutput, std::time::Duration)> {
         let Lane {
-            stream, scratch: s, ..
+            stream,
+            scratch: s,
+            busy,
+            ..
         } = lane;
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
@@ -616,6 +623,7 @@ impl CudaBackend {
                 stream
                     .synchronize()
                     .map_err(|e| Error::cuda("running a kernel", e))?;
+                *busy = false;
             } else {
                 // Into pinned memory: a copy into pageable memory blocks
                 // other lanes' copies until this lane's kernel is done.
@@ -626,6 +634,7 @@ impl CudaBackend {
                 stream
                     .synchronize()
                     .map_err(|e| Error::cuda("running a kernel", e))?;
+                *busy = false;
                 status_bytes.copy_from_slice(&host.as_slice().map_err(err)?[..n]);
             }
             Ok(statuses)
