@@ -383,24 +383,32 @@ fn byte_ranges_give_each_row_group_to_one_split() {
     }
 }
 
+/// Sessions of four partitions and no minimum split size, lineitem
+/// registered on warpread's Parquet provider (`warp`) and on DataFusion's.
+async fn lineitem_in_four_partitions(
+    warp: WarpreadConfig,
+    parquet: &std::path::Path,
+) -> (SessionContext, SessionContext) {
+    let mut config = SessionConfig::new().with_target_partitions(4);
+    config.options_mut().optimizer.repartition_file_min_size = 1;
+    let (warp, df) = (session(warp, config.clone()), session(cpu_config(), config));
+    let path = parquet.join("lineitem.parquet");
+    let path = path.to_string_lossy();
+    warp.register_warpread_parquet("lineitem", &path, WarpReadOptions::default())
+        .await
+        .unwrap();
+    df.register_parquet("lineitem", path.as_ref(), Default::default())
+        .await
+        .unwrap();
+    (warp, df)
+}
+
 #[test]
 fn split_parquet_files_scan_in_parallel_partitions() {
     let (_, parquet) = data();
     rt().block_on(async {
-        // Four partitions and no minimum size: DataFusion cuts lineitem
-        // into byte ranges, each opened separately.
-        let mut config = SessionConfig::new().with_target_partitions(4);
-        config.options_mut().optimizer.repartition_file_min_size = 1;
-        let warp = session(cpu_config(), config.clone());
-        let df = session(cpu_config(), config);
-        let path = parquet.join("lineitem.parquet");
-        let path = path.to_string_lossy();
-        warp.register_warpread_parquet("lineitem", &path, WarpReadOptions::default())
-            .await
-            .unwrap();
-        df.register_parquet("lineitem", path.as_ref(), Default::default())
-            .await
-            .unwrap();
+        // DataFusion cuts lineitem into byte ranges, each opened separately.
+        let (warp, df) = lineitem_in_four_partitions(cpu_config(), parquet).await;
         let sql = "SELECT count(l_orderkey) AS n, sum(l_quantity) AS q, \
                    min(l_comment) AS c FROM lineitem";
         let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
@@ -443,21 +451,8 @@ impl warpread::exec::Backend for TwoScans {
 fn backends_asking_for_few_scan_partitions_get_them() {
     let (_, parquet) = data();
     rt().block_on(async {
-        let mut config = SessionConfig::new().with_target_partitions(4);
-        config.options_mut().optimizer.repartition_file_min_size = 1;
-        let warp = session(
-            WarpreadConfig::with_backend(Arc::new(TwoScans(CpuBackend::new()))),
-            config.clone(),
-        );
-        let df = session(cpu_config(), config);
-        let path = parquet.join("lineitem.parquet");
-        let path = path.to_string_lossy();
-        warp.register_warpread_parquet("lineitem", &path, WarpReadOptions::default())
-            .await
-            .unwrap();
-        df.register_parquet("lineitem", path.as_ref(), Default::default())
-            .await
-            .unwrap();
+        let two_scans = WarpreadConfig::with_backend(Arc::new(TwoScans(CpuBackend::new())));
+        let (warp, df) = lineitem_in_four_partitions(two_scans, parquet).await;
         let sql = "SELECT l_returnflag, count(*) AS n, sum(l_quantity) AS q \
                    FROM lineitem GROUP BY l_returnflag";
         let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
