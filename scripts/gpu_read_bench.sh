@@ -8,8 +8,7 @@
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP), groups (SF 10 with
 # read groups of 1 and 4 GiB), old (BUNDLE/warpread-old, an earlier build:
-# Parquet SF 1 files and SF 10 on CUDA, for A/B in one call), pageable (the
-# same with WARPREAD_PAGEABLE_COPIES=1).
+# Parquet SF 1 files and SF 10 on CUDA, for A/B in one call).
 set -u
 B=$1; shift
 root=$PWD
@@ -74,9 +73,6 @@ sf10)
   WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
-pageable)
-  WARPREAD_PAGEABLE_COPIES=1 $W --backend cuda bench read --runs 7 $PQ
-  [ -f $d/sf10/lineitem.parquet ] && WARPREAD_PAGEABLE_COPIES=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
 old)
   O=$root/$B/${OLD:-warpread-old}
   $O --backend cuda bench read --runs 7 $PQ

@@ -189,21 +189,13 @@ struct Scratch {
     pinned_status: PinnedScratch,
 }
 
-/// Whether the small per-stage copies (job descriptors, statuses) go from
-/// and to pageable memory as they once did (`WARPREAD_PAGEABLE_COPIES=1`,
-/// for A/B runs). A pageable copy waited for other lanes' kernels: on the
-/// H100 host a stage's upload call took as long as the kernel then running
-/// on another lane (60 ms while a Parquet inflate ran), which serialized
-/// the column sets of a read and the partitions of a query.
-fn pageable_copies() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_PAGEABLE_COPIES").is_ok_and(|v| v == "1"))
-}
-
 /// Copies `bytes` to the device buffer `dev` on `stream`, through the
 /// lane's pinned buffer `pinned`, which no other copy of the stage uses (the
 /// copy is complete before the lane's next stage: each stage ends in a
-/// stream synchronization).
+/// stream synchronization). Not from pageable memory: a pageable copy
+/// waited for other lanes' kernels (on the H100 host a stage's upload call
+/// took as long as the inflate then running on another lane, 60 ms), which
+/// serialized the column sets of a read and the partitions of a query.
 fn small_htod(
     stream: &Arc<CudaStream>,
     pinned: &mut PinnedScratch,
@@ -211,11 +203,6 @@ fn small_htod(
     dev: &mut CudaSlice<u8>,
 ) -> Result<()> {
     let err = |e| Error::cuda("copying job descriptors to the device", e);
-    if pageable_copies() {
-        return stream
-            .memcpy_htod(bytes, &mut dev.slice_mut(..bytes.len()))
-            .map_err(err);
-    }
     let ctx = stream.context().clone();
     let host = pinned.get(&ctx, bytes.len())?;
     host.as_mut_slice().map_err(err)?[..bytes.len()].copy_from_slice(bytes);
@@ -614,29 +601,19 @@ impl CudaBackend {
                     std::mem::size_of_val(statuses.as_slice()),
                 )
             };
+            // Through pinned memory: a copy into pageable memory blocks
+            // other lanes' copies until this lane's kernel is done.
             let n = status_bytes.len();
             let dev = s.status.get(stream, n)?;
-            if pageable_copies() {
-                stream
-                    .memcpy_dtoh(&dev.slice(..n), status_bytes)
-                    .map_err(err)?;
-                stream
-                    .synchronize()
-                    .map_err(|e| Error::cuda("running a kernel", e))?;
-                *busy = false;
-            } else {
-                // Into pinned memory: a copy into pageable memory blocks
-                // other lanes' copies until this lane's kernel is done.
-                let host = s.pinned_status.get(ctx, n)?;
-                stream
-                    .memcpy_dtoh(&dev.slice(..n), &mut host.as_mut_slice().map_err(err)?[..n])
-                    .map_err(err)?;
-                stream
-                    .synchronize()
-                    .map_err(|e| Error::cuda("running a kernel", e))?;
-                *busy = false;
-                status_bytes.copy_from_slice(&host.as_slice().map_err(err)?[..n]);
-            }
+            let host = s.pinned_status.get(ctx, n)?;
+            stream
+                .memcpy_dtoh(&dev.slice(..n), &mut host.as_mut_slice().map_err(err)?[..n])
+                .map_err(err)?;
+            stream
+                .synchronize()
+                .map_err(|e| Error::cuda("running a kernel", e))?;
+            *busy = false;
+            status_bytes.copy_from_slice(&host.as_slice().map_err(err)?[..n]);
             Ok(statuses)
         })();
         let statuses = match copied {
