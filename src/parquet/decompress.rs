@@ -61,20 +61,17 @@ pub struct Pages {
     pub buf: PageBytes,
     /// Per chunk (same order as the input chunks), its pages.
     pub chunks: Vec<Vec<Page>>,
-    /// GZIP trailer CRC32s not checked yet (`run` with `defer_crc`): each
-    /// page's range in `buf` and the CRC32 its trailer gives.
-    pub unchecked: Vec<(Range<usize>, u32)>,
+    /// GZIP trailers not checked yet (`run` with `defer_crc`): each page's
+    /// range in `buf` and its gzip member.
+    pub unchecked: Vec<(Range<usize>, gzip::Member)>,
 }
 
-/// Checks the CRC32s `run` deferred, every page on its own task.
+/// Checks the trailers `run` deferred, every page on its own task.
 pub fn verify(pages: &Pages) -> bool {
-    pages.unchecked.par_iter().all(|(r, crc)| {
-        pages.buf.get(r.clone()).is_some_and(|b| {
-            let mut c = flate2::Crc::new();
-            c.update(b);
-            c.sum() == *crc
-        })
-    })
+    pages
+        .unchecked
+        .par_iter()
+        .all(|(r, m)| pages.buf.get(r.clone()).is_some_and(|b| gzip::check(m, b)))
 }
 
 /// The stage operation of a codec, `None` for UNCOMPRESSED.
@@ -185,9 +182,9 @@ pub fn run(
     drop(span);
     let span = crate::trace::span("pq.trailer_checks");
 
-    // Each GZIP page's size and CRC32 against its trailer: a pass over every
-    // inflated byte, so one task per page (serial, it cost as much as the
-    // GPU inflate of the whole group).
+    // Each GZIP page's size against its header and trailer, and (unless
+    // deferred) its CRC32: a pass over every inflated byte, so one task per
+    // page (serial, it cost as much as the GPU inflate of the whole group).
     let whole: Vec<Vec<bool>> = plan
         .par_iter()
         .map(|pages| {
@@ -285,7 +282,7 @@ pub fn run(
                     let n = out.produced(id)[0] as usize;
                     check(n, expect)?;
                     if let (true, Some((m, _))) = (defer_crc, gzip) {
-                        pages_out.unchecked.push((len..len + n, m.crc));
+                        pages_out.unchecked.push((len..len + n, m));
                     }
                     in_stage &= out.place(id) == (0, len..len + n);
                     len += n;
