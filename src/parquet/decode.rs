@@ -456,13 +456,16 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         let Some(Dict::Fixed(entries)) = dict else {
             continue;
         };
+        if !(info.decimal128 && matches!(info.width, 4 | 8) && widen_decimals()) {
+            continue;
+        }
         let mut data = pages.chunks[c]
             .iter()
             .filter(|p| matches!(p.header.kind, PageKind::Data | PageKind::DataV2))
             .peekable();
-        let all_dictionary = data.peek().is_some()
-            && data.all(|p| matches!(p.header.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY));
-        if info.decimal128 && all_dictionary && matches!(info.width, 4 | 8) && widen_decimals() {
+        if data.peek().is_some()
+            && data.all(|p| matches!(p.header.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY))
+        {
             *entries = widen_to_16(entries, info.width).into();
             info.width = 16;
         }
@@ -741,9 +744,6 @@ fn run_dict_pages(
     drop(span);
     let span = crate::trace::span("pq.dict_pages");
     let out = batch.run(backend)?;
-    drop(span);
-    let span = crate::trace::span("pq.dict_records.free");
-    drop(src);
     drop(span);
     for ((wi, _, _), id) in dict_pages.iter().zip(ids) {
         works[*wi].first = Some(First::DictPage(Some(id)));
