@@ -108,12 +108,13 @@ fn joined(e: tokio::task::JoinError) -> DataFusionError {
 fn groups(units: Vec<ReadUnit>, limit: Option<usize>, exact: bool) -> Vec<Vec<ReadUnit>> {
     let mut out: Vec<Vec<ReadUnit>> = Vec::new();
     let (mut bytes, mut rows) = (0u64, 0u64);
+    let cap = group_bytes();
     for u in units {
         if exact && limit.is_some_and(|l| rows >= l as u64) {
             break;
         }
         match out.last_mut() {
-            Some(g) if limit.is_none() && bytes + u.bytes <= group_bytes() => g.push(u),
+            Some(g) if limit.is_none() && bytes + u.bytes <= cap => g.push(u),
             _ => {
                 out.push(vec![u]);
                 bytes = 0;

@@ -129,20 +129,13 @@ impl GpuRuntime {
 
     /// Loads (compiling on first use, through the disk cache) an entry point.
     pub fn function(&self, src: &'static KernelSource, entry: &str) -> Result<CudaFunction> {
+        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
         let key = (src.file, entry.to_string());
-        if let Some(f) = self
-            .functions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-        {
+        if let Some(f) = functions.get(&key) {
             return Ok(f.clone());
         }
         let f = self.load_function(src, entry)?;
-        self.functions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, f.clone());
+        functions.insert(key, f.clone());
         Ok(f)
     }
 
