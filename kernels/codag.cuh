@@ -50,12 +50,13 @@ constexpr int RING = CODAG_RING_BYTES;
 constexpr int LINE = 128;  // one refill: 32 lanes x 4 bytes, one cache line
 static_assert(RING % LINE == 0 && (RING & (RING - 1)) == 0, "ring must be a power of two of lines");
 
-// One independent unit of work; mirrors `plan::JobDesc` in Rust (32 bytes).
+// One independent unit of work; mirrors `plan::JobDesc` in Rust (40 bytes).
 struct ChunkJob {
     u64 in_off;     // byte offset of the chunk in the input buffer
     u64 in_len;     // bytes of input
     u64 out_off;    // element offset in the output buffer
     u64 out_count;  // elements the chunk must produce
+    u64 aux;        // the op's per-job parameter (0 unless the op uses one)
 };
 
 // Per-chunk result; mirrors `plan::ChunkStatus` in Rust (16 bytes).
@@ -260,6 +261,14 @@ __device__ __forceinline__ void copy_value(u8* o, const u8* s, u32 width) {
     if (((width | (u32)(size_t)o | (u32)(size_t)s) & 3) == 0) {
         for (u32 b = 0; b < width; b += 4)
             *reinterpret_cast<u32*>(o + b) = __ldg(reinterpret_cast<const u32*>(s + b));
+    } else if (((width | (u32)(size_t)o) & 3) == 0) {
+        // A source at any byte (a dictionary read where its page lies):
+        // bytes in, words out, as the stores are what the output's
+        // coalescing depends on.
+        for (u32 b = 0; b < width; b += 4)
+            *reinterpret_cast<u32*>(o + b) = (u32)__ldg(s + b) | ((u32)__ldg(s + b + 1) << 8) |
+                                             ((u32)__ldg(s + b + 2) << 16) |
+                                             ((u32)__ldg(s + b + 3) << 24);
     } else {
         for (u32 b = 0; b < width; ++b) o[b] = __ldg(s + b);
     }

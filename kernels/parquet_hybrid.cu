@@ -207,11 +207,13 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     });
 }
 
-// A dictionary page (ParquetOp::DictPage): <u32 n> <n * width dictionary
-// bytes>, then possibly other pages' records, then this page's record <u8 bit
-// width> <hybrid indices> <u32 length of the record before this word>: the
-// chunk's dictionary is stored once for all its pages. Gathered as decoded,
-// with the statuses of src/codecs/parquet_dict/page.rs. `param` is the width.
+// A dictionary page (ParquetOp::DictPage): the job's input starts with the
+// dictionary's entries (`aux` low 32 bits: their bytes, `param` = width
+// bytes each); at `aux` >> 32 the indices' bit width byte, then the hybrid
+// indices to the end of the input. What lies between (other pages of the
+// column chunk, this page's levels) is never read, so jobs run over the
+// decompressed chunk as it is. Gathered as decoded, with the statuses of
+// src/codecs/parquet_dict/page.rs.
 extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     parquet_dict_page(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
                       u8* __restrict__ output, ChunkStatus* __restrict__ status, u32 param) {
@@ -220,33 +222,29 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
         const u8* in = input + job.in_off;
         ChunkStatus* st = status + j;
         const u64 len = job.in_len;
-        if (len < 4) {
-            put_status(st, INPUT_TRUNCATED, 0, 0);
+        const u64 dict_len = job.aux & 0xffffffffull;
+        const u64 at = job.aux >> 32;
+        const u32 w = param ? param : 1u;
+        if (dict_len > len || dict_len % w != 0 || at < dict_len || at > len) {
+            put_status(st, INPUT_CORRUPT, 0, 0);
             return;
         }
-        const u32 n = (u32)__ldg(in) | ((u32)__ldg(in + 1) << 8) | ((u32)__ldg(in + 2) << 16) |
-                      ((u32)__ldg(in + 3) << 24);
-        const u64 dict_end = (u64)n * param + 4;  // below 2^64: no overflow to report
-        if (len < dict_end + 5) {
-            put_status(st, INPUT_TRUNCATED, 0, 0);
+        const u32 count = param ? (u32)job.out_count : 0u;
+        if (at == len) {
+            if (count == 0) {
+                put_status(st, OK, 0, 0);
+            } else {
+                put_status(st, INPUT_TRUNCATED, at, 0);
+            }
             return;
         }
-        const u64 tail = len - 4;
-        const u64 record = (u64)__ldg(in + tail) | ((u64)__ldg(in + tail + 1) << 8) |
-                           ((u64)__ldg(in + tail + 2) << 16) | ((u64)__ldg(in + tail + 3) << 24);
-        if (record == 0 || record > tail - dict_end) {
-            put_status(st, INPUT_CORRUPT, tail, 0);
-            return;
-        }
-        const u64 at = tail - record;
         const u32 bw = __ldg(in + at);
         if (bw > 32) {
             put_status(st, INPUT_CORRUPT, at, 0);
             return;
         }
         const u64 base = at + 1;
-        const DictSink sink{output + job.out_off * param, in + 4, n, param};
-        const u32 count = param ? (u32)job.out_count : 0u;
-        hybrid_decode(in + base, (u32)(tail - base), count, bw, sink, st, ring, base);
+        const DictSink sink{output + job.out_off * param, in, (u32)(dict_len / w), param};
+        hybrid_decode(in + base, (u32)(len - base), count, bw, sink, st, ring, base);
     });
 }

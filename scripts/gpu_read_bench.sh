@@ -8,7 +8,10 @@
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP), groups (SF 10 with
 # read groups of 1 and 4 GiB), old (BUNDLE/warpread-old, an earlier build:
-# Parquet SF 1 files and SF 10 on CUDA, for A/B in one call).
+# Parquet SF 1 files and SF 10 on CUDA, for A/B in one call), share (the
+# Parquet files with WARPREAD_HOST_SHARE=0: every inflate job on the
+# device), sf10b (SF 10 on CUDA with and without the host share, the old
+# build if the bundle has one, and pyarrow).
 set -u
 B=$1; shift
 root=$PWD
@@ -77,6 +80,14 @@ old)
   O=$root/$B/${OLD:-warpread-old}
   $O --backend cuda bench read --runs 7 $PQ
   [ -f $d/sf10/lineitem.parquet ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
+share)
+  WARPREAD_HOST_SHARE=0 $W --backend cuda bench read --runs 7 $PQ ;;
+sf10b)
+  $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  WARPREAD_HOST_SHARE=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  O=$root/$B/${OLD:-warpread-old}
+  [ -x $O ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 groups)
   for g in 1024 4096; do
     WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet

@@ -36,6 +36,7 @@ pub fn encode_chunks_with<T>(
             input: start..out.len() as u64,
             output_offset: (c * chunk_values) as u64,
             values: chunk.len() as u64,
+            aux: 0,
         });
     }
     (out, jobs)

@@ -17,8 +17,9 @@ fn typed<T: crate::codecs::int::IntElem>(out: &mut [u8]) -> Option<&mut [T]> {
     (pre.is_empty() && post.is_empty()).then_some(mid)
 }
 
-/// Decodes one job: `input` is its input bytes, `out` its output bytes.
-pub fn decode(op: ParquetOp, input: &[u8], out: &mut [u8]) -> ChunkStatus {
+/// Decodes one job: `input` is its input bytes, `aux` its parameter
+/// ([`ChunkJob::aux`](crate::plan::ChunkJob::aux)), `out` its output bytes.
+pub fn decode(op: ParquetOp, input: &[u8], aux: u64, out: &mut [u8]) -> ChunkStatus {
     let misaligned = || ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
     match op {
         ParquetOp::Hybrid { bit_width } => match typed::<u32>(out) {
@@ -54,6 +55,6 @@ pub fn decode(op: ParquetOp, input: &[u8], out: &mut [u8]) -> ChunkStatus {
             ByteArrayEncoding::Delta => parquet_delta_byte_array::data(input, out),
         },
         ParquetOp::DictGather { width } => parquet_dict::decode(width as usize, input, out),
-        ParquetOp::DictPage { width } => parquet_dict::decode_page(width as usize, input, out),
+        ParquetOp::DictPage { width } => parquet_dict::decode_page(width as usize, input, aux, out),
     }
 }

@@ -40,6 +40,7 @@ pub fn split_runs(
                 input: piece_at as u64..at as u64,
                 output_offset: produced - piece_values,
                 values: piece_values,
+                aux: 0,
             });
             piece_at = at;
             piece_values = 0;
@@ -50,6 +51,7 @@ pub fn split_runs(
             input: piece_at as u64..at as u64,
             output_offset: produced - piece_values,
             values: piece_values,
+            aux: 0,
         });
     }
     (jobs.len() > 1).then_some(jobs)

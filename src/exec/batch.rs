@@ -47,6 +47,7 @@ struct Request {
     op: StageOp,
     input: Range<usize>,
     values: u64,
+    aux: u64,
     location: Location,
 }
 
@@ -97,10 +98,24 @@ impl<'a> StageBatch<'a> {
         values: u64,
         location: Location,
     ) -> RequestId {
+        self.add_with_aux(op, input, values, 0, location)
+    }
+
+    /// [`add`](Self::add) for ops whose jobs take a parameter
+    /// ([`ChunkJob::aux`]); such requests are never split.
+    pub fn add_with_aux(
+        &mut self,
+        op: StageOp,
+        input: Range<usize>,
+        values: u64,
+        aux: u64,
+        location: Location,
+    ) -> RequestId {
         self.requests.push(Request {
             op,
             input,
             values,
+            aux,
             location,
         });
         RequestId(self.requests.len() - 1)
@@ -230,16 +245,18 @@ impl<'a> StageBatch<'a> {
             }
             let bytes = &self.source[r.input.clone()];
             let first_job = jobs.len();
-            match split {
+            match split.filter(|_| r.aux == 0) {
                 Some(parts) => jobs.extend(parts.into_iter().map(|j| ChunkJob {
                     input: j.input.start + in_at..j.input.end + in_at,
                     output_offset: j.output_offset + out_at,
                     values: j.values,
+                    aux: j.aux,
                 })),
                 None => jobs.push(ChunkJob {
                     input: in_at..in_at + bytes.len() as u64,
                     output_offset: out_at,
                     values: r.values,
+                    aux: r.aux,
                 }),
             }
             placed[i] = Some(Placed {

@@ -102,13 +102,14 @@ impl CpuBackend {
                         input: j.input.clone(),
                         output_offset: j.output_offset * w,
                         values: j.values * w,
+                        aux: j.aux,
                     })
                     .collect();
                 job_slices(&bytes, out)
                     .into_par_iter()
                     .map(|(job, out)| {
                         let input = &input[job.input.start as usize..job.input.end as usize];
-                        crate::codecs::parquet_ops::decode(op, input, out)
+                        crate::codecs::parquet_ops::decode(op, input, job.aux, out)
                     })
                     .collect()
             }
@@ -173,6 +174,7 @@ mod tests {
                 input: 0..2,
                 output_offset: 0,
                 values: 4,
+                aux: 0,
             }],
             output_values: 4,
             location: crate::error::Location::file("x.orc").with_column("a"),

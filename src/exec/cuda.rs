@@ -9,6 +9,7 @@
 //! one thread's transfers overlap another's kernels instead of queueing
 //! behind a single lock.
 
+use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex};
 
 use rayon::prelude::*;
@@ -287,6 +288,8 @@ pub struct CudaBackend {
     pool: PinnedPool,
     lanes: Mutex<Lanes>,
     freed: Condvar,
+    /// Whether inflate stages may give jobs to the host's cores.
+    host_share: bool,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -327,6 +330,86 @@ fn keeps_mirror(op: &StageOp) -> bool {
     matches!(op, StageOp::Inflate | StageOp::Decompress(_))
 }
 
+/// Whether inflate stages may hand jobs to the host's cores
+/// (`exec::host_share`); `WARPREAD_HOST_SHARE=0` keeps every job on the
+/// device, for A/B runs.
+fn host_share_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPREAD_HOST_SHARE").map_or(true, |v| v != "0"))
+}
+
+/// The byte ranges of `0..len` outside the sorted, disjoint `filled`.
+fn gaps(filled: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(filled.len() + 1);
+    let mut at = 0;
+    for r in filled {
+        if r.start > at {
+            out.push(at..r.start);
+        }
+        at = at.max(r.end);
+    }
+    if at < len {
+        out.push(at..len);
+    }
+    out
+}
+
+/// Runs the host's share of a stage (`stage` holds only those jobs) on the
+/// CPU backend into their slots of `block`, zeroed first as the device
+/// output is; returns their statuses and the byte ranges written.
+fn run_share_on_host(
+    stage: &Stage,
+    input: &[u8],
+    block: &mut PinnedBlock,
+) -> Result<(Vec<ChunkStatus>, Vec<Range<usize>>)> {
+    let bytes = stage.output_bytes();
+    let out = &mut block
+        .slice_mut()
+        .as_mut_slice()
+        .map_err(|e| Error::cuda("writing to pinned memory", e))?[..bytes];
+    let w = stage.op.output_width();
+    let slots: Vec<Range<usize>> = stage
+        .jobs
+        .iter()
+        .map(|j| j.output_offset as usize * w..(j.output_offset + j.values) as usize * w)
+        .collect();
+    // A job may write less than its slot (a stream's last chunk), and the
+    // block holds whatever its last use left there.
+    let mut rest = &mut out[..];
+    let mut at = 0;
+    let mut pieces = Vec::with_capacity(slots.len());
+    for r in &slots {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
+        let (piece, tail) = tail.split_at_mut(r.len());
+        pieces.push(piece);
+        rest = tail;
+        at = r.end;
+    }
+    pieces.into_par_iter().for_each(|p| p.fill(0));
+    let statuses = super::CpuBackend::new().run_into(stage, input, out);
+    Ok((statuses, slots))
+}
+
+/// A stage's statuses in job order, from the device's and the host's
+/// (each in the order of their job indices).
+fn merge_statuses(
+    jobs: usize,
+    device_jobs: &[usize],
+    device: &[ChunkStatus],
+    host_jobs: &[usize],
+    host: &[ChunkStatus],
+) -> Vec<ChunkStatus> {
+    let mut all = vec![ChunkStatus::PENDING; jobs];
+    for (&i, &st) in device_jobs
+        .iter()
+        .zip(device)
+        .chain(host_jobs.iter().zip(host))
+    {
+        all[i] = st;
+    }
+    all
+}
+
 impl CudaBackend {
     /// Opens device 0.
     pub fn new() -> Result<Self> {
@@ -353,7 +436,16 @@ impl CudaBackend {
             rt,
             lanes: Mutex::new(Lanes::default()),
             freed: Condvar::new(),
+            host_share: host_share_on(),
         })
+    }
+
+    /// The same backend with the host's share of inflate stages on or off
+    /// (on by default unless `WARPREAD_HOST_SHARE=0`): off, every job of
+    /// every stage runs on the device, which is what kernel tests need.
+    pub fn with_host_share(mut self, on: bool) -> Self {
+        self.host_share = on;
+        self
     }
 
     /// The device runtime.
@@ -405,6 +497,18 @@ impl CudaBackend {
             }
             pool = self.freed.wait(pool).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// The jobs of `stage` its host's cores should run (`exec::host_share`):
+    /// only inflate, whose warps are slow enough for a few large pages to
+    /// bound a stage.
+    fn host_share(&self, stage: &Stage) -> Vec<usize> {
+        if stage.op != StageOp::Inflate || !self.host_share {
+            return Vec::new();
+        }
+        let sizes: Vec<u64> = stage.jobs.iter().map(|j| j.values).collect();
+        let model = super::host_share::Model::INFLATE;
+        super::host_share::split(&sizes, rayon::current_num_threads(), &model)
     }
 
     /// The lane's timing events, taken out of it while a stage runs.
@@ -563,11 +667,18 @@ impl CudaBackend {
     }
 
     /// Downloads the output and statuses; also returns the time spent
-    /// copying out of pinned memory.
+    /// copying out of pinned memory. The output goes into `block` (a pool
+    /// block that becomes the output as it is), or, past the pool's cap,
+    /// into the lane's staging buffer and is then copied. The byte ranges
+    /// `host_filled` of `block` the host wrote already (jobs it ran):
+    /// they are uploaded instead, so the device copy that stays as the
+    /// block's mirror is whole too.
     fn download(
         &self,
         lane: &mut Lane,
         stage: &Stage,
+        mut block: Option<PinnedBlock>,
+        host_filled: &[Range<usize>],
     ) -> Result<(StageOutput, std::time::Duration)> {
         let Lane {
             stream,
@@ -578,21 +689,28 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
-        // Into a pool block that becomes the output as it is, or, past the
-        // pool's cap, into the lane's staging buffer and then copied.
-        let mut block = self.pool.take(out_bytes)?;
         let copied = (|| -> Result<Vec<ChunkStatus>> {
             let pinned = match &mut block {
                 Some(b) => b.slice_mut(),
-                None => s.pinned_out.get(ctx, out_bytes)?,
+                None if host_filled.is_empty() => s.pinned_out.get(ctx, out_bytes)?,
+                None => {
+                    return Err(Error::InvalidPlan(
+                        "host-run jobs of a stage without a pinned output".into(),
+                    ));
+                }
             };
             let dev = s.output.get(stream, out_bytes)?;
-            stream
-                .memcpy_dtoh(
-                    &dev.slice(..out_bytes),
-                    &mut pinned.as_mut_slice().map_err(err)?[..out_bytes],
-                )
-                .map_err(err)?;
+            let host = &mut pinned.as_mut_slice().map_err(err)?[..out_bytes];
+            for r in gaps(host_filled, out_bytes) {
+                stream
+                    .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
+                    .map_err(err)?;
+            }
+            for r in host_filled {
+                stream
+                    .memcpy_htod(&host[r.clone()], &mut dev.slice_mut(r.clone()))
+                    .map_err(err)?;
+            }
             let mut statuses = vec![ChunkStatus::PENDING; stage.jobs.len()];
             // SAFETY: ChunkStatus is plain old data; the slice covers the vector.
             let status_bytes = unsafe {
@@ -672,7 +790,8 @@ impl CudaBackend {
                 kernel_ms.push(f64::from(start.elapsed_ms(&stop).map_err(ev)?));
             }
         }
-        let (output, _) = self.download(&mut lane, stage)?;
+        let block = self.pool.take(stage.output_bytes())?;
+        let (output, _) = self.download(&mut lane, stage, block, &[])?;
         Ok(StageTiming { output, kernel_ms })
     }
 }
@@ -802,6 +921,50 @@ impl Backend for CudaBackend {
             });
         }
         let _stage = crate::trace::span_with(|| format!("cuda {}", stage.op.name()));
+        stage.validate(input.len() as u64)?;
+        let mut host_jobs = self.host_share(stage);
+        if !host_jobs.is_empty() && host_jobs.len() == stage.jobs.len() {
+            let _span = crate::trace::span("cuda.host_share");
+            return self.run_on_host(stage, input);
+        }
+        // The host writes its share straight into the output's pool block;
+        // without one the device runs every job.
+        let mut block = None;
+        if !host_jobs.is_empty() {
+            block = self.pool.take(stage.output_bytes())?;
+            if block.is_none() {
+                host_jobs.clear();
+            }
+        }
+        // The jobs split between the device (in `on_device`) and the host
+        // (`on_host`), each a stage of the same input and output layout.
+        let share = (!host_jobs.is_empty()).then(|| {
+            let mut host = host_jobs.iter().peekable();
+            let device: Vec<usize> = (0..stage.jobs.len())
+                .filter(|i| {
+                    if host.peek() == Some(&i) {
+                        host.next();
+                        false
+                    } else {
+                        true
+                    }
+                })
+                .collect();
+            (device, host_jobs)
+        });
+        let parts = share.as_ref().map(|(device, host)| {
+            let sub = |ids: &[usize]| Stage {
+                op: stage.op,
+                jobs: ids.iter().map(|&i| stage.jobs[i].clone()).collect(),
+                output_values: stage.output_values,
+                location: stage.location.clone(),
+            };
+            (sub(device), sub(host))
+        });
+        let (on_device, on_host) = match &parts {
+            Some((d, h)) => (d, Some(h)),
+            None => (stage, None),
+        };
         let t = std::time::Instant::now();
         let wait = crate::trace::span("cuda.lane_wait");
         let mut lane = self.take()?;
@@ -812,15 +975,36 @@ impl Backend for CudaBackend {
         let events = self.events(&mut lane)?;
         events[0].record(&lane.stream).map_err(ev_err)?;
         let span = crate::trace::span("cuda.upload_call");
-        let (func, from, fill) = self.upload(&mut lane, stage, input)?;
+        let (func, from, fill) = self.upload(&mut lane, on_device, input)?;
         drop(span);
-        self.reset(&mut lane, stage, 0)?;
+        self.reset(&mut lane, on_device, 0)?;
         events[1].record(&lane.stream).map_err(ev_err)?;
-        self.launch(&mut lane, &func, stage, &from)?;
+        self.launch(&mut lane, &func, on_device, &from)?;
         events[2].record(&lane.stream).map_err(ev_err)?;
+        // Into a pool block that becomes the output as it is; the host's
+        // share of the jobs runs into it while the kernel runs.
+        if block.is_none() {
+            block = self.pool.take(stage.output_bytes())?;
+        }
+        let (host_statuses, host_filled) = match (&on_host, &mut block) {
+            (Some(h), Some(b)) => {
+                let _span = crate::trace::span("cuda.host_share");
+                run_share_on_host(h, input, b)?
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
         let span = crate::trace::span("cuda.download_sync");
-        let (out, drain) = self.download(&mut lane, stage)?;
+        let (mut out, drain) = self.download(&mut lane, on_device, block, &host_filled)?;
         drop(span);
+        if let Some((device_jobs, host_jobs)) = &share {
+            out.statuses = merge_statuses(
+                stage.jobs.len(),
+                device_jobs,
+                &out.statuses,
+                host_jobs,
+                &host_statuses,
+            );
+        }
         let uploaded = match from {
             DeviceInput::Scratch => input.len() as u64,
             DeviceInput::Mirror(..) => 0,

@@ -8,6 +8,7 @@ pub mod column_sets;
 pub mod copy;
 pub mod cpu;
 pub mod cuda;
+pub mod host_share;
 mod input;
 
 use std::fmt;

@@ -185,6 +185,7 @@ impl Frame {
                     input: b.offset..b.offset + u64::from(b.compressed),
                     output_offset: out,
                     values: u64::from(b.uncompressed),
+                    aux: 0,
                 };
                 out += u64::from(b.uncompressed);
                 job

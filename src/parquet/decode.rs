@@ -28,7 +28,7 @@ use crate::codecs::{parquet_dict, parquet_hybrid};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
-use crate::plan::{ByteArrayEncoding, IntType, ParquetOp, StageOp};
+use crate::plan::{ByteArrayEncoding, IntType, MAX_CHUNK_INPUT, ParquetOp, StageOp};
 
 const PLAIN: i32 = 0;
 const PLAIN_DICTIONARY: i32 = 2;
@@ -203,9 +203,10 @@ enum First {
     BoolRle(RequestId),
     /// Dictionary indices (byte-array dictionaries).
     Indices(RequestId),
-    /// A fixed-width dictionary page, gathered (`ParquetOp::DictPage`);
-    /// `None` until its request is made (after the round's other requests).
-    DictPage(Option<RequestId>),
+    /// A fixed-width dictionary page, gathered (`ParquetOp::DictPage`):
+    /// which output (`DP_IN_PLACE` or `DP_GATHERED`) and request; `None`
+    /// until its request is made (after the round's other requests).
+    DictPage(Option<(usize, RequestId)>),
     /// Byte-array lengths (BYTE_ARRAY, or FLBA under DELTA_BYTE_ARRAY).
     Lengths(RequestId, ByteArrayEncoding),
 }
@@ -449,6 +450,22 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         }
     }
 
+    // Where each fixed dictionary lies in the pages buffer, as its page
+    // stored it: dictionary pages are gathered from there in place.
+    let mut raw_dicts: Vec<Option<Range<usize>>> = (0..infos.len())
+        .map(|c| {
+            let Some(Dict::Fixed(entries)) = &dicts[c] else {
+                return None;
+            };
+            let page = pages.chunks[c]
+                .iter()
+                .find(|p| p.header.kind == PageKind::Dictionary)?;
+            let r = page.data.start..page.data.start + entries.len();
+            debug_assert!(r.end <= page.data.end && buf[r.clone()] == entries[..]);
+            Some(r)
+        })
+        .collect();
+
     // Decimal128 chunks read through their dictionaries only: the entries
     // are widened here, and from now on the chunk's values are 16 bytes.
     let mut eff = infos.to_vec();
@@ -468,6 +485,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         {
             *entries = widen_to_16(entries, info.width).into();
             info.width = 16;
+            raw_dicts[c] = None;
         }
     }
     let infos = &eff[..];
@@ -502,14 +520,14 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 }
                 let (bw, r) = match buf[vals.clone()].first() {
                     Some(&bw) => (bw, vals.start + 1..vals.end),
-                    None if n == 0 => (0, vals),
+                    None if n == 0 => (0, vals.clone()),
                     None => return Err(err(p, "dictionary page data without a bit width")),
                 };
                 if bw > 32 {
                     return Err(err(p, format!("dictionary index bit width {bw}")));
                 }
                 if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
-                    dict_pages.push((wi, bw, r));
+                    dict_pages.push((wi, vals));
                     First::DictPage(None)
                 } else {
                     First::Indices(b.add(pq(ParquetOp::Hybrid { bit_width: bw }), r, n, at))
@@ -569,7 +587,15 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     let span = crate::trace::span("pq.round_b");
     let out_b = b.run(backend)?;
     drop(span);
-    let out_dp = run_dict_pages(&mut works, &dict_pages, &dicts, infos, pages, backend)?;
+    let [out_dp, out_dg] = run_dict_pages(
+        &mut works,
+        &dict_pages,
+        &dicts,
+        &raw_dicts,
+        infos,
+        pages,
+        backend,
+    )?;
     for (c, d) in dict_data.into_iter().enumerate() {
         if let Some((data, lengths)) = d {
             let d =
@@ -607,7 +633,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
 
     // Each chunk's values: one task per chunk; where the chunk's pages lie
     // end to end in one stage output, the values are a slice of it.
-    let outs = [&out_b, &out_c, &out_dp];
+    let outs = [&out_b, &out_c, &out_dp, &out_dg];
     per_chunk(&mut works, infos.len())
         .into_par_iter()
         .zip(leaves.par_iter_mut())
@@ -651,44 +677,90 @@ fn widen_to_16(values: &[u8], width: usize) -> Vec<u8> {
     out
 }
 
-/// A fixed-width dictionary page: its work, the indices' bit width, and
-/// where its hybrid indices lie in the pages buffer.
-type DictPageRef = (usize, u8, Range<usize>);
+/// A fixed-width dictionary page: its work, and where its values section
+/// (the indices' bit-width byte, then the hybrid indices) lies in the pages
+/// buffer.
+type DictPageRef = (usize, Range<usize>);
 
-/// Runs the fixed-width dictionary pages as one `DictPage` stage per value
-/// width. The input holds each chunk's dictionary once, followed by its
-/// pages' records (bit width, the hybrid indices as stored, the record's
-/// length); a page's job runs from its chunk's dictionary to the end of its
-/// own record. Written into one buffer sized up front, one task per record:
-/// the indices stay packed, and a dictionary is not repeated per page.
+/// The outputs a page's values come from: rounds B and C, then the
+/// dictionary pages gathered in place and those gathered from a copy.
+type Outs<'a> = [&'a BatchOutput; 4];
+/// [`Outs`] index of dictionary pages gathered in place.
+const DP_IN_PLACE: usize = 2;
+/// [`Outs`] index of dictionary pages gathered from a copy.
+const DP_GATHERED: usize = 3;
+
+/// Runs the fixed-width dictionary pages as `DictPage` stages (one per
+/// value width). A page whose chunk's dictionary lies before it in the
+/// pages buffer as stored (`raw_dicts`) is a job over that buffer as it is,
+/// from the dictionary to the end of the page: on a backend that holds the
+/// pages on its device or reads host memory in place, nothing is copied or
+/// uploaded for it. The others (widened dictionaries, pages a backend
+/// would have to gather) read a buffer written here: each chunk's
+/// dictionary once, 16-aligned, then its pages' values sections; a page's
+/// job runs from its chunk's dictionary to the end of its own section.
 fn run_dict_pages(
     works: &mut [Work],
     dict_pages: &[DictPageRef],
     dicts: &[Option<Dict<'_>>],
+    raw_dicts: &[Option<Range<usize>>],
     infos: &[LeafInfo],
     pages: &Pages,
     backend: &dyn Backend,
-) -> Result<BatchOutput> {
+) -> Result<[BatchOutput; 2]> {
+    let buf = &pages.buf[..];
+    let op = |c: usize| {
+        StageOp::Parquet(ParquetOp::DictPage {
+            width: infos[c].width as u32,
+        })
+    };
     let dict_of = |chunk: usize| match &dicts[chunk] {
         Some(Dict::Fixed(d)) => d.as_ref(),
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
-    // Records in input order: a chunk's dictionary before its first page.
+    let span = crate::trace::span("pq.dict_records");
+    let in_place = !buf.is_empty()
+        && (backend.reads_host_input(&op(works[dict_pages.first().map_or(0, |d| d.0)].chunk))
+            || backend.holds_on_device(buf));
+    let mut direct = StageBatch::new(buf);
+    let mut copied: Vec<usize> = Vec::new();
+    for (k, (wi, vals)) in dict_pages.iter().enumerate() {
+        let w = &works[*wi];
+        let fits = raw_dicts[w.chunk].as_ref().filter(|d| {
+            in_place && d.end <= vals.start && (vals.end - d.start) as u64 <= MAX_CHUNK_INPUT
+        });
+        let Some(d) = fits else {
+            copied.push(k);
+            continue;
+        };
+        let aux = parquet_dict::page_aux(d.len() as u32, (vals.start - d.start) as u32);
+        let p = &pages.chunks[w.chunk][w.page];
+        let id = direct.add_with_aux(
+            op(w.chunk),
+            d.start..vals.end,
+            w.n as u64,
+            aux,
+            p.location.clone(),
+        );
+        works[*wi].first = Some(First::DictPage(Some((DP_IN_PLACE, id))));
+    }
+
+    // The rest from a buffer of records in input order: a chunk's
+    // dictionary before its first page (works, hence dictionary pages,
+    // come chunk by chunk).
     enum Record<'p> {
         Dict(usize),
-        Page(u8, &'p [u8]),
+        Page(&'p [u8]),
         /// Zeros before a dictionary record, so that its entries start
-        /// 4-aligned (`<u32 n>` then the entries): the GPU gather then
-        /// copies each value by words instead of byte by byte.
+        /// 16-aligned: the GPU gather then copies values by words.
         Pad,
     }
     let mut records: Vec<(Record, Range<usize>)> = Vec::new();
-    // Works, hence dictionary pages, come chunk by chunk: a chunk's
-    // dictionary record goes in before its first page.
     let mut dict: Option<(usize, usize)> = None;
-    let mut jobs = Vec::with_capacity(dict_pages.len());
+    let mut jobs = Vec::with_capacity(copied.len());
     let mut len = 0usize;
-    for (wi, bw, r) in dict_pages {
+    for &k in &copied {
+        let (wi, vals) = &dict_pages[k];
         let chunk = works[*wi].chunk;
         let start = match dict {
             Some((c, start)) if c == chunk => start,
@@ -698,21 +770,25 @@ fn run_dict_pages(
                     records.push((Record::Pad, len..aligned));
                     len = aligned;
                 }
-                let n = parquet_dict::dict_record_len(dict_of(chunk));
+                let n = dict_of(chunk).len();
                 records.push((Record::Dict(chunk), len..len + n));
                 dict = Some((chunk, len));
                 len += n;
                 len - n
             }
         };
-        let hybrid = &pages.buf[r.clone()];
-        let n = parquet_dict::page_record_len(hybrid);
-        records.push((Record::Page(*bw, hybrid), len..len + n));
-        len += n;
-        jobs.push(start..len);
+        let section = &buf[vals.clone()];
+        records.push((Record::Page(section), len..len + section.len()));
+        let aux = parquet_dict::page_aux(dict_of(chunk).len() as u32, (len - start) as u32);
+        len += section.len();
+        jobs.push((start..len, aux));
+    }
+    if copied.is_empty() {
+        drop(span);
+        let _span = crate::trace::span("pq.dict_pages");
+        return Ok([direct.run(backend)?, StageBatch::new(&[]).run(backend)?]);
     }
     // Every byte is written below (the records cover it end to end).
-    let span = crate::trace::span("pq.dict_records");
     let mut src = backend.input_buffer(len)?;
     {
         let mut slots: Vec<(&mut [u8], &Record)> = Vec::with_capacity(records.len());
@@ -725,30 +801,22 @@ fn run_dict_pages(
         slots
             .into_par_iter()
             .for_each(|(dst, record)| match record {
-                Record::Dict(chunk) => {
-                    parquet_dict::write_dict_record(dict_of(*chunk), infos[*chunk].width, dst)
-                }
-                Record::Page(bw, hybrid) => parquet_dict::write_page_record(*bw, hybrid, dst),
+                Record::Dict(chunk) => dst.copy_from_slice(dict_of(*chunk)),
+                Record::Page(section) => dst.copy_from_slice(section),
                 Record::Pad => dst.fill(0),
             });
     }
-    let mut batch = StageBatch::new(&src);
-    let mut ids = Vec::with_capacity(dict_pages.len());
-    for ((wi, _, _), r) in dict_pages.iter().zip(jobs) {
-        let w = &works[*wi];
+    let mut gathered = StageBatch::new(&src);
+    for (&k, (r, aux)) in copied.iter().zip(jobs) {
+        let wi = dict_pages[k].0;
+        let w = &works[wi];
         let p = &pages.chunks[w.chunk][w.page];
-        let width = infos[w.chunk].width as u32;
-        let op = StageOp::Parquet(ParquetOp::DictPage { width });
-        ids.push(batch.add(op, r, w.n as u64, p.location.clone()));
+        let id = gathered.add_with_aux(op(w.chunk), r, w.n as u64, aux, p.location.clone());
+        works[wi].first = Some(First::DictPage(Some((DP_GATHERED, id))));
     }
     drop(span);
-    let span = crate::trace::span("pq.dict_pages");
-    let out = batch.run(backend)?;
-    drop(span);
-    for ((wi, _, _), id) in dict_pages.iter().zip(ids) {
-        works[*wi].first = Some(First::DictPage(Some(id)));
-    }
-    Ok(out)
+    let _span = crate::trace::span("pq.dict_pages");
+    Ok([direct.run(backend)?, gathered.run(backend)?])
 }
 
 /// Each chunk's works: they are pushed chunk by chunk, so chunk `c`'s are
@@ -769,7 +837,7 @@ fn per_chunk(works: &mut [Work], chunks: usize) -> Vec<&mut [Work]> {
 /// Where a page's final values are: which round's output, which request.
 fn value_piece(w: &Work) -> Option<(usize, RequestId)> {
     match (&w.first, &w.second) {
-        (Some(First::DictPage(Some(id))), _) => Some((2, *id)),
+        (Some(First::DictPage(Some((out, id)))), _) => Some((*out, *id)),
         (Some(First::Lengths(..)), Some(Second::Data(id))) => Some((1, *id)),
         (Some(First::Direct(id)), _) => Some((0, *id)),
         _ => None,
@@ -779,7 +847,7 @@ fn value_piece(w: &Work) -> Option<(usize, RequestId)> {
 /// The pages' value bytes as one buffer: a slice of a stage output when
 /// they lie end to end in it (requests of one operation are placed in
 /// order), else a copy.
-fn joined(ws: &[Work], outs: [&BatchOutput; 3]) -> Option<Buffer> {
+fn joined(ws: &[Work], outs: Outs<'_>) -> Option<Buffer> {
     let pieces: Vec<(usize, RequestId)> = ws.iter().map(value_piece).collect::<Option<_>>()?;
     let Some(&(round, first)) = pieces.first() else {
         return Some(Buffer::from(MutableBuffer::new(0)));
@@ -809,8 +877,8 @@ struct Chunk<'a> {
     info: &'a LeafInfo,
     pages: &'a Pages,
     dict: Option<&'a Dict<'a>>,
-    /// Rounds B, C and the dictionary pages.
-    outs: [&'a BatchOutput; 3],
+    /// Rounds B, C and the dictionary pages (in place, gathered).
+    outs: Outs<'a>,
 }
 
 impl Chunk<'_> {
@@ -822,7 +890,7 @@ impl Chunk<'_> {
     fn values(&self) -> Result<Dense> {
         let Chunk { ws, info, outs, .. } = *self;
         let page = |w: &Work| self.page(w);
-        let [out_b, _, _] = outs;
+        let [out_b, ..] = outs;
         match Dense::empty(info) {
             Dense::Bool(mut v) => {
                 v.reserve(ws.iter().map(|w| w.n).sum());
@@ -877,7 +945,7 @@ impl Chunk<'_> {
             outs,
             ..
         } = *self;
-        let [out_b, out_c, _] = outs;
+        let [out_b, out_c, ..] = outs;
         let page = |w: &Work| self.page(w);
         let n: usize = ws.iter().map(|w| w.n).sum();
         let mut offsets = Vec::with_capacity(n + 1);

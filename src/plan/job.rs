@@ -137,9 +137,12 @@ pub enum ParquetOp {
         width: u32,
     },
     /// A whole dictionary-encoded page of fixed-width values, its indices
-    /// decoded and gathered in one pass: a job's input is a `u32`
-    /// dictionary size `n`, `n * width` dictionary bytes, the indices' bit
-    /// width as one byte, then the page's RLE/bit-packed indices.
+    /// decoded and gathered in one pass: a job's input starts with the
+    /// dictionary's entries (`width` bytes each), and its indices — the bit
+    /// width as one byte, then the page's RLE/bit-packed runs to the end of
+    /// the input — start further in; the job's `aux` says where each ends
+    /// and starts (`codecs::parquet_dict::page_aux`), so a job can read the
+    /// decompressed column chunk as it lies, dictionary page to data page.
     DictPage {
         /// Bytes per value.
         width: u32,
@@ -328,6 +331,10 @@ pub struct ChunkJob {
     pub output_offset: u64,
     /// Number of elements the job must produce.
     pub values: u64,
+    /// A parameter of this job for ops that need one beside their input
+    /// range (`ParquetOp::DictPage`: where its dictionary ends and its
+    /// indices start); 0 for every other op.
+    pub aux: u64,
 }
 
 impl ChunkJob {
@@ -337,7 +344,7 @@ impl ChunkJob {
     }
 }
 
-/// The kernels' view of a job (`codag::ChunkJob`, 32 bytes).
+/// The kernels' view of a job (`codag::ChunkJob`, 40 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct JobDesc {
@@ -349,9 +356,11 @@ pub struct JobDesc {
     pub out_off: u64,
     /// Elements to produce.
     pub out_count: u64,
+    /// The op's per-job parameter ([`ChunkJob::aux`]).
+    pub aux: u64,
 }
 
-// SAFETY: four u64 fields, no padding.
+// SAFETY: five u64 fields, no padding.
 unsafe impl cudarc::driver::DeviceRepr for JobDesc {}
 
 impl From<&ChunkJob> for JobDesc {
@@ -361,6 +370,7 @@ impl From<&ChunkJob> for JobDesc {
             in_len: j.input.end - j.input.start,
             out_off: j.output_offset,
             out_count: j.values,
+            aux: j.aux,
         }
     }
 }
@@ -463,11 +473,13 @@ mod tests {
                     input: 0..4,
                     output_offset: 0,
                     values: 3,
+                    aux: 0,
                 },
                 ChunkJob {
                     input: 4..9,
                     output_offset: 3,
                     values: 2,
+                    aux: 0,
                 },
             ],
             5,
@@ -482,6 +494,7 @@ mod tests {
             input,
             output_offset,
             values,
+            aux: 0,
         };
         assert!(stage(vec![job(0..10, 0, 1)], 1).validate(9).is_err());
         assert!(stage(vec![job(0..1, 0, 2)], 1).validate(9).is_err());
@@ -500,6 +513,6 @@ mod tests {
 
     #[test]
     fn job_desc_layout() {
-        assert_eq!(std::mem::size_of::<JobDesc>(), 32);
+        assert_eq!(std::mem::size_of::<JobDesc>(), 40);
     }
 }

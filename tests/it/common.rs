@@ -43,7 +43,24 @@ impl Rng {
 /// per test otherwise.
 pub fn cuda(test: &str) -> Option<&'static CudaBackend> {
     static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
-    match BACKEND.get_or_init(|| CudaBackend::new().map_err(|e| e.to_string())) {
+    // Every job on the device: these tests are the kernels' tests, and the
+    // small stages of fixtures would otherwise mostly run on the host.
+    let open = || CudaBackend::new().map(|b| b.with_host_share(false));
+    match BACKEND.get_or_init(|| open().map_err(|e| e.to_string())) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            println!("{test}: skipped: no CUDA device ({why})");
+            None
+        }
+    }
+}
+
+/// The CUDA backend as users get it, with inflate stages sharing jobs with
+/// the host's cores (`exec::host_share`); prints the skip reason otherwise.
+pub fn cuda_host_share(test: &str) -> Option<&'static CudaBackend> {
+    static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
+    let open = || CudaBackend::new().map(|b| b.with_host_share(true));
+    match BACKEND.get_or_init(|| open().map_err(|e| e.to_string())) {
         Ok(b) => Some(b),
         Err(why) => {
             println!("{test}: skipped: no CUDA device ({why})");

@@ -87,6 +87,7 @@ fn hostile_plans_are_rejected_before_decoding() {
             input: 0..1_000,
             output_offset: 0,
             values: 10,
+            aux: 0,
         }],
         output_values: 10,
         location: warpread::Location::file("hostile.orc"),

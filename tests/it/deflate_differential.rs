@@ -5,7 +5,7 @@ use warpread::codecs::deflate;
 use warpread::exec::{Backend, CpuBackend, StageOutput};
 use warpread::plan::{ChunkJob, Stage, StageOp};
 
-use crate::common::{Rng, cuda, mutate};
+use crate::common::{Rng, cuda, cuda_host_share, mutate};
 
 /// Data of one shape; each stresses a different part of inflate.
 fn data(rng: &mut Rng, n: usize, shape: u64) -> Vec<u8> {
@@ -67,6 +67,7 @@ fn random_stage(rng: &mut Rng, raw: &[u8]) -> (Vec<u8>, Stage) {
             input: start..bytes.len() as u64,
             output_offset: out_at,
             values: len as u64 + spare,
+            aux: 0,
         });
         out_at += len as u64 + spare;
         at += len;
@@ -139,4 +140,68 @@ fn corrupt_deflate_streams_are_rejected_alike() {
         }
     }
     assert!(failures > 20, "mutations produced only {failures} failures");
+}
+
+/// A stage the CUDA backend splits: two 4 MiB streams would each hold one
+/// warp for far longer than 2000 small ones take the whole device, so the
+/// host inflates those two (`exec::host_share`) while the kernel runs the
+/// rest; a stage of a few large streams runs on the host whole. Output and
+/// statuses, corrupt streams included, must be the CPU backend's.
+#[test]
+fn host_share_of_inflate_stages_matches_the_cpu() {
+    let mut rng = Rng::fresh("host_share_of_inflate_stages_matches_the_cpu");
+    let cpu = CpuBackend::new();
+    let gpu = cuda_host_share("host_share_of_inflate_stages_matches_the_cpu");
+    let chunk = |rng: &mut Rng, n: usize| {
+        let raw = data(rng, n, 4);
+        let packed = deflate::deflate(&raw, 6);
+        (raw, packed)
+    };
+    for (small, large) in [(2000usize, 2usize), (0, 3)] {
+        let mut bytes = Vec::new();
+        let mut jobs = Vec::new();
+        let mut out_at = 0u64;
+        for i in 0..small + large {
+            let big = small == 0 || i == 7 || i == 1500;
+            let n = if big { 4 << 20 } else { 4096 };
+            let (raw, packed) = chunk(&mut rng, n);
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(&packed);
+            jobs.push(ChunkJob {
+                input: start..bytes.len() as u64,
+                output_offset: out_at,
+                values: raw.len() as u64,
+                aux: 0,
+            });
+            out_at += raw.len() as u64;
+        }
+        // One truncated stream among the small ones, one among the large
+        // (raw deflate has no checksum: a flipped bit may decode to other
+        // bytes without an error, a cut stream cannot).
+        let sizes: Vec<u64> = jobs.iter().map(|j| j.values).collect();
+        let largest = (0..jobs.len()).max_by_key(|&i| sizes[i]).unwrap();
+        let small_one = (0..jobs.len()).find(|&i| sizes[i] == 4096);
+        for i in std::iter::once(largest).chain(small_one) {
+            let r = &mut jobs[i].input;
+            r.end = r.start + (r.end - r.start) / 2;
+        }
+        let stage = Stage {
+            op: StageOp::Inflate,
+            jobs,
+            output_values: out_at,
+            location: Default::default(),
+        };
+        let want = cpu.run_stage(&stage, &bytes).unwrap();
+        let broken = want.statuses.iter().filter(|s| !s.is_ok()).count();
+        assert_eq!(broken, 1 + usize::from(small > 0), "cut streams must fail");
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &bytes).unwrap();
+            assert_same(
+                &stage,
+                &got,
+                &want,
+                &format!("{small} small, {large} large"),
+            );
+        }
+    }
 }

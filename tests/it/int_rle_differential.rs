@@ -116,6 +116,7 @@ pub fn random_stage<T: IntElem>(rng: &mut Rng, op: StageOp, vals: &[T]) -> (Vec<
             input: start..bytes.len() as u64,
             output_offset: at as u64,
             values: len as u64,
+            aux: 0,
         });
         at += len;
     }
@@ -193,6 +194,7 @@ pub fn byte_stage(rng: &mut Rng, op: StageOp) -> (Vec<u8>, Stage, Vec<u8>) {
             input: start..bytes.len() as u64,
             output_offset: want.len() as u64,
             values: n as u64,
+            aux: 0,
         });
         want.extend(vals);
     }

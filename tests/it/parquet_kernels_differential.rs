@@ -21,10 +21,21 @@ use crate::common::{Rng, cuda, mutate};
 /// Job inputs laid end to end with 0..7 junk bytes before each, so chunk
 /// starts take every alignment; `counts[i]` values asked of input `i`.
 fn stage_of(rng: &mut Rng, op: ParquetOp, inputs: &[Vec<u8>], counts: &[u64]) -> (Vec<u8>, Stage) {
+    stage_of_aux(rng, op, inputs, counts, &vec![0; inputs.len()])
+}
+
+/// [`stage_of`] with each job's `aux` parameter.
+fn stage_of_aux(
+    rng: &mut Rng,
+    op: ParquetOp,
+    inputs: &[Vec<u8>],
+    counts: &[u64],
+    auxes: &[u64],
+) -> (Vec<u8>, Stage) {
     let mut bytes = Vec::new();
     let mut jobs = Vec::new();
     let mut out = 0u64;
-    for (input, &n) in inputs.iter().zip(counts) {
+    for ((input, &n), &aux) in inputs.iter().zip(counts).zip(auxes) {
         bytes.extend(std::iter::repeat_n(0xEEu8, rng.below(8) as usize));
         let start = bytes.len() as u64;
         bytes.extend_from_slice(input);
@@ -32,6 +43,7 @@ fn stage_of(rng: &mut Rng, op: ParquetOp, inputs: &[Vec<u8>], counts: &[u64]) ->
             input: start..bytes.len() as u64,
             output_offset: out,
             values: n,
+            aux,
         });
         out += n;
     }
@@ -353,18 +365,22 @@ fn dict_gather_and_byte_stream_split_match() {
 }
 
 /// A dictionary page job of `n` indices below `d` (some shapes of
-/// `hybrid_values`, at the smallest bit width that holds them or wider).
-fn dict_page(rng: &mut Rng, dict: &[u8], w: usize, d: usize, n: usize) -> Vec<u8> {
+/// `hybrid_values`, at the smallest bit width that holds them or wider),
+/// with 0..7 junk bytes between the dictionary and the indices (as a
+/// column chunk has other pages and levels there); returns it with its aux.
+fn dict_page(rng: &mut Rng, dict: &[u8], d: usize, n: usize) -> (Vec<u8>, u64) {
     let need = (usize::BITS - (d - 1).leading_zeros()) as u8;
     let bw = (need + rng.below(3) as u8).min(32);
     let idx: Vec<u32> = hybrid_values(rng, n, bw)
         .into_iter()
         .map(|v| v % d as u32)
         .collect();
-    let h = parquet_hybrid::encode(&idx, bw);
-    let mut e = vec![0; parquet_dict::page_input_len(dict, &h)];
-    parquet_dict::write_page_input(dict, w, bw, &h, &mut e);
-    e
+    let mut e = dict.to_vec();
+    e.extend(std::iter::repeat_n(0xEEu8, rng.below(8) as usize));
+    let at = e.len();
+    e.push(bw);
+    e.extend(parquet_hybrid::encode(&idx, bw));
+    (e, parquet_dict::page_aux(dict.len() as u32, at as u32))
 }
 
 #[test]
@@ -374,6 +390,7 @@ fn dict_pages_match() {
     for width in [1u32, 2, 3, 4, 8, 12, 16] {
         let w = width as usize;
         let mut inputs = Vec::new();
+        let mut auxes = Vec::new();
         let mut counts = Vec::new();
         let mut wants = Vec::new();
         for _ in 0..1 + rng.below(30) {
@@ -381,18 +398,21 @@ fn dict_pages_match() {
             let most = [2, 300, 70_000][rng.below(3) as usize];
             let d = 1 + rng.below(most) as usize;
             let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
-            let input = dict_page(&mut rng, &dict, w, d, n);
+            let (input, aux) = dict_page(&mut rng, &dict, d, n);
             // The reference: the hybrid decoder's indices, gathered.
-            let bw = input[4 + d * w];
+            let at = (aux >> 32) as usize;
+            let bw = input[at];
             let mut idx = vec![0u32; n];
-            assert!(parquet_hybrid::decode(bw, &input[5 + d * w..], &mut idx).is_ok());
+            assert!(parquet_hybrid::decode(bw, &input[at + 1..], &mut idx).is_ok());
             for k in idx {
                 wants.extend_from_slice(&dict[k as usize * w..(k as usize + 1) * w]);
             }
             inputs.push(input);
+            auxes.push(aux);
             counts.push(n as u64);
         }
-        let (bytes, stage) = stage_of(&mut rng, ParquetOp::DictPage { width }, &inputs, &counts);
+        let op = ParquetOp::DictPage { width };
+        let (bytes, stage) = stage_of_aux(&mut rng, op, &inputs, &counts, &auxes);
         let out = both(test, &stage, &bytes);
         out.check(&stage).unwrap();
         assert_eq!(out.data.as_bytes(), wants.as_slice(), "width {width}");
@@ -404,39 +424,69 @@ fn dict_page_edge_cases_match() {
     use StatusCode::*;
     let test = "dict_page_edge_cases_match";
     let mut rng = Rng::fresh(test);
-    let page = |dict: &[u8], w: usize, bw: u8, idx: &[u32]| {
-        let h = parquet_hybrid::encode(idx, bw);
-        let mut e = vec![0; parquet_dict::page_input_len(dict, &h)];
-        parquet_dict::write_page_input(dict, w, bw, &h, &mut e);
-        e
+    let page = |dict: &[u8], bw: u8, idx: &[u32]| {
+        parquet_dict::page_input(dict, bw, &parquet_hybrid::encode(idx, bw))
     };
+    let aux = parquet_dict::page_aux;
     let dict = [1u8, 2, 3, 4, 5, 6];
     let mut packed_bad = vec![0u32; 70];
     packed_bad[45] = 3;
     packed_bad[3] = 2;
-    let mut wide = page(&dict, 2, 2, &[1; 10]);
-    wide[4 + 6] = 33;
-    // (input, count, status, detail, produced)
-    let cases: Vec<(Vec<u8>, u64, StatusCode, u32, u64)> = vec![
-        (vec![], 0, InputTruncated, 0, 0),
-        (vec![3, 0, 0, 0, 1, 2, 3, 4, 5, 6], 1, InputTruncated, 0, 0),
-        (page(&dict, 2, 2, &[0, 2, 1, 2]), 4, Ok, 0, 4),
-        (page(&dict, 2, 2, &[]), 0, Ok, 0, 0),
-        (page(&dict, 2, 0, &[0; 9]), 9, Ok, 0, 9),
-        (page(&[], 2, 0, &[0; 9]), 9, ValueOutOfRange, 5, 0),
-        (page(&dict, 2, 2, &[3; 20]), 20, ValueOutOfRange, 11, 0),
-        (page(&dict, 2, 2, &packed_bad), 70, ValueOutOfRange, 16, 45),
-        (page(&dict, 2, 2, &[1; 10]), 11, OutputShort, 13, 10),
-        (wide, 10, InputCorrupt, 10, 0),
+    let (mut wide, wide_aux) = page(&dict, 2, &[1; 10]);
+    wide[6] = 33;
+    let (ok4, ok4_aux) = page(&dict, 2, &[0, 2, 1, 2]);
+    let n = ok4.len() as u32;
+    // (input, aux, count, status, detail, produced)
+    let cases: Vec<(Vec<u8>, u64, u64, StatusCode, u32, u64)> = vec![
+        (vec![], 0, 0, Ok, 0, 0),
+        (vec![], 0, 1, InputTruncated, 0, 0),
+        (dict.to_vec(), aux(6, 6), 1, InputTruncated, 6, 0),
+        (ok4.clone(), ok4_aux, 4, Ok, 0, 4),
+        // A dictionary not of whole entries, past the input; indices
+        // inside the dictionary or past the input.
+        (ok4.clone(), aux(5, 6), 4, InputCorrupt, 0, 0),
+        (ok4.clone(), aux(n + 2, n + 2), 4, InputCorrupt, 0, 0),
+        (ok4.clone(), aux(6, 4), 4, InputCorrupt, 0, 0),
+        (ok4.clone(), aux(6, n + 1), 4, InputCorrupt, 0, 0),
+        // Only the dictionary's bytes are entries: a shorter one makes
+        // index 2 out of range.
+        (ok4, aux(4, 6), 4, ValueOutOfRange, 7, 1),
+        {
+            let (v, a) = page(&dict, 2, &[]);
+            (v, a, 0, Ok, 0, 0)
+        },
+        {
+            let (v, a) = page(&dict, 0, &[0; 9]);
+            (v, a, 9, Ok, 0, 9)
+        },
+        {
+            let (v, a) = page(&[], 0, &[0; 9]);
+            (v, a, 9, ValueOutOfRange, 1, 0)
+        },
+        {
+            let (v, a) = page(&dict, 2, &[3; 20]);
+            (v, a, 20, ValueOutOfRange, 7, 0)
+        },
+        {
+            let (v, a) = page(&dict, 2, &packed_bad);
+            (v, a, 70, ValueOutOfRange, 12, 45)
+        },
+        {
+            let (v, a) = page(&dict, 2, &[1; 10]);
+            (v, a, 11, OutputShort, 9, 10)
+        },
+        (wide, wide_aux, 10, InputCorrupt, 6, 0),
     ];
     let inputs: Vec<Vec<u8>> = cases.iter().map(|c| c.0.clone()).collect();
-    let counts: Vec<u64> = cases.iter().map(|c| c.1).collect();
-    let (bytes, stage) = stage_of(&mut rng, ParquetOp::DictPage { width: 2 }, &inputs, &counts);
+    let auxes: Vec<u64> = cases.iter().map(|c| c.1).collect();
+    let counts: Vec<u64> = cases.iter().map(|c| c.2).collect();
+    let op = ParquetOp::DictPage { width: 2 };
+    let (bytes, stage) = stage_of_aux(&mut rng, op, &inputs, &counts, &auxes);
     let out = both(test, &stage, &bytes);
     for (i, (st, c)) in out.statuses.iter().zip(&cases).enumerate() {
         assert_eq!(
             (st.status(), st.detail, st.produced),
-            (c.2, c.3, c.4),
+            (c.3, c.4, c.5),
             "case {i}"
         );
     }
@@ -754,6 +804,7 @@ fn delta_edge_cases_match() {
 fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
     let mut inputs = Vec::new();
     let mut counts = Vec::new();
+    let mut auxes = Vec::new();
     let kind = round % 7;
     let width = [1u32, 2, 3, 4, 8, 12, 16][rng.below(7) as usize];
     let bw = rng.below(33) as u8;
@@ -782,7 +833,9 @@ fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
             ParquetOp::DictPage { .. } => {
                 let d = 1 + rng.below(50) as usize;
                 let dict: Vec<u8> = (0..d * w).map(|_| rng.next() as u8).collect();
-                dict_page(rng, &dict, w, d, n)
+                let (input, aux) = dict_page(rng, &dict, d, n);
+                auxes.push(aux);
+                input
             }
             ParquetOp::DictGather { .. } => {
                 let d = 1 + rng.below(50) as usize;
@@ -809,8 +862,9 @@ fn clean_stage(rng: &mut Rng, round: usize) -> (Vec<u8>, Stage) {
         };
         inputs.push(enc);
         counts.push(n as u64);
+        auxes.resize(inputs.len(), 0);
     }
-    stage_of(rng, op, &inputs, &counts)
+    stage_of_aux(rng, op, &inputs, &counts, &auxes)
 }
 
 #[test]
@@ -876,9 +930,18 @@ fn garbage_streams_give_equal_statuses() {
     for op in ops {
         let mut inputs = Vec::new();
         let mut counts = Vec::new();
+        let mut auxes = Vec::new();
         for _ in 0..200 {
             let cap = if rng.below(4) == 0 { 2000 } else { 24 };
             let len = rng.below(cap) as usize;
+            // Dictionary pages: a dictionary and indices anywhere near.
+            auxes.push(match op {
+                ParquetOp::DictPage { .. } => {
+                    let near = len as u64 + 2;
+                    parquet_dict::page_aux(rng.below(near) as u32, rng.below(near) as u32)
+                }
+                _ => 0,
+            });
             let mut input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             // Plausible delta headers now and then, so the block paths run.
             if matches!(op, ParquetOp::DeltaBinaryPacked(_)) && rng.below(2) == 0 {
@@ -894,7 +957,7 @@ fn garbage_streams_give_equal_statuses() {
             let cap = if rng.below(3) == 0 { 3000 } else { 40 };
             counts.push(rng.below(cap));
         }
-        let (bytes, stage) = stage_of(&mut rng, op, &inputs, &counts);
+        let (bytes, stage) = stage_of_aux(&mut rng, op, &inputs, &counts, &auxes);
         both(test, &stage, &bytes);
     }
 }

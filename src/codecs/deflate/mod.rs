@@ -83,6 +83,7 @@ pub fn deflate_chunks(data: &[u8], chunk_bytes: usize, level: u32) -> (Vec<u8>, 
             input: start..out.len() as u64,
             output_offset: first as u64,
             values: (data.len() - first).min(chunk_bytes.max(1)) as u64,
+            aux: 0,
         });
     }
     (out, jobs)

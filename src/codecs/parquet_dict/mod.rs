@@ -11,7 +11,4 @@ mod decode;
 mod page;
 
 pub use decode::{decode, encode_input, input_len, write_input};
-pub use page::{
-    decode_page, dict_record_len, page_input_len, page_record_len, write_dict_record,
-    write_page_input, write_page_record,
-};
+pub use page::{decode_page, page_aux, page_input};

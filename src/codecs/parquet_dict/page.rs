@@ -5,91 +5,64 @@
 use crate::codecs::parquet_hybrid::{self, MAX_BIT_WIDTH};
 use crate::plan::{ChunkStatus, StatusCode};
 
-/// Bytes of a dictionary record ([`write_dict_record`]).
-pub fn dict_record_len(dict: &[u8]) -> usize {
-    4 + dict.len()
+/// A dictionary page job's parameter ([`ChunkJob::aux`](crate::plan::ChunkJob::aux)):
+/// its dictionary is the first `dict_len` bytes of its input, and its
+/// indices (the bit-width byte, then the RLE/bit-packed runs to the end of
+/// the input) start `indices_at` bytes in. Whatever lies between is not
+/// read, so a job can run over the decompressed column chunk as it is,
+/// from the dictionary page's values to the end of one data page.
+pub fn page_aux(dict_len: u32, indices_at: u32) -> u64 {
+    u64::from(dict_len) | (u64::from(indices_at) << 32)
 }
 
-/// Writes the dictionary record every page job of a column chunk starts
-/// at: `<u32 n> <n * width dictionary bytes>`.
-pub fn write_dict_record(dict: &[u8], width: usize, out: &mut [u8]) {
-    assert_eq!(out.len(), dict_record_len(dict), "dictionary record size");
-    let n = (dict.len() / width.max(1)) as u32;
-    out[..4].copy_from_slice(&n.to_le_bytes());
-    out[4..].copy_from_slice(dict);
+/// A one-page job input: the dictionary, then the bit width and indices;
+/// returns it with its [`page_aux`].
+pub fn page_input(dict: &[u8], bit_width: u8, hybrid: &[u8]) -> (Vec<u8>, u64) {
+    let mut v = Vec::with_capacity(dict.len() + 1 + hybrid.len());
+    v.extend_from_slice(dict);
+    v.push(bit_width);
+    v.extend_from_slice(hybrid);
+    let aux = page_aux(dict.len() as u32, dict.len() as u32);
+    (v, aux)
 }
 
-/// Bytes of a page record ([`write_page_record`]).
-pub fn page_record_len(hybrid: &[u8]) -> usize {
-    1 + hybrid.len() + 4
-}
-
-/// Writes a page record: `<u8 bit width> <hybrid stream of indices> <u32
-/// record length before this word>`. A page job's input runs from its
-/// chunk's dictionary record to the end of its page record, whatever lies
-/// between (other pages' records): the dictionary is written once per
-/// chunk rather than once per page, and the trailing length finds the page.
-pub fn write_page_record(bit_width: u8, hybrid: &[u8], out: &mut [u8]) {
-    assert_eq!(out.len(), page_record_len(hybrid), "page record size");
-    let (body, len) = out.split_at_mut(1 + hybrid.len());
-    body[0] = bit_width;
-    body[1..].copy_from_slice(hybrid);
-    len.copy_from_slice(&((1 + hybrid.len()) as u32).to_le_bytes());
-}
-
-/// Bytes of a one-page job input ([`write_page_input`]).
-pub fn page_input_len(dict: &[u8], hybrid: &[u8]) -> usize {
-    dict_record_len(dict) + page_record_len(hybrid)
-}
-
-/// Writes a job input of one page right after its dictionary record.
-pub fn write_page_input(dict: &[u8], width: usize, bit_width: u8, hybrid: &[u8], out: &mut [u8]) {
-    assert_eq!(
-        out.len(),
-        page_input_len(dict, hybrid),
-        "dictionary page input size"
-    );
-    let (d, page) = out.split_at_mut(dict_record_len(dict));
-    write_dict_record(dict, width, d);
-    write_page_record(bit_width, hybrid, page);
-}
-
-/// Gathers `out.len() / width` values of a dictionary page job.
+/// Gathers `out.len() / width` values of a dictionary page job (`aux` as
+/// [`page_aux`] makes it).
 ///
-/// Statuses: `InputTruncated` (at 0) when the input is shorter than its
-/// dictionary, a bit-width byte and the record length; `InputCorrupt` for
-/// a dictionary size that overflows (at 0), a record length of 0 or one
-/// reaching into the dictionary (at the length word), or a bit width over
-/// 32 (at the bit-width byte); the hybrid decoder's statuses with offsets
-/// from the job's start; and `ValueOutOfRange` at the run's header for the
-/// first index past the dictionary, `produced` being that value's position.
-pub fn decode_page(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
-    let (n, dict_end) = match super::decode::dictionary(input, width) {
-        Ok(d) => d,
-        Err(st) => return st,
-    };
-    let count = out.len() / width.max(1);
-    if input.len() < dict_end.saturating_add(5) {
-        return ChunkStatus::failed(StatusCode::InputTruncated, 0, 0);
+/// Statuses: `InputCorrupt` at 0 for a dictionary longer than the input or
+/// not a whole number of entries, or indices starting inside the
+/// dictionary or past the input; `InputTruncated` at the end for values
+/// asked of a job without indices; `InputCorrupt` at the bit-width byte for
+/// a width over 32; the hybrid decoder's statuses with offsets from the
+/// job's start; and `ValueOutOfRange` at the run's header for the first
+/// index past the dictionary, `produced` being that value's position.
+pub fn decode_page(width: usize, input: &[u8], aux: u64, out: &mut [u8]) -> ChunkStatus {
+    let dict_len = (aux & 0xffff_ffff) as usize;
+    let at = (aux >> 32) as usize;
+    let w = width.max(1);
+    if dict_len > input.len() || dict_len % w != 0 || at < dict_len || at > input.len() {
+        return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
     }
-    let tail = input.len() - 4;
-    let record = u32::from_le_bytes(input[tail..].try_into().expect("4 bytes")) as usize;
-    if record == 0 || record > tail - dict_end {
-        return ChunkStatus::failed(StatusCode::InputCorrupt, tail as u64, 0);
+    let count = out.len() / w;
+    if at == input.len() {
+        return if count == 0 {
+            ChunkStatus::ok(0)
+        } else {
+            ChunkStatus::failed(StatusCode::InputTruncated, at as u64, 0)
+        };
     }
-    let at = tail - record;
     let bit_width = input[at];
     if bit_width > MAX_BIT_WIDTH {
         return ChunkStatus::failed(StatusCode::InputCorrupt, at as u64, 0);
     }
     let base = at + 1;
     let mut sink = Gather {
-        dict: &input[4..dict_end],
-        entries: n,
+        dict: &input[..dict_len],
+        entries: dict_len / w,
         width,
         out,
     };
-    let st = parquet_hybrid::walk(bit_width, &input[base..tail], count, &mut sink);
+    let st = parquet_hybrid::walk(bit_width, &input[base..], count, &mut sink);
     if st.is_ok() {
         return st;
     }
@@ -152,11 +125,8 @@ mod tests {
     use super::*;
     use crate::codecs::parquet_hybrid::encode;
 
-    fn input(dict: &[u8], width: usize, bw: u8, idx: &[u32]) -> Vec<u8> {
-        let h = encode(idx, bw);
-        let mut v = vec![0; page_input_len(dict, &h)];
-        write_page_input(dict, width, bw, &h, &mut v);
-        v
+    fn input(dict: &[u8], bw: u8, idx: &[u32]) -> (Vec<u8>, u64) {
+        page_input(dict, bw, &encode(idx, bw))
     }
 
     #[test]
@@ -164,9 +134,9 @@ mod tests {
         let dict = [10u8, 0, 20, 0, 30, 0];
         // Long runs (RLE) and varied values (bit-packed).
         let idx: Vec<u32> = (0..100).map(|i| if i < 40 { 2 } else { i % 3 }).collect();
-        let inp = input(&dict, 2, 2, &idx);
+        let (inp, aux) = input(&dict, 2, &idx);
         let mut out = vec![0u8; 200];
-        let st = decode_page(2, &inp, &mut out);
+        let st = decode_page(2, &inp, aux, &mut out);
         assert!(st.is_ok(), "{st:?}");
         for (i, &k) in idx.iter().enumerate() {
             assert_eq!(out[2 * i], dict[2 * k as usize], "value {i}");
@@ -182,24 +152,23 @@ mod tests {
     }
 
     #[test]
-    fn pages_share_their_chunk_dictionary_record() {
+    fn pages_read_their_chunk_dictionary_in_place() {
+        // A column chunk as decompressed: the dictionary page's values,
+        // then data pages (here: 3 bytes of levels before the indices).
         let dict = [7u8, 0, 8, 0, 9, 0];
         let pages: [&[u32]; 3] = [&[0, 1, 2, 2], &[2; 30], &[1, 0]];
-        // One dictionary record, then the pages' records: each job runs
-        // from the dictionary to the end of its own page.
-        let mut buf = vec![0u8; dict_record_len(&dict)];
-        write_dict_record(&dict, 2, &mut buf);
-        let mut ends = Vec::new();
+        let mut buf = dict.to_vec();
+        let mut jobs = Vec::new();
         for idx in pages {
-            let h = encode(idx, 2);
+            buf.extend_from_slice(&[0xee; 3]);
             let at = buf.len();
-            buf.resize(at + page_record_len(&h), 0);
-            write_page_record(2, &h, &mut buf[at..]);
-            ends.push(buf.len());
+            buf.push(2);
+            buf.extend_from_slice(&encode(idx, 2));
+            jobs.push((buf.len(), page_aux(dict.len() as u32, at as u32)));
         }
-        for (idx, end) in pages.iter().zip(ends) {
+        for (idx, (end, aux)) in pages.iter().zip(jobs) {
             let mut out = vec![0u8; 2 * idx.len()];
-            let st = decode_page(2, &buf[..end], &mut out);
+            let st = decode_page(2, &buf[..end], aux, &mut out);
             assert!(st.is_ok(), "{st:?}");
             let want: Vec<u8> = idx
                 .iter()
@@ -216,55 +185,55 @@ mod tests {
         let mut idx = vec![0u32; 60];
         idx[50] = 3;
         idx[7] = 1;
-        let inp = input(&dict, 1, 2, &idx);
+        let (inp, aux) = input(&dict, 2, &idx);
         let mut out = vec![0u8; 60];
-        let st = decode_page(1, &inp, &mut out);
+        let st = decode_page(1, &inp, aux, &mut out);
         assert_eq!(
             (st.status(), st.produced),
             (StatusCode::ValueOutOfRange, 50)
         );
         // The bit-packed run holding it starts 5 bytes into the stream,
-        // which starts after the size, dictionary and bit width.
-        assert_eq!(st.detail, 5 + 4 + 2 + 1);
+        // which starts after the dictionary and bit width.
+        assert_eq!(st.detail, 5 + 2 + 1);
         // An RLE run of a bad index.
-        let inp = input(&dict, 1, 2, &[3; 20]);
-        let st = decode_page(1, &inp, &mut out[..20]);
+        let (inp, aux) = input(&dict, 2, &[3; 20]);
+        let st = decode_page(1, &inp, aux, &mut out[..20]);
         assert_eq!(
             (st.status(), st.produced, st.detail),
-            (StatusCode::ValueOutOfRange, 0, 7)
+            (StatusCode::ValueOutOfRange, 0, 3)
         );
-        // Truncations and a bad bit width.
-        assert_eq!(
-            decode_page(1, &inp[..3], &mut out).status(),
-            StatusCode::InputTruncated
-        );
-        assert_eq!(
-            decode_page(1, &inp[..6], &mut out).status(),
-            StatusCode::InputTruncated
-        );
+        // A bad bit width.
         let mut wide = inp.clone();
-        wide[6] = 33;
-        let st = decode_page(1, &wide, &mut out[..20]);
-        assert_eq!((st.status(), st.detail), (StatusCode::InputCorrupt, 6));
-        // Hybrid failures are offset to the job: the stream ends early
-        // (before the record length).
-        let short = input(&dict, 1, 1, &[1; 10]);
-        let st = decode_page(1, &short, &mut out[..30]);
+        wide[2] = 33;
+        let st = decode_page(1, &wide, aux, &mut out[..20]);
+        assert_eq!((st.status(), st.detail), (StatusCode::InputCorrupt, 2));
+        // Hybrid failures are offset to the job: the stream ends early.
+        let (short, aux_s) = input(&dict, 1, &[1; 10]);
+        let st = decode_page(1, &short, aux_s, &mut out[..30]);
         assert_eq!(st.status(), StatusCode::OutputShort);
-        assert_eq!(st.detail as usize, short.len() - 4);
-        // A record length of 0 or reaching into the dictionary.
-        for bad in [0u32, 100] {
-            let mut b = inp.clone();
-            let tail = b.len() - 4;
-            b[tail..].copy_from_slice(&bad.to_le_bytes());
-            let st = decode_page(1, &b, &mut out[..20]);
+        assert_eq!(st.detail as usize, short.len());
+        // Parameters that do not fit the input: a dictionary past the end
+        // or not whole entries, indices inside the dictionary or past the
+        // end; values asked of a job whose indices are empty.
+        let n = inp.len() as u32;
+        for bad in [
+            page_aux(n + 1, n + 1),
+            page_aux(1, 2),
+            page_aux(2, 1),
+            page_aux(2, n + 1),
+        ] {
+            let st = decode_page(2, &inp, bad, &mut out[..20]);
             assert_eq!(
-                (st.status(), st.detail as usize),
-                (StatusCode::InputCorrupt, tail)
+                (st.status(), st.detail),
+                (StatusCode::InputCorrupt, 0),
+                "{bad:x}"
             );
         }
-        // No values: nothing is read past the bit width.
-        let st = decode_page(1, &input(&dict, 1, 0, &[]), &mut []);
-        assert!(st.is_ok());
+        let st = decode_page(1, &inp, page_aux(2, n), &mut out[..20]);
+        assert_eq!((st.status(), st.detail), (StatusCode::InputTruncated, n));
+        // No values: nothing is read past the bit width, or at all.
+        let (none, aux_n) = input(&dict, 0, &[]);
+        assert!(decode_page(1, &none, aux_n, &mut []).is_ok());
+        assert!(decode_page(1, &dict, page_aux(2, 2), &mut []).is_ok());
     }
 }
