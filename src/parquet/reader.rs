@@ -507,13 +507,20 @@ impl ParquetFile {
         // decoded values are used only once they pass.
         // A check that panics counts as failed: the strict path below then
         // decides.
+        let on_rayon = rayon::current_thread_index().is_some();
         let verify = || {
             let _span = crate::trace::span("pq.crc32");
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decompress::verify(&pages)))
-                .unwrap_or(false)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if on_rayon {
+                    decompress::verify(&pages)
+                } else {
+                    decompress::verify_on_threads(&pages, CRC_THREADS)
+                }
+            }))
+            .unwrap_or(false)
         };
         let decode = || decode::run(&pages, &infos, backend);
-        let (decoded, checked) = if rayon::current_thread_index().is_some() {
+        let (decoded, checked) = if on_rayon {
             // Called on a rayon worker: a join that steals work while it
             // waits (a thread of our own, joined here, could deadlock when
             // every worker waits so).
@@ -635,6 +642,10 @@ impl ParquetFile {
     }
 }
 
+/// Threads a read off the rayon pool checks its GZIP pages' CRC32 on
+/// ([`decompress::verify_on_threads`]).
+const CRC_THREADS: usize = 4;
+
 /// A column chunk's share of a read's work, for splitting columns into
 /// sets: its compressed bytes (decompression) plus about the Arrow bytes
 /// its values become (decoding and assembly on the host, per value). By
@@ -653,4 +664,3 @@ fn set_weight(cc: &parquet::file::metadata::ColumnChunkMetaData) -> u64 {
     };
     (cc.compressed_size().max(0) as u64).saturating_add(arrow)
 }
-
