@@ -40,7 +40,7 @@ pub fn decode_page(width: usize, input: &[u8], aux: u64, out: &mut [u8]) -> Chun
     let dict_len = (aux & 0xffff_ffff) as usize;
     let at = (aux >> 32) as usize;
     let w = width.max(1);
-    if dict_len > input.len() || dict_len % w != 0 || at < dict_len || at > input.len() {
+    if dict_len > input.len() || !dict_len.is_multiple_of(w) || at < dict_len || at > input.len() {
         return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
     }
     let count = out.len() / w;
