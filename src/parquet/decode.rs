@@ -287,6 +287,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                             encoding_name(h.encoding)
                         )));
                     }
+                    if dict_req[c].is_some() {
+                        return Err(err(p, "a second dictionary page in the column chunk"));
+                    }
                     let n = h.num_values as u64;
                     let op = if info.is_bytes() {
                         StageOp::Parquet(ParquetOp::ByteArrayLengths(ByteArrayEncoding::Plain))
@@ -457,6 +460,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             let Some(Dict::Fixed(entries)) = &dicts[c] else {
                 return None;
             };
+            // Booleans decode from bits: their entries are not the bytes.
+            if infos[c].physical == PhysicalType::BOOLEAN {
+                return None;
+            }
             let page = pages.chunks[c]
                 .iter()
                 .find(|p| p.header.kind == PageKind::Dictionary)?;
@@ -1045,4 +1052,100 @@ fn cannot(p: &Page, info: &LeafInfo) -> Error {
             encoding_name(p.header.encoding)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::decompress::PageBytes;
+    use super::super::page_header::PageHeader;
+    use super::*;
+    use crate::exec::CpuBackend;
+
+    fn page(kind: PageKind, n: i32, encoding: i32, data: Range<usize>) -> Page {
+        let size = data.len() as i32;
+        Page {
+            header: PageHeader {
+                kind,
+                uncompressed_size: size,
+                compressed_size: size,
+                num_values: n,
+                encoding,
+                num_nulls: 0,
+                num_rows: n,
+                def_levels_len: 0,
+                rep_levels_len: 0,
+                is_compressed: false,
+                def_level_encoding: RLE,
+                rep_level_encoding: RLE,
+                header_len: 0,
+            },
+            data,
+            location: Location::default(),
+        }
+    }
+
+    fn int32_leaf() -> LeafInfo {
+        LeafInfo {
+            physical: PhysicalType::INT32,
+            width: 4,
+            max_def: 0,
+            max_rep: 0,
+            decimal128: false,
+        }
+    }
+
+    /// A required INT32 chunk: a dictionary page, then pages of indices
+    /// (each its bit width and hybrid runs), laid end to end as the
+    /// decompression stage leaves them.
+    fn chunk(dicts: usize, indices: &[&[u32]]) -> Pages {
+        let dict: Vec<u8> = [10i32, 20, 30]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut buf = Vec::new();
+        let mut pages = Vec::new();
+        for _ in 0..dicts {
+            let at = buf.len();
+            buf.extend_from_slice(&dict);
+            pages.push(page(PageKind::Dictionary, 3, PLAIN, at..buf.len()));
+        }
+        for idx in indices {
+            let at = buf.len();
+            buf.push(2);
+            buf.extend(parquet_hybrid::encode(idx, 2));
+            pages.push(page(
+                PageKind::Data,
+                idx.len() as i32,
+                RLE_DICTIONARY,
+                at..buf.len(),
+            ));
+        }
+        Pages {
+            buf: PageBytes::Gathered(buf),
+            chunks: vec![pages],
+            unchecked: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn dictionary_pages_are_gathered_where_they_lie() {
+        let pages = chunk(1, &[&[2, 0, 1, 1], &[0; 9]]);
+        let leaves = run(&pages, &[int32_leaf()], &CpuBackend::new()).unwrap();
+        let Dense::Fixed { width: 4, bytes } = &leaves[0].values else {
+            panic!("fixed values expected");
+        };
+        let got: Vec<i32> = bytes
+            .as_slice()
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, [30, 10, 20, 20, 10, 10, 10, 10, 10, 10, 10, 10, 10]);
+    }
+
+    #[test]
+    fn a_second_dictionary_page_is_an_error() {
+        let pages = chunk(2, &[&[2, 0]]);
+        let e = run(&pages, &[int32_leaf()], &CpuBackend::new()).unwrap_err();
+        assert!(e.to_string().contains("second dictionary page"), "{e}");
+    }
 }
