@@ -29,12 +29,12 @@ pub const MAX_SETS: usize = 4;
 pub const ENV_MAX_SETS: &str = "WARPREAD_COLUMN_SETS";
 
 /// How a read splits its columns: at most `max_sets` sets of at least
-/// `min_bytes` compressed bytes each.
+/// `min_bytes` each (as the reader weighs columns: [`partition`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Split {
     /// Most sets (1: no split).
     pub max_sets: usize,
-    /// Least compressed bytes per set.
+    /// Least bytes per set, as the reader weighs columns.
     pub min_bytes: u64,
 }
 
@@ -73,17 +73,19 @@ pub fn max_sets() -> usize {
     })
 }
 
-/// Least compressed bytes worth a set of its own: below this the thread and
-/// the extra stages cost more than the overlap gains.
+/// Least bytes (as the reader weighs its columns: see [`partition`]) worth
+/// a set of its own: below this the thread and the extra stages cost more
+/// than the overlap gains.
 pub const MIN_SET_BYTES: u64 = 8 << 20;
 
-/// Splits columns of the given compressed sizes into at most `max_sets`
-/// sets of at least `min_bytes` each (where the total allows), balanced by
-/// size: the largest column goes to the lightest set first. Each set lists
+/// Splits columns of the given sizes (the ORC reader's are compressed
+/// bytes, the Parquet reader's compressed plus Arrow bytes) into at most
+/// `max_sets` sets of at least `min_bytes` each (where the total allows),
+/// balanced by size: the largest column goes to the lightest set first. Each set lists
 /// column positions in ascending order; every column is in exactly one
 /// set; no set is empty.
 pub fn partition(bytes: &[u64], max_sets: usize, min_bytes: u64) -> Vec<Vec<usize>> {
-    let total: u64 = bytes.iter().sum();
+    let total = bytes.iter().fold(0u64, |a, &b| a.saturating_add(b));
     let n = (total / min_bytes.max(1))
         .clamp(1, max_sets.max(1) as u64)
         .min(bytes.len().max(1) as u64) as usize;
@@ -92,7 +94,7 @@ pub fn partition(bytes: &[u64], max_sets: usize, min_bytes: u64) -> Vec<Vec<usiz
     let mut sets: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); n];
     for i in order {
         let lightest = (0..n).min_by_key(|&s| sets[s].0).expect("n >= 1");
-        sets[lightest].0 += bytes[i];
+        sets[lightest].0 = sets[lightest].0.saturating_add(bytes[i]);
         sets[lightest].1.push(i);
     }
     let mut sets: Vec<Vec<usize>> = sets

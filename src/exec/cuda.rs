@@ -356,7 +356,10 @@ fn gaps(filled: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
 
 /// Runs the host's share of a stage (`stage` holds only those jobs) on the
 /// CPU backend into their slots of `block`, zeroed first as the device
-/// output is; returns their statuses and the byte ranges written.
+/// output is; returns their statuses and the byte ranges written. The rest
+/// of the block (other jobs' slots and the gaps between slots, which
+/// `CpuBackend::run_into` expects zeroed) still holds its last use's bytes:
+/// the download overwrites all of it from the device output.
 fn run_share_on_host(
     stage: &Stage,
     input: &[u8],

@@ -360,7 +360,7 @@ impl ParquetFile {
                             .filter_map(move |&c| rg.columns().get(c))
                             .map(set_weight)
                     })
-                    .sum()
+                    .fold(0u64, u64::saturating_add)
             })
             .collect();
         let sets = split.partition(&bytes);
@@ -654,13 +654,21 @@ const CRC_THREADS: usize = 4;
 /// times their values, one: that set's host work bounded the read.
 fn set_weight(cc: &parquet::file::metadata::ColumnChunkMetaData) -> u64 {
     use parquet::basic::Type as T;
+    // Footer numbers, hostile ones included: saturating.
     let values = cc.num_values().max(0) as u64;
-    let arrow = match cc.column_type() {
-        T::BOOLEAN => values / 8,
-        T::INT32 | T::FLOAT => values * 4,
-        T::INT64 | T::DOUBLE | T::INT96 => values * 8,
-        T::FIXED_LEN_BYTE_ARRAY => values * cc.column_descr().type_length().max(0) as u64,
-        T::BYTE_ARRAY => values * 4 + cc.uncompressed_size().max(0) as u64,
+    let width = match cc.column_type() {
+        T::BOOLEAN => 0,
+        T::INT32 | T::FLOAT => 4,
+        T::INT64 | T::DOUBLE | T::INT96 => 8,
+        T::FIXED_LEN_BYTE_ARRAY => cc.column_descr().type_length().max(0) as u64,
+        T::BYTE_ARRAY => 4,
     };
-    (cc.compressed_size().max(0) as u64).saturating_add(arrow)
+    let extra = match cc.column_type() {
+        T::BOOLEAN => values / 8,
+        T::BYTE_ARRAY => cc.uncompressed_size().max(0) as u64,
+        _ => 0,
+    };
+    (cc.compressed_size().max(0) as u64)
+        .saturating_add(values.saturating_mul(width))
+        .saturating_add(extra)
 }

@@ -2,8 +2,8 @@
 //! on fresh streams of every block kind, and on corrupt streams.
 
 use warpread::codecs::deflate;
-use warpread::exec::{Backend, CpuBackend, StageOutput};
-use warpread::plan::{ChunkJob, Stage, StageOp};
+use warpread::exec::{Backend, CpuBackend, StageOutput, host_share};
+use warpread::plan::{ChunkJob, ParquetOp, Stage, StageOp};
 
 use crate::common::{Rng, cuda, cuda_host_share, mutate};
 
@@ -194,14 +194,38 @@ fn host_share_of_inflate_stages_matches_the_cpu() {
         let want = cpu.run_stage(&stage, &bytes).unwrap();
         let broken = want.statuses.iter().filter(|s| !s.is_ok()).count();
         assert_eq!(broken, 1 + usize::from(small > 0), "cut streams must fail");
+        // The host takes the large streams (all of them when there are no
+        // small ones): the split below is the one the backend makes.
+        let sizes: Vec<u64> = stage.jobs.iter().map(|j| j.values).collect();
+        let threads = rayon::current_num_threads();
+        let host = host_share::split(&sizes, threads, &host_share::Model::INFLATE);
+        assert_eq!(
+            host.len(),
+            large,
+            "host jobs of {small} small, {large} large"
+        );
         if let Some(gpu) = gpu {
+            let what = format!("{small} small, {large} large");
             let got = gpu.run_stage(&stage, &bytes).unwrap();
-            assert_same(
-                &stage,
-                &got,
-                &want,
-                &format!("{small} small, {large} large"),
-            );
+            assert_same(&stage, &got, &want, &what);
+            // The next stage reads the output's device mirror: the host's
+            // jobs must be there too. A copy of every byte must equal it.
+            let out = got.data.as_bytes();
+            assert!(gpu.holds_on_device(out), "{what}: no device mirror");
+            let copy = Stage {
+                op: StageOp::Parquet(ParquetOp::PlainFixed { width: 1 }),
+                jobs: vec![ChunkJob {
+                    input: 0..out.len() as u64,
+                    output_offset: 0,
+                    values: out.len() as u64,
+                    aux: 0,
+                }],
+                output_values: out.len() as u64,
+                location: Default::default(),
+            };
+            let copied = gpu.run_stage(&copy, out).unwrap();
+            copied.check(&copy).unwrap();
+            assert!(copied.data.as_bytes() == out, "{what}: the mirror differs");
         }
     }
 }
