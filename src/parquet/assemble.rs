@@ -354,6 +354,20 @@ mod tests {
             let want = arrow::compute::take(&dense, &UInt32Array::from(idx), None).unwrap();
             assert_eq!(&got, &want, "{}", dense.data_type());
         }
+        // A slice of a longer array (an offset into its buffer).
+        let longer = Int64Array::from_iter_values((0..k as i64 + 9).map(|i| i * 5));
+        let sliced: ArrayRef = Arc::new(longer.slice(9, k));
+        let got = spread_fixed(&sliced, &valid).unwrap().unwrap();
+        let got = got.as_any().downcast_ref::<Int64Array>().unwrap();
+        let mut next = 9i64;
+        for (i, v) in valid.iter().enumerate() {
+            if v {
+                assert_eq!(got.value(i), next * 5, "slot {i}");
+                next += 1;
+            } else {
+                assert!(got.is_null(i));
+            }
+        }
         // Arrays the fast path does not take.
         let strings: ArrayRef = Arc::new(StringArray::from(vec!["a"; k]));
         assert!(spread_fixed(&strings, &valid).is_none());
