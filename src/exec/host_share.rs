@@ -5,8 +5,8 @@
 //! on literal-heavy data, against about 300 MB/s for one core running
 //! zlib-rs. A stage of a few dozen large pages (the taxi table's two
 //! timestamp columns: 54 pages of 1 MiB each) therefore takes a warp's time
-//! for one page, ~50 ms, however idle the rest of the GPU is, while the
-//! host's cores would inflate all of them in a fifth of that. Thousands of
+//! for one page (64 ms measured), however idle the rest of the GPU is, while
+//! the host's cores would inflate all of them in a fifth of that. Thousands of
 //! pages fill the GPU and it wins by far. [`split`] weighs the two with a
 //! simple throughput model and picks how many of the largest jobs go to the
 //! host so that the stage ends soonest.
