@@ -117,6 +117,85 @@ impl CpuBackend {
     }
 }
 
+/// Inflates the jobs of an `Inflate` stage into their slots of `out` (the
+/// whole stage output; jobs sorted and disjoint, as `Stage::validate`
+/// checks; each slot zeroed first, nothing outside the slots written) on
+/// up to `threads` threads of the caller's own, not rayon's:
+/// the CUDA backend runs its host share so while it holds a lane, and a
+/// rayon worker joining parallel work there could pick up a task that
+/// waits for a lane itself. Jobs are dealt out by output size, in order;
+/// a thread that cannot be spawned leaves its jobs to the caller's thread.
+/// Returns the statuses in job order.
+pub(crate) fn inflate_on_threads(
+    jobs: &[ChunkJob],
+    input: &[u8],
+    out: &mut [u8],
+    threads: usize,
+) -> Vec<ChunkStatus> {
+    let total: u64 = jobs.iter().map(|j| j.values).sum();
+    let per = total.div_ceil(threads.max(1) as u64).max(1);
+    // Consecutive runs of jobs, each about `per` output bytes.
+    let mut groups: Vec<Vec<(&ChunkJob, &mut [u8])>> = Vec::new();
+    let mut current: Vec<(&ChunkJob, &mut [u8])> = Vec::new();
+    let mut bytes = 0;
+    for (job, slot) in job_slices(jobs, out) {
+        if bytes >= per && !current.is_empty() {
+            groups.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += job.values;
+        current.push((job, slot));
+    }
+    if !current.is_empty() {
+        groups.push(current);
+    }
+    let run = |group: Vec<(&ChunkJob, &mut [u8])>| -> Vec<ChunkStatus> {
+        group
+            .into_iter()
+            .map(|(job, slot)| {
+                // A job may write less than its slot (a stream's last
+                // chunk), and the caller's buffer may hold old bytes.
+                slot.fill(0);
+                let r = job.input.start as usize..job.input.end as usize;
+                deflate::inflate(&input[r], slot)
+            })
+            .collect()
+    };
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(groups.len());
+        let mut inline = Vec::new();
+        for (i, group) in groups.into_iter().enumerate() {
+            // The first group runs here; so does any whose thread fails.
+            if i == 0 {
+                inline.push((i, group));
+                continue;
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                let g = rx.recv().expect("the group is sent right after the spawn");
+                run(g)
+            });
+            match spawned {
+                Ok(h) => {
+                    tx.send(group).expect("the thread waits for its group");
+                    handles.push((i, h));
+                }
+                Err(_) => inline.push((i, group)),
+            }
+        }
+        let mut parts: Vec<(usize, Vec<ChunkStatus>)> =
+            inline.into_iter().map(|(i, g)| (i, run(g))).collect();
+        for (i, h) in handles {
+            match h.join() {
+                Ok(st) => parts.push((i, st)),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        parts.sort_by_key(|(i, _)| *i);
+        parts.into_iter().flat_map(|(_, st)| st).collect()
+    })
+}
+
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
@@ -185,5 +264,47 @@ mod tests {
             err.contains("x.orc") && err.contains("column a") && err.contains("chunk 0"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn inflating_on_threads_of_its_own_equals_the_stage() {
+        // Chunks of varied sizes, one of them cut short, with spare output.
+        let mut bytes = Vec::new();
+        let mut jobs = Vec::new();
+        let mut at = 0u64;
+        for i in 0..40u64 {
+            let raw: Vec<u8> = (0..(i * 977 % 20_000) as usize)
+                .map(|k| (k % 251) as u8 ^ (k / 7) as u8)
+                .collect();
+            let mut z = deflate::deflate(&raw, 6);
+            if i == 17 {
+                z.truncate(z.len() / 2);
+            }
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(&z);
+            jobs.push(ChunkJob {
+                input: start..bytes.len() as u64,
+                output_offset: at,
+                values: raw.len() as u64 + 3,
+                aux: 0,
+            });
+            at += raw.len() as u64 + 3;
+        }
+        let stage = Stage {
+            op: StageOp::Inflate,
+            jobs,
+            output_values: at,
+            location: Location::default(),
+        };
+        let want = CpuBackend::new().run_stage(&stage, &bytes).unwrap();
+        assert!(!want.statuses[17].is_ok());
+        for threads in [1, 3, 8, 100] {
+            // Old bytes everywhere: every slot is zeroed before it is written
+            // (the jobs here leave no gaps between slots).
+            let mut out = vec![0xA5u8; at as usize];
+            let st = inflate_on_threads(&stage.jobs, &bytes, &mut out, threads);
+            assert_eq!(st, want.statuses, "{threads} threads");
+            assert_eq!(out.as_slice(), want.data.as_bytes(), "{threads} threads");
+        }
     }
 }

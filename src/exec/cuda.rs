@@ -354,12 +354,13 @@ fn gaps(filled: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
     out
 }
 
-/// Runs the host's share of a stage (`stage` holds only those jobs) on the
-/// CPU backend into their slots of `block`, zeroed first as the device
-/// output is; returns their statuses and the byte ranges written. The rest
-/// of the block (other jobs' slots and the gaps between slots, which
-/// `CpuBackend::run_into` expects zeroed) still holds its last use's bytes:
-/// the download overwrites all of it from the device output.
+/// Runs the host's share of a stage (`stage` holds only those jobs, all
+/// inflate jobs) into their slots of `block`, each slot zeroed first as
+/// the device output is, on threads of its own (this thread holds a lane
+/// meanwhile: `cpu::inflate_on_threads`); returns their statuses and the
+/// byte ranges written. The rest of the block (other jobs' slots and the
+/// gaps between slots) still holds its last use's bytes: the download
+/// overwrites all of it from the device output.
 fn run_share_on_host(
     stage: &Stage,
     input: &[u8],
@@ -376,20 +377,8 @@ fn run_share_on_host(
         .iter()
         .map(|j| j.output_offset as usize * w..(j.output_offset + j.values) as usize * w)
         .collect();
-    // A job may write less than its slot (a stream's last chunk), and the
-    // block holds whatever its last use left there.
-    let mut rest = &mut out[..];
-    let mut at = 0;
-    let mut pieces = Vec::with_capacity(slots.len());
-    for r in &slots {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
-        let (piece, tail) = tail.split_at_mut(r.len());
-        pieces.push(piece);
-        rest = tail;
-        at = r.end;
-    }
-    pieces.into_par_iter().for_each(|p| p.fill(0));
-    let statuses = super::CpuBackend::new().run_into(stage, input, out);
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let statuses = super::cpu::inflate_on_threads(&stage.jobs, input, out, threads);
     Ok((statuses, slots))
 }
 
