@@ -120,79 +120,23 @@ impl CpuBackend {
 /// Inflates the jobs of an `Inflate` stage into their slots of `out` (the
 /// whole stage output; jobs sorted and disjoint, as `Stage::validate`
 /// checks; each slot zeroed first, nothing outside the slots written) on
-/// up to `threads` threads of the caller's own, not rayon's:
-/// the CUDA backend runs its host share so while it holds a lane, and a
-/// rayon worker joining parallel work there could pick up a task that
-/// waits for a lane itself. Jobs are dealt out by output size, in order;
-/// a thread that cannot be spawned leaves its jobs to the caller's thread.
-/// Returns the statuses in job order.
+/// up to `threads` threads of the caller's own, not rayon's
+/// (`exec::threads`): the CUDA backend runs its host share so while it
+/// holds a lane, and a rayon worker joining parallel work there could pick
+/// up a task that waits for a lane itself. Returns the statuses in job
+/// order.
 pub(crate) fn inflate_on_threads(
     jobs: &[ChunkJob],
     input: &[u8],
     out: &mut [u8],
     threads: usize,
 ) -> Vec<ChunkStatus> {
-    let total: u64 = jobs.iter().map(|j| j.values).sum();
-    let per = total.div_ceil(threads.max(1) as u64).max(1);
-    // Consecutive runs of jobs, each about `per` output bytes.
-    let mut groups: Vec<Vec<(&ChunkJob, &mut [u8])>> = Vec::new();
-    let mut current: Vec<(&ChunkJob, &mut [u8])> = Vec::new();
-    let mut bytes = 0;
-    for (job, slot) in job_slices(jobs, out) {
-        if bytes >= per && !current.is_empty() {
-            groups.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        bytes += job.values;
-        current.push((job, slot));
-    }
-    if !current.is_empty() {
-        groups.push(current);
-    }
-    let run = |group: Vec<(&ChunkJob, &mut [u8])>| -> Vec<ChunkStatus> {
-        group
-            .into_iter()
-            .map(|(job, slot)| {
-                // A job may write less than its slot (a stream's last
-                // chunk), and the caller's buffer may hold old bytes.
-                slot.fill(0);
-                let r = job.input.start as usize..job.input.end as usize;
-                deflate::inflate(&input[r], slot)
-            })
-            .collect()
-    };
-    std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(groups.len());
-        let mut inline = Vec::new();
-        for (i, group) in groups.into_iter().enumerate() {
-            // The first group runs here; so does any whose thread fails.
-            if i == 0 {
-                inline.push((i, group));
-                continue;
-            }
-            let (tx, rx) = std::sync::mpsc::channel();
-            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
-                let g = rx.recv().expect("the group is sent right after the spawn");
-                run(g)
-            });
-            match spawned {
-                Ok(h) => {
-                    tx.send(group).expect("the thread waits for its group");
-                    handles.push((i, h));
-                }
-                Err(_) => inline.push((i, group)),
-            }
-        }
-        let mut parts: Vec<(usize, Vec<ChunkStatus>)> =
-            inline.into_iter().map(|(i, g)| (i, run(g))).collect();
-        for (i, h) in handles {
-            match h.join() {
-                Ok(st) => parts.push((i, st)),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        parts.sort_by_key(|(i, _)| *i);
-        parts.into_iter().flat_map(|(_, st)| st).collect()
+    super::threads::map(job_slices(jobs, out), threads, |(job, slot)| {
+        // A job may write less than its slot (a stream's last chunk), and
+        // the caller's buffer may hold old bytes.
+        slot.fill(0);
+        let r = job.input.start as usize..job.input.end as usize;
+        deflate::inflate(&input[r], slot)
     })
 }
 

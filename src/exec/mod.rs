@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod host_share;
 mod input;
+pub mod threads;
 
 use std::fmt;
 use std::str::FromStr;

@@ -71,48 +71,16 @@ pub fn verify(pages: &Pages) -> bool {
     pages.unchecked.par_iter().all(|(r, m)| check(pages, r, m))
 }
 
-/// [`verify`] on `threads` threads of its own rather than rayon's: a read
-/// off the rayon pool (a column set's thread) checks its pages beside the
-/// decode rounds, and queued behind the other sets' rayon work the checks
-/// had become the last step of the taxi table's read (44 ms for ~50 MB).
-/// Pages are dealt out by bytes; without a thread to spare the checks run
-/// here.
+/// [`verify`] on `threads` threads of its own rather than rayon's
+/// (`exec::threads`): a read off the rayon pool (a column set's thread)
+/// checks its pages beside the decode rounds, and queued behind the other
+/// sets' rayon work the checks had become the last step of the taxi
+/// table's read (44 ms for ~50 MB).
 pub fn verify_on_threads(pages: &Pages, threads: usize) -> bool {
-    let total: usize = pages.unchecked.iter().map(|(r, _)| r.len()).sum();
-    let per = total.div_ceil(threads.max(1)).max(1);
-    let mut parts: Vec<&[(Range<usize>, gzip::Member)]> = Vec::new();
-    let mut rest = &pages.unchecked[..];
-    while !rest.is_empty() {
-        let mut bytes = 0;
-        let n = rest
-            .iter()
-            .take_while(|(r, _)| {
-                let take = bytes < per;
-                bytes += r.len();
-                take
-            })
-            .count()
-            .max(1);
-        let (part, tail) = rest.split_at(n);
-        parts.push(part);
-        rest = tail;
-    }
-    let run = |part: &[(Range<usize>, gzip::Member)]| part.iter().all(|(r, m)| check(pages, r, m));
-    std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .iter()
-            .skip(1)
-            .map(|&part| std::thread::Builder::new().spawn_scoped(s, move || run(part)))
-            .collect();
-        let mut ok = parts.first().is_none_or(|&p| run(p));
-        for (h, &part) in handles.into_iter().zip(parts.iter().skip(1)) {
-            ok &= match h {
-                Ok(h) => h.join().unwrap_or(false),
-                Err(_) => run(part),
-            };
-        }
-        ok
-    })
+    let items: Vec<_> = pages.unchecked.iter().collect();
+    crate::exec::threads::map(items, threads, |(r, m)| check(pages, r, m))
+        .into_iter()
+        .all(|ok| ok)
 }
 
 fn check(pages: &Pages, r: &Range<usize>, m: &gzip::Member) -> bool {
