@@ -40,27 +40,28 @@ impl Rng {
 }
 
 /// The CUDA backend when a device is usable; prints the skip reason once
-/// per test otherwise.
+/// per test otherwise. Every job on the device: these tests are the
+/// kernels' tests, and the small stages of fixtures would otherwise mostly
+/// run on the host.
 pub fn cuda(test: &str) -> Option<&'static CudaBackend> {
     static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
-    // Every job on the device: these tests are the kernels' tests, and the
-    // small stages of fixtures would otherwise mostly run on the host.
-    let open = || CudaBackend::new().map(|b| b.with_host_share(false));
-    match BACKEND.get_or_init(|| open().map_err(|e| e.to_string())) {
-        Ok(b) => Some(b),
-        Err(why) => {
-            println!("{test}: skipped: no CUDA device ({why})");
-            None
-        }
-    }
+    opened(&BACKEND, false, test)
 }
 
 /// The CUDA backend as users get it, with inflate stages sharing jobs with
 /// the host's cores (`exec::host_share`); prints the skip reason otherwise.
 pub fn cuda_host_share(test: &str) -> Option<&'static CudaBackend> {
     static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
-    let open = || CudaBackend::new().map(|b| b.with_host_share(true));
-    match BACKEND.get_or_init(|| open().map_err(|e| e.to_string())) {
+    opened(&BACKEND, true, test)
+}
+
+fn opened(
+    cell: &'static OnceLock<Result<CudaBackend, String>>,
+    host_share: bool,
+    test: &str,
+) -> Option<&'static CudaBackend> {
+    let open = || CudaBackend::new().map(|b| b.with_host_share(host_share));
+    match cell.get_or_init(|| open().map_err(|e| e.to_string())) {
         Ok(b) => Some(b),
         Err(why) => {
             println!("{test}: skipped: no CUDA device ({why})");
