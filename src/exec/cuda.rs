@@ -382,24 +382,46 @@ fn run_share_on_host(
     Ok((statuses, slots))
 }
 
-/// A stage's statuses in job order, from the device's and the host's
-/// (each in the order of their job indices).
-fn merge_statuses(
-    jobs: usize,
-    device_jobs: &[usize],
-    device: &[ChunkStatus],
-    host_jobs: &[usize],
-    host: &[ChunkStatus],
-) -> Vec<ChunkStatus> {
-    let mut all = vec![ChunkStatus::PENDING; jobs];
-    for (&i, &st) in device_jobs
-        .iter()
-        .zip(device)
-        .chain(host_jobs.iter().zip(host))
-    {
-        all[i] = st;
+/// A stage's jobs split between the device and the host's cores: each
+/// part a stage of the same input and output layout, with the indices of
+/// its jobs in the whole stage.
+struct Shared {
+    device: Stage,
+    device_ids: Vec<usize>,
+    host: Stage,
+    host_ids: Vec<usize>,
+}
+
+impl Shared {
+    fn new(stage: &Stage, host_ids: Vec<usize>) -> Self {
+        let mut on_host = vec![false; stage.jobs.len()];
+        for &i in &host_ids {
+            on_host[i] = true;
+        }
+        let device_ids: Vec<usize> = (0..stage.jobs.len()).filter(|&i| !on_host[i]).collect();
+        let part = |ids: &[usize]| Stage {
+            op: stage.op,
+            jobs: ids.iter().map(|&i| stage.jobs[i].clone()).collect(),
+            output_values: stage.output_values,
+            location: stage.location.clone(),
+        };
+        Self {
+            device: part(&device_ids),
+            host: part(&host_ids),
+            device_ids,
+            host_ids,
+        }
     }
-    all
+
+    /// The whole stage's statuses in job order, from its parts'.
+    fn merge(&self, device: &[ChunkStatus], host: &[ChunkStatus]) -> Vec<ChunkStatus> {
+        let mut all = vec![ChunkStatus::PENDING; self.device_ids.len() + self.host_ids.len()];
+        for (&i, &st) in (self.device_ids.iter().zip(device)).chain(self.host_ids.iter().zip(host))
+        {
+            all[i] = st;
+        }
+        all
+    }
 }
 
 impl CudaBackend {
@@ -913,8 +935,7 @@ impl Backend for CudaBackend {
             });
         }
         let _stage = crate::trace::span_with(|| format!("cuda {}", stage.op.name()));
-        stage.validate(input.len() as u64)?;
-        let mut host_jobs = self.host_share(stage);
+        let host_jobs = self.host_share(stage);
         if !host_jobs.is_empty() && host_jobs.len() == stage.jobs.len() {
             let _span = crate::trace::span("cuda.host_share");
             return self.run_on_host(stage, input);
@@ -922,41 +943,16 @@ impl Backend for CudaBackend {
         // The host writes its share straight into the output's pool block;
         // without one the device runs every job.
         let mut block = None;
-        if !host_jobs.is_empty() {
+        let shared = if host_jobs.is_empty() {
+            None
+        } else {
+            // The host's jobs read the input where the device's upload
+            // checks only its own.
+            stage.validate(input.len() as u64)?;
             block = self.pool.take(stage.output_bytes())?;
-            if block.is_none() {
-                host_jobs.clear();
-            }
-        }
-        // The jobs split between the device (in `on_device`) and the host
-        // (`on_host`), each a stage of the same input and output layout.
-        let share = (!host_jobs.is_empty()).then(|| {
-            let mut host = host_jobs.iter().peekable();
-            let device: Vec<usize> = (0..stage.jobs.len())
-                .filter(|i| {
-                    if host.peek() == Some(&i) {
-                        host.next();
-                        false
-                    } else {
-                        true
-                    }
-                })
-                .collect();
-            (device, host_jobs)
-        });
-        let parts = share.as_ref().map(|(device, host)| {
-            let sub = |ids: &[usize]| Stage {
-                op: stage.op,
-                jobs: ids.iter().map(|&i| stage.jobs[i].clone()).collect(),
-                output_values: stage.output_values,
-                location: stage.location.clone(),
-            };
-            (sub(device), sub(host))
-        });
-        let (on_device, on_host) = match &parts {
-            Some((d, h)) => (d, Some(h)),
-            None => (stage, None),
+            block.is_some().then(|| Shared::new(stage, host_jobs))
         };
+        let on_device = shared.as_ref().map_or(stage, |s| &s.device);
         let t = std::time::Instant::now();
         let wait = crate::trace::span("cuda.lane_wait");
         let mut lane = self.take()?;
@@ -978,24 +974,18 @@ impl Backend for CudaBackend {
         if block.is_none() {
             block = self.pool.take(stage.output_bytes())?;
         }
-        let (host_statuses, host_filled) = match (&on_host, &mut block) {
-            (Some(h), Some(b)) => {
+        let (host_statuses, host_filled) = match (&shared, &mut block) {
+            (Some(s), Some(b)) => {
                 let _span = crate::trace::span("cuda.host_share");
-                run_share_on_host(h, input, b)?
+                run_share_on_host(&s.host, input, b)?
             }
             _ => (Vec::new(), Vec::new()),
         };
         let span = crate::trace::span("cuda.download_sync");
         let (mut out, drain) = self.download(&mut lane, on_device, block, &host_filled)?;
         drop(span);
-        if let Some((device_jobs, host_jobs)) = &share {
-            out.statuses = merge_statuses(
-                stage.jobs.len(),
-                device_jobs,
-                &out.statuses,
-                host_jobs,
-                &host_statuses,
-            );
+        if let Some(s) = &shared {
+            out.statuses = s.merge(&out.statuses, &host_statuses);
         }
         let uploaded = match from {
             DeviceInput::Scratch => input.len() as u64,
