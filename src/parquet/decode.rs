@@ -731,10 +731,6 @@ fn run_dict_pages(
         Some(Dict::Fixed(d)) => d.as_ref(),
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
-    if dict_pages.is_empty() {
-        let none = || StageBatch::new(&[]).run(backend);
-        return Ok([none()?, none()?]);
-    }
     let span = crate::trace::span("pq.dict_records");
     // As `StageBatch::run` decides per op: a job spanning other pages must
     // never be gathered piece by piece.

@@ -653,22 +653,14 @@ const CRC_THREADS: usize = 4;
 /// sets and its fourteen small dictionary-encoded columns, with seven
 /// times their values, one: that set's host work bounded the read.
 fn set_weight(cc: &parquet::file::metadata::ColumnChunkMetaData) -> u64 {
-    use parquet::basic::Type as T;
-    // Footer numbers, hostile ones included: saturating.
+    // Footer numbers, hostile ones included: saturating. Byte arrays
+    // become 4-byte offsets and their bytes; booleans one byte each.
     let values = cc.num_values().max(0) as u64;
-    let width = match cc.column_type() {
-        T::BOOLEAN => 0,
-        T::INT32 | T::FLOAT => 4,
-        T::INT64 | T::DOUBLE | T::INT96 => 8,
-        T::FIXED_LEN_BYTE_ARRAY => cc.column_descr().type_length().max(0) as u64,
-        T::BYTE_ARRAY => 4,
+    let arrow = match cc.column_type() {
+        parquet::basic::Type::BYTE_ARRAY => values
+            .saturating_mul(4)
+            .saturating_add(cc.uncompressed_size().max(0) as u64),
+        _ => values.saturating_mul(LeafInfo::new(cc.column_descr()).width as u64),
     };
-    let extra = match cc.column_type() {
-        T::BOOLEAN => values / 8,
-        T::BYTE_ARRAY => cc.uncompressed_size().max(0) as u64,
-        _ => 0,
-    };
-    (cc.compressed_size().max(0) as u64)
-        .saturating_add(values.saturating_mul(width))
-        .saturating_add(extra)
+    (cc.compressed_size().max(0) as u64).saturating_add(arrow)
 }
