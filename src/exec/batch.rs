@@ -121,6 +121,15 @@ impl<'a> StageBatch<'a> {
         RequestId(self.requests.len() - 1)
     }
 
+    /// Whether this batch's stages of an op will address the source where
+    /// it lies (the backend holds it on its device, or reads host memory in
+    /// place for that op) rather than a gathered copy of the requests'
+    /// bytes: requests that span other requests' bytes are cheap only so.
+    pub fn in_place<'b>(&self, backend: &'b dyn Backend) -> impl Fn(&StageOp) -> bool + 'b {
+        let on_device = !self.source.is_empty() && backend.holds_on_device(self.source);
+        move |op| on_device || backend.reads_host_input(op)
+    }
+
     /// True when nothing was requested.
     pub fn is_empty(&self) -> bool {
         self.requests.is_empty()
@@ -149,14 +158,13 @@ impl<'a> StageBatch<'a> {
         let mut outputs = Vec::with_capacity(ops.len());
         let mut statuses = Vec::with_capacity(ops.len());
         let mut widths = Vec::with_capacity(ops.len());
-        let on_device = backend.holds_on_device(self.source);
+        let in_place = self.in_place(backend);
         // One stage at a time, planned just before it runs, so at most one
         // gathered input is alive (side by side on threads, each on its own
         // CUDA lane, the stages were slower: BENCHMARKS.md, session 7).
         for (stage_idx, op) in ops.iter().enumerate() {
-            let in_place = on_device || backend.reads_host_input(op);
             let (stage, input) =
-                self.plan_stage(stage_idx, *op, &by_op[op], in_place, &mut placed)?;
+                self.plan_stage(stage_idx, *op, &by_op[op], in_place(op), &mut placed)?;
             let input = match &input {
                 StageInput::Source(r) => &self.source[r.clone()],
                 StageInput::Gathered(v) => v.as_slice(),

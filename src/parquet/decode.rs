@@ -733,16 +733,16 @@ fn run_dict_pages(
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
     let span = crate::trace::span("pq.dict_records");
-    // As `StageBatch::run` decides per op: a job spanning other pages must
-    // never be gathered piece by piece.
-    let on_device = !buf.is_empty() && backend.holds_on_device(buf);
     let mut direct = StageBatch::new(buf);
+    // A job spanning other pages must never be gathered piece by piece.
+    let in_place = direct.in_place(backend);
     let mut copied: Vec<usize> = Vec::new();
     for (k, (wi, vals)) in dict_pages.iter().enumerate() {
         let w = &works[*wi];
-        let in_place = on_device || backend.reads_host_input(&op(w.chunk));
         let fits = raw_dicts[w.chunk].as_ref().filter(|d| {
-            in_place && d.end <= vals.start && (vals.end - d.start) as u64 <= MAX_CHUNK_INPUT
+            in_place(&op(w.chunk))
+                && d.end <= vals.start
+                && (vals.end - d.start) as u64 <= MAX_CHUNK_INPUT
         });
         let Some(d) = fits else {
             copied.push(k);
