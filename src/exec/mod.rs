@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod host_share;
 mod input;
+pub mod pipeline;
 pub mod threads;
 
 use std::fmt;
@@ -124,6 +125,13 @@ pub trait Backend: Send + Sync {
     /// splits any stage into tasks, so 256 MiB (bounded memory) is plenty.
     fn group_bytes(&self) -> u64 {
         256 << 20
+    }
+    /// How many read groups a reader keeps in flight
+    /// ([`pipeline`]): the next group starts once the current one has
+    /// passed its decompression. The CPU's cores are busy with any one
+    /// group, so 1; a device idles through a group's host work otherwise.
+    fn groups_in_flight(&self) -> usize {
+        1
     }
     /// How many scan partitions of a query should read files side by side
     /// (`None`: as many as the query engine plans). A device decodes one

@@ -17,6 +17,7 @@ use super::streams;
 use super::stripe::{self, StripeInfo, StripeLayout};
 use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
+use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
 
 /// Overrides the backend's read group size
@@ -67,6 +68,10 @@ pub struct ReadOptions {
     /// (a single larger one still makes a group of its own); `None`: the
     /// backend's choice ([`Backend::group_bytes`]).
     pub group_bytes: Option<u64>,
+    /// Groups in flight side by side (`crate::exec::pipeline`); `None`:
+    /// [`pipeline::ENV_GROUPS_IN_FLIGHT`](crate::exec::pipeline::ENV_GROUPS_IN_FLIGHT),
+    /// else the backend's choice ([`Backend::groups_in_flight`]).
+    pub groups_in_flight: Option<usize>,
 }
 
 impl Default for ReadOptions {
@@ -78,6 +83,7 @@ impl Default for ReadOptions {
             predicates: Vec::new(),
             column_sets: column_sets::Split::default(),
             group_bytes: None,
+            groups_in_flight: None,
         }
     }
 }
@@ -542,8 +548,9 @@ impl OrcFile {
             }
             bytes += size;
         }
-        let mut out = Vec::new();
-        for group in groups {
+        let depth = crate::exec::pipeline::depth(options, backend);
+        let read = crate::exec::pipeline::run(groups, depth, |group, front| {
+            let mut stats = ReadStats::default();
             let batches = self.read_group(
                 &group,
                 &preds,
@@ -551,8 +558,14 @@ impl OrcFile {
                 &schema,
                 options.column_sets,
                 backend,
+                front,
                 &mut stats,
             )?;
+            Ok((batches, stats))
+        })?;
+        let mut out = Vec::new();
+        for (batches, group_stats) in read {
+            stats.add(&group_stats);
             for batch in batches {
                 out.extend(split_batch(&batch, options.batch_size));
             }
@@ -573,6 +586,7 @@ impl OrcFile {
         schema: &SchemaRef,
         split: column_sets::Split,
         backend: &dyn Backend,
+        front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let t = std::time::Instant::now();
@@ -582,7 +596,7 @@ impl OrcFile {
             .collect::<Result<Vec<_>>>()?;
         stats.io_s += t.elapsed().as_secs_f64();
         let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-        let batches = match self.decode_parts(&parts, cols, schema, split, backend, stats) {
+        let batches = match self.decode_parts(&parts, cols, schema, split, backend, front, stats) {
             Err(e) if plans.iter().any(|p| p.whole.is_some()) => {
                 tracing::warn!(
                     "{e}; reading the stripes of {} whole instead of their row groups",
@@ -595,7 +609,7 @@ impl OrcFile {
                     }
                 }
                 let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
-                self.decode_parts(&parts, cols, schema, split, backend, stats)?
+                self.decode_parts(&parts, cols, schema, split, backend, front, stats)?
             }
             other => other?,
         };
@@ -618,7 +632,9 @@ impl OrcFile {
     /// rows each part keeps. Columns are split into sets of about equal
     /// compressed size that decode concurrently
     /// ([`column_sets`](crate::exec::column_sets)); stage times in `stats`
-    /// are then the slowest set's.
+    /// are then the slowest set's. Each set passes `front` once its streams
+    /// are decompressed ([`pipeline`](crate::exec::pipeline)).
+    #[allow(clippy::too_many_arguments)]
     fn decode_parts(
         &self,
         parts: &[&Part],
@@ -626,6 +642,7 @@ impl OrcFile {
         schema: &SchemaRef,
         split: column_sets::Split,
         backend: &dyn Backend,
+        front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let layouts: Vec<&StripeLayout> = parts.iter().map(|p| &p.layout).collect();
@@ -634,6 +651,7 @@ impl OrcFile {
             .map(|c| streams::column_bytes(&layouts, &c.walk()))
             .collect();
         let sets = split.partition(&bytes);
+        front.parties(sets.len());
         let (batches, set_stats) = column_sets::read_joined(schema, &sets, |set, schema| {
             let cols: Vec<&Column> = set.iter().map(|&i| cols[i]).collect();
             let ids: Vec<u32> = cols
@@ -641,7 +659,8 @@ impl OrcFile {
                 .flat_map(|c| c.walk().into_iter().map(|c| c.id))
                 .collect();
             let mut stats = ReadStats::default();
-            let batches = self.decode_columns(parts, &cols, &ids, schema, backend, &mut stats)?;
+            let batches =
+                self.decode_columns(parts, &cols, &ids, schema, backend, front, &mut stats)?;
             Ok((batches, stats))
         })?;
         stats.add_concurrent(&set_stats);
@@ -649,6 +668,7 @@ impl OrcFile {
     }
 
     /// [`decode_parts`](Self::decode_parts) for one set of columns.
+    #[allow(clippy::too_many_arguments)]
     fn decode_columns(
         &self,
         parts: &[&Part],
@@ -656,11 +676,13 @@ impl OrcFile {
         ids: &[u32],
         schema: &SchemaRef,
         backend: &dyn Backend,
+        front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let file = Location::file(self.path());
         let layouts: Vec<StripeLayout> = parts.iter().map(|p| p.layout.clone()).collect();
         let streams = streams::load(&self.src, &layouts, ids, &self.tail.compression, backend)?;
+        front.arrive();
         stats.io_s += streams.io_s;
         stats.decompress_s += streams.decompress_s;
         stats.file_bytes += streams.file_bytes;

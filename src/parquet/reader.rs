@@ -22,6 +22,7 @@ use super::pages::{self, RawChunk};
 use super::predicate;
 use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
+use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
 use crate::orc::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
@@ -313,16 +314,24 @@ impl ParquetFile {
             }
             bytes += size;
         }
-        let mut out = Vec::new();
-        for group in groups {
-            for batch in self.read_sets(
+        let depth = crate::exec::pipeline::depth(options, backend);
+        let read = crate::exec::pipeline::run(groups, depth, |group, front| {
+            let mut stats = ReadStats::default();
+            let batches = self.read_sets(
                 &group,
                 &cols,
                 &schema,
                 options.column_sets,
                 backend,
+                front,
                 &mut stats,
-            )? {
+            )?;
+            Ok((batches, stats))
+        })?;
+        let mut out = Vec::new();
+        for (batches, group_stats) in read {
+            stats.add(&group_stats);
+            for batch in batches {
                 out.extend(crate::orc::split_batch(&batch, options.batch_size));
             }
         }
@@ -332,7 +341,9 @@ impl ParquetFile {
     /// Reads one group with its columns split into sets of about equal
     /// work ([`set_weight`]) that decode concurrently
     /// ([`column_sets`](crate::exec::column_sets)); stage times in `stats`
-    /// are then the slowest set's.
+    /// are then the slowest set's. Each set passes `front` once its pages
+    /// are decompressed ([`pipeline`](crate::exec::pipeline)).
+    #[allow(clippy::too_many_arguments)]
     fn read_sets(
         &self,
         group: &[(usize, Option<RowRanges>)],
@@ -340,6 +351,7 @@ impl ParquetFile {
         schema: &SchemaRef,
         split: column_sets::Split,
         backend: &dyn Backend,
+        front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let leaves_of = |f: usize| {
@@ -364,11 +376,13 @@ impl ParquetFile {
             })
             .collect();
         let sets = split.partition(&bytes);
+        front.parties(sets.len());
         let (batches, set_stats) = column_sets::read_joined(schema, &sets, |set, schema| {
             let cols: Vec<usize> = set.iter().map(|&i| cols[i]).collect();
             let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();
             let mut stats = ReadStats::default();
-            let batches = self.read_group(group, &cols, &leaves, schema, backend, &mut stats)?;
+            let batches =
+                self.read_group(group, &cols, &leaves, schema, backend, front, &mut stats)?;
             Ok((batches, stats))
         })?;
         stats.add_concurrent(&set_stats);
@@ -376,7 +390,8 @@ impl ParquetFile {
     }
 
     /// Reads one group of row groups for the columns `cols`, whose leaves
-    /// are `leaves`.
+    /// are `leaves`; arrives at `front` once its pages are decompressed.
+    #[allow(clippy::too_many_arguments)]
     fn read_group(
         &self,
         group: &[(usize, Option<RowRanges>)],
@@ -384,6 +399,7 @@ impl ParquetFile {
         leaves: &[usize],
         schema: &SchemaRef,
         backend: &dyn Backend,
+        front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let file = Location::file(self.path());
@@ -498,6 +514,7 @@ impl ParquetFile {
         let t = std::time::Instant::now();
         let span = crate::trace::span("pq.decompress");
         let pages = decompress::run(&raw, &chunks, &codecs, backend, true)?;
+        front.arrive();
         drop(span);
         stats.decompress_s += t.elapsed().as_secs_f64();
         stats.stream_bytes += pages.buf.len() as u64;

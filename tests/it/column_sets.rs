@@ -1,6 +1,8 @@
-//! Reads whose columns split into sets decoded side by side give exactly
-//! the batches of an unsplit read, on every fixture and both backends. The
-//! fixtures are small, so the split is forced (sets of at least 1 byte).
+//! Reads whose columns split into sets decoded side by side, or whose read
+//! groups are in flight side by side, give exactly the batches of a plain
+//! read, on every fixture and both backends. The fixtures are small, so the
+//! split is forced (sets of at least 1 byte), and so are the groups (one
+//! stripe or row group each).
 
 use std::path::Path;
 
@@ -22,6 +24,15 @@ fn read(path: &Path, split: Split, backend: &dyn Backend) -> warpread::Result<Ve
     let options = ReadOptions::default()
         .with_batch_size(1000)
         .with_column_sets(split);
+    read_with(path, &options, backend)
+}
+
+fn read_with(
+    path: &Path,
+    options: &ReadOptions,
+    backend: &dyn Backend,
+) -> warpread::Result<Vec<RecordBatch>> {
+    let options = options.clone();
     if warpread::parquet::is_parquet(path) {
         ParquetFile::open(path)?.read(&options, backend)
     } else {
@@ -54,6 +65,62 @@ fn check(backend: &dyn Backend) {
         }
     }
     assert!(checked > 20, "only {checked} fixtures read");
+}
+
+/// Every stripe or row group a group of its own, `depth` of them in flight,
+/// against one group at a time.
+fn check_in_flight(backend: &dyn Backend) {
+    let files = orc_differential::fixtures()
+        .into_iter()
+        .chain(parquet_differential::fixtures());
+    let mut multi = 0;
+    for path in files {
+        let options = |depth| ReadOptions {
+            group_bytes: Some(1),
+            groups_in_flight: Some(depth),
+            column_sets: FORCED,
+            ..ReadOptions::default().with_batch_size(1000)
+        };
+        let one = read_with(&path, &options(1), backend);
+        for depth in [2, 3] {
+            let many = read_with(&path, &options(depth), backend);
+            match (&one, many) {
+                (Ok(o), Ok(m)) => assert_eq!(o, &m, "{} at depth {depth}", path.display()),
+                (Err(_), Err(_)) => {}
+                (o, m) => panic!(
+                    "{}: one at a time {:?}, {depth} in flight {:?}",
+                    path.display(),
+                    o.as_ref().map(|b| b.len()),
+                    m.map(|b| b.len())
+                ),
+            }
+        }
+        let groups = if warpread::parquet::is_parquet(&path) {
+            ParquetFile::open(&path).map_or(0, |f| f.metadata().num_row_groups())
+        } else {
+            OrcFile::open(&path).map_or(0, |f| f.stripes().len())
+        };
+        if one.is_ok() && groups > 2 {
+            multi += 1;
+        }
+    }
+    assert!(
+        multi >= 3,
+        "only {multi} fixtures read had more than two groups"
+    );
+}
+
+#[test]
+fn groups_in_flight_match_one_at_a_time_on_cpu() {
+    check_in_flight(&CpuBackend::new());
+}
+
+#[test]
+fn groups_in_flight_match_one_at_a_time_on_cuda() {
+    let Some(cuda) = common::cuda("groups_in_flight_match_one_at_a_time_on_cuda") else {
+        return;
+    };
+    check_in_flight(cuda);
 }
 
 #[test]
