@@ -7,7 +7,7 @@ use crate::codecs::int::IntElem;
 use crate::codecs::{block, deflate, orc_byte_rle, orc_rle_v1, orc_rle_v2};
 use crate::error::Result;
 use crate::gsst;
-use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp};
+use crate::plan::{ChunkJob, ChunkStatus, Stage, StageOp, StatusCode};
 
 /// Runs plans with the reference decoders on a rayon pool.
 #[derive(Debug, Default, Clone)]
@@ -57,6 +57,32 @@ fn run_typed<T: IntElem>(
         .collect()
 }
 
+/// The CRC-32 of `bytes` (IEEE, as gzip and zlib: reflected polynomial
+/// 0xEDB88320, initial value and final xor 0xFFFFFFFF), through zlib-rs
+/// (`flate2::Crc`, as the GZIP page checks; its `std` feature gives it the
+/// PCLMULQDQ path).
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = flate2::Crc::new();
+    crc.update(bytes);
+    crc.sum()
+}
+
+/// One job of a [`StageOp::Crc32`] stage: the CRC-32 of `input` into
+/// `out`, which must hold exactly one element (the job's `values`). An
+/// empty slot is `OutputOverflow` at byte 0, more than one is `OutputShort`
+/// at the end of the input; nothing is written then (`kernels/crc32.cu`
+/// reports the same).
+pub(crate) fn crc32_job(input: &[u8], out: &mut [u32]) -> ChunkStatus {
+    match out {
+        [] => ChunkStatus::failed(StatusCode::OutputOverflow, 0, 0),
+        [slot] => {
+            *slot = crc32(input);
+            ChunkStatus::ok(1)
+        }
+        _ => ChunkStatus::failed(StatusCode::OutputShort, input.len() as u64, 0),
+    }
+}
+
 impl CpuBackend {
     /// Runs `stage` (validated by the caller) into `out`, which holds
     /// `stage.output_bytes()` bytes, 8-byte aligned, zero wherever no job
@@ -73,6 +99,7 @@ impl CpuBackend {
             StageOp::OrcByteRle => run_typed::<u8>(stage, input, out, orc_byte_rle::decode),
             StageOp::OrcBoolRle => run_typed::<u8>(stage, input, out, orc_byte_rle::decode_bools),
             StageOp::Inflate => run_typed::<u8>(stage, input, out, deflate::inflate),
+            StageOp::Crc32 => run_typed::<u32>(stage, input, out, crc32_job),
             StageOp::Gsst(layout) => job_slices(&stage.jobs, out)
                 .into_par_iter()
                 .map(|(job, out)| {
@@ -208,6 +235,119 @@ mod tests {
             err.contains("x.orc") && err.contains("column a") && err.contains("chunk 0"),
             "{err}"
         );
+    }
+
+    /// Bit at a time, from the definition: the reference for `crc32`.
+    fn crc32_bitwise(bytes: &[u8]) -> u32 {
+        let mut r = u32::MAX;
+        for &b in bytes {
+            r ^= u32::from(b);
+            for _ in 0..8 {
+                r = (r >> 1) ^ (0xEDB8_8320 & (r & 1).wrapping_neg());
+            }
+        }
+        !r
+    }
+
+    #[test]
+    fn crc32_known_vectors() {
+        assert_eq!(crc32(b""), 0);
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b"a"), 0xE8B7_BE43);
+        assert_eq!(
+            crc32(b"The quick brown fox jumps over the lazy dog"),
+            0x414F_A339
+        );
+        assert_eq!(crc32(&[0u8; 32]), 0x190A_55AD);
+        assert_eq!(crc32(&[0xFFu8; 32]), 0xFF6C_AB0B);
+    }
+
+    #[test]
+    fn crc32_matches_the_definition_on_random_data() {
+        let mut next = crate::testing::xorshift(0x5eed_c3c2);
+        let data: Vec<u8> = (0..70_000).map(|_| next() as u8).collect();
+        for len in [
+            0,
+            1,
+            2,
+            3,
+            4,
+            5,
+            15,
+            16,
+            17,
+            31,
+            32,
+            33,
+            255,
+            4096 + 7,
+            65_537,
+        ] {
+            let at = (next() % 1000) as usize;
+            let bytes = &data[at..at + len];
+            assert_eq!(crc32(bytes), crc32_bitwise(bytes), "{len} bytes at {at}");
+        }
+    }
+
+    #[test]
+    fn crc32_stage_gives_one_value_per_job() {
+        let mut next = crate::testing::xorshift(77);
+        let input: Vec<u8> = (0..300_000).map(|_| next() as u8).collect();
+        // (start, len, output offset, values): gaps in the output, jobs that
+        // share input bytes, empty jobs, and jobs asking for 0 or 2 values.
+        let spec = [
+            (0u64, 0u64, 0u64, 1u64),
+            (3, 9, 1, 1),
+            (1, 200_000, 3, 1),
+            (7, 1, 4, 1),
+            (100, 5, 5, 0),
+            (100, 5, 5, 2),
+            (299_999, 1, 7, 1),
+            (123, 176_001, 8, 1),
+        ];
+        let jobs: Vec<ChunkJob> = spec
+            .iter()
+            .map(|&(start, len, output_offset, values)| ChunkJob {
+                input: start..start + len,
+                output_offset,
+                values,
+                aux: 0,
+            })
+            .collect();
+        let stage = Stage {
+            op: StageOp::Crc32,
+            jobs,
+            output_values: 9,
+            location: Location::default(),
+        };
+        assert_eq!(stage.output_bytes(), 36);
+        let out = CpuBackend::new().run_stage(&stage, &input).unwrap();
+        let got = out.data.typed::<u32>();
+        for (i, (job, st)) in stage.jobs.iter().zip(&out.statuses).enumerate() {
+            let bytes = &input[job.input.start as usize..job.input.end as usize];
+            match job.values {
+                1 => {
+                    assert_eq!(*st, ChunkStatus::ok(1), "job {i}");
+                    let want = crc32_bitwise(bytes);
+                    assert_eq!(got[job.output_offset as usize], want, "job {i}");
+                }
+                0 => assert_eq!(
+                    *st,
+                    ChunkStatus::failed(StatusCode::OutputOverflow, 0, 0),
+                    "job {i}"
+                ),
+                _ => assert_eq!(
+                    *st,
+                    ChunkStatus::failed(StatusCode::OutputShort, 5, 0),
+                    "job {i}"
+                ),
+            }
+        }
+        // The slots of the failed jobs and the gap stay zero.
+        assert_eq!(got[2], 0);
+        assert_eq!(&got[5..7], &[0, 0]);
+        assert!(out.check(&stage).is_err());
+        assert_eq!(StageOp::Crc32.name(), "crc32");
     }
 
     #[test]

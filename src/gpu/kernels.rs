@@ -74,6 +74,12 @@ pub const PARQUET_BYTE_ARRAY: KernelSource = KernelSource {
     text: include_str!("../../kernels/parquet_byte_array.cu"),
 };
 
+/// CRC-32 of each job's bytes.
+pub const CRC32: KernelSource = KernelSource {
+    file: "crc32.cu",
+    text: include_str!("../../kernels/crc32.cu"),
+};
+
 /// Every kernel source.
 pub const SOURCES: &[KernelSource] = &[
     ORC_RLE_V1,
@@ -85,6 +91,7 @@ pub const SOURCES: &[KernelSource] = &[
     PARQUET_PLAIN,
     PARQUET_DELTA,
     PARQUET_BYTE_ARRAY,
+    CRC32,
 ];
 
 /// The extra `u32` launch argument of a stage's entry point, after the
@@ -151,6 +158,7 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
         StageOp::Inflate => Some((&INFLATE, "inflate_raw".to_string())),
         StageOp::Gsst(layout) => Some((&GSST, format!("gsst_{}", layout.name()))),
         StageOp::Parquet(p) => parquet_entry(*p).map(|(src, e)| (src, e.to_string())),
+        StageOp::Crc32 => Some((&CRC32, "crc32_ieee".to_string())),
         StageOp::Decompress(_) => None,
     }
 }
@@ -172,7 +180,7 @@ mod tests {
                 );
             }
         }
-        for op in [StageOp::OrcByteRle, StageOp::OrcBoolRle] {
+        for op in [StageOp::OrcByteRle, StageOp::OrcBoolRle, StageOp::Crc32] {
             let (src, entry) = entry_for(&op).unwrap();
             assert!(
                 src.text.contains(&format!(" {entry}(")),
@@ -235,6 +243,7 @@ mod tests {
             Some(12)
         );
         assert_eq!(launch_param(&StageOp::OrcByteRle), None);
+        assert_eq!(launch_param(&StageOp::Crc32), None);
         assert_eq!(
             launch_param(&StageOp::Parquet(ParquetOp::ByteArrayData(
                 ByteArrayEncoding::Delta

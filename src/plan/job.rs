@@ -98,6 +98,13 @@ pub enum StageOp {
     Gsst(GsstLayout),
     /// A Parquet value or level decoder (`src/codecs/parquet_*`).
     Parquet(ParquetOp),
+    /// The CRC-32 of each job's input bytes (IEEE, reflected polynomial
+    /// 0xEDB88320, initial value and final xor 0xFFFFFFFF: the gzip / zlib
+    /// CRC) as one `u32`. A job's `values` must be 1: 0 is `OutputOverflow`,
+    /// more is `OutputShort`, and nothing is written. For checking GZIP
+    /// members' trailers where the inflated bytes already lie (on the
+    /// device: `kernels/crc32.cu`).
+    Crc32,
 }
 
 /// Parquet decoders. Each job is (typically) one page's levels or values.
@@ -298,6 +305,7 @@ impl StageOp {
             | Self::Decompress(_)
             | Self::Gsst(_) => 1,
             Self::Parquet(p) => p.output_width(),
+            Self::Crc32 => 4,
         }
     }
 
@@ -312,6 +320,7 @@ impl StageOp {
             Self::Decompress(c) => format!("decompress/{}", c.name()),
             Self::Gsst(l) => format!("gsst/{}", l.name()),
             Self::Parquet(p) => p.name(),
+            Self::Crc32 => "crc32".to_string(),
         }
     }
 }

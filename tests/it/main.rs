@@ -4,6 +4,7 @@ mod cli;
 mod column_sets;
 mod common;
 mod corrupt_inputs;
+mod crc32_differential;
 mod deflate_differential;
 mod gsst;
 mod gsst_container;
