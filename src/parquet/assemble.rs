@@ -28,7 +28,7 @@ pub struct Columns<'a> {
 
 /// An entry's definition level (0 when the column has none).
 fn def_at(leaf: &Leaf, entry: usize) -> u16 {
-    leaf.def.get(entry).copied().unwrap_or(0)
+    leaf.def.get(entry).copied().unwrap_or(leaf.max_def)
 }
 
 impl Columns<'_> {

@@ -165,8 +165,13 @@ impl Dense {
 /// A decoded column chunk.
 #[derive(Debug)]
 pub struct Leaf {
-    /// Definition levels (empty when the column's max is 0).
+    /// Definition levels; empty when every entry is at [`Leaf::max_def`]
+    /// (a column whose max is 0, or one whose pages all say so by a single
+    /// run: the taxi table's nullable columns without nulls held 2 bytes
+    /// per row of such levels, filled and read back for nothing).
     pub def: Vec<u16>,
+    /// The column's highest definition level.
+    pub max_def: u16,
     /// Repetition levels (empty when the column's max is 0).
     pub rep: Vec<u16>,
     /// Level entries (rows × repetitions).
@@ -372,6 +377,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         .iter()
         .map(|info| Leaf {
             def: Vec::new(),
+            max_def: info.max_def.max(0) as u16,
             rep: Vec::new(),
             entries: 0,
             values: Dense::empty(info),
@@ -387,9 +393,17 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             if info.max_rep > 0 {
                 leaf.rep.reserve_exact(entries);
             }
-            if info.max_def > 0 {
-                leaf.def.reserve_exact(entries);
-            }
+            // Entries so far at the max level, not written out while `def`
+            // is empty (see `Leaf::def`).
+            let mut implicit = 0usize;
+            let max_def = info.max_def.max(0) as u16;
+            let materialize = |def: &mut Vec<u16>, implicit: &mut usize| {
+                if def.is_empty() {
+                    def.reserve_exact(entries);
+                    def.resize(*implicit, max_def);
+                    *implicit = 0;
+                }
+            };
             for w in ws.iter_mut() {
                 let p = &pages.chunks[w.chunk][w.page];
                 if let Some(id) = w.rep {
@@ -411,10 +425,16 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                     } else {
                         0
                     };
-                    let new_len = leaf.def.len() + w.entries;
-                    leaf.def.resize(new_len, level as u16);
+                    if level == u32::from(max_def) && leaf.def.is_empty() {
+                        implicit += w.entries;
+                    } else {
+                        materialize(&mut leaf.def, &mut implicit);
+                        let new_len = leaf.def.len() + w.entries;
+                        leaf.def.resize(new_len, level as u16);
+                    }
                 }
                 if let Some(id) = w.def {
+                    materialize(&mut leaf.def, &mut implicit);
                     let levels = out_a.typed::<u32>(id);
                     let max = info.max_def as u32;
                     // One pass over the levels: checked, counted and kept

@@ -262,3 +262,96 @@ fn parquet_corpus_matches_the_parquet_crate() {
         failures.join("\n")
     );
 }
+
+/// Definition levels that change between pages of a chunk: pages without
+/// nulls (whose levels the reader keeps implicit) before, between and after
+/// pages with some nulls and pages of nulls only, flat and nested, in row
+/// groups of several pages; against the parquet crate on both backends.
+#[test]
+fn levels_changing_between_pages_match_the_parquet_crate() {
+    use arrow::array::{Int32Array, Int64Array, ListArray, StructArray};
+    use arrow::datatypes::{Field, Fields, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    use std::sync::Arc;
+
+    let rows = 1000usize;
+    let sparse =
+        Int64Array::from_iter((0..rows).map(|i| (!(150..160).contains(&i)).then_some(i as i64)));
+    let late = Int64Array::from_iter(
+        (0..rows).map(|i| (i < 250 || (600..620).contains(&i)).then_some(-(i as i64))),
+    );
+    let child = Int32Array::from_iter((0..rows).map(|i| (i % 300 != 299).then_some(i as i32)));
+    let fields = Fields::from(vec![Field::new("c", DataType::Int32, true)]);
+    let s = StructArray::new(
+        fields.clone(),
+        vec![Arc::new(child) as ArrayRef],
+        Some((0..rows).map(|i| !(700..705).contains(&i)).collect()),
+    );
+    let list =
+        ListArray::from_iter_primitive::<arrow::datatypes::Int32Type, _, _>((0..rows).map(|i| {
+            (i % 97 != 0).then(|| {
+                (0..i % 3)
+                    .map(|k| (k != 1 || i < 500).then_some(k as i32))
+                    .collect::<Vec<_>>()
+            })
+        }));
+    // Nested, nullable at every level, but no nulls anywhere: every page's
+    // levels are one run at the maximum.
+    let full = StructArray::new(
+        fields.clone(),
+        vec![Arc::new(Int32Array::from_iter_values(0..rows as i32)) as ArrayRef],
+        None,
+    );
+    let full_list = ListArray::from_iter_primitive::<arrow::datatypes::Int32Type, _, _>(
+        (0..rows).map(|i| Some((0..1 + i % 3).map(|k| Some(k as i32)).collect::<Vec<_>>())),
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("sparse", DataType::Int64, true),
+        Field::new("late", DataType::Int64, true),
+        Field::new("s", DataType::Struct(fields.clone()), true),
+        Field::new("l", list.data_type().clone(), true),
+        Field::new("full", DataType::Struct(fields), true),
+        Field::new("full_l", full_list.data_type().clone(), true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(sparse),
+            Arc::new(late),
+            Arc::new(s),
+            Arc::new(list),
+            Arc::new(full),
+            Arc::new(full_list),
+        ],
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("warpread-pq-levels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for dictionary in [false, true] {
+        let path = dir.join(format!("levels-{dictionary}.parquet"));
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .set_data_page_row_count_limit(50)
+            .set_write_batch_size(50)
+            .set_max_row_group_row_count(Some(400))
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let (ws, wb) = expected(&path).unwrap();
+        let (gs, gb) = ours(&path, &CpuBackend::new()).unwrap();
+        assert_eq!(compare(&gs, &gb, &ws, &wb), None, "{}", path.display());
+        if let Some(cuda) = common::cuda("levels_changing_between_pages_match_the_parquet_crate") {
+            let (cs, cb) = ours(&path, cuda).unwrap();
+            assert_eq!(
+                compare(&cs, &cb, &ws, &wb),
+                None,
+                "cuda, {}",
+                path.display()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
