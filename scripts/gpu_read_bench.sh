@@ -11,7 +11,8 @@
 # Parquet SF 1 files and SF 10 on CUDA, for A/B in one call), share (the
 # Parquet files with WARPREAD_HOST_SHARE=0: every inflate job on the
 # device), sf10b (SF 10 on CUDA with and without the host share, the old
-# build if the bundle has one, and pyarrow).
+# build if the bundle has one, and pyarrow), flight (interleaved A/B of read
+# groups in flight: 2 against 1, and smaller groups for taxi and SF 10).
 set -u
 B=$1; shift
 root=$PWD
@@ -88,6 +89,23 @@ sf10b)
   O=$root/$B/${OLD:-warpread-old}
   [ -x $O ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
+flight)
+  for i in 1 2; do
+    echo "-- round $i: default (2 in flight)"; $W --backend cuda bench read --runs 7 $PQ
+    echo "-- round $i: 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 7 $PQ
+    for g in 50 34; do
+      echo "-- round $i: taxi, groups of $g MiB"; WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 7 $d/taxi_gzip.parquet
+    done
+  done
+  if [ -f $d/sf10/lineitem.parquet ]; then
+    for i in 1 2; do
+      echo "-- round $i: SF 10 default"; $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+      echo "-- round $i: SF 10 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+      echo "-- round $i: SF 10 groups of 512 MiB"; WARPREAD_GROUP_MIB=512 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    done
+    python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet
+  fi
+  python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
 groups)
   for g in 1024 4096; do
     WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
