@@ -11,8 +11,9 @@
 # Parquet SF 1 files and SF 10 on CUDA, for A/B in one call), share (the
 # Parquet files with WARPREAD_HOST_SHARE=0: every inflate job on the
 # device), sf10b (SF 10 on CUDA with and without the host share, the old
-# build if the bundle has one, and pyarrow), flight (interleaved A/B of read
-# groups in flight: 2 against 1, and smaller groups for taxi and SF 10).
+# build if the bundle has one, and pyarrow), flight / flight10 (interleaved
+# A/B on the Parquet SF 1 and taxi files / on SF 10: read groups in flight
+# 2 against 1, CRC32 on the device against the host, smaller groups).
 set -u
 B=$1; shift
 root=$PWD
@@ -91,21 +92,22 @@ sf10b)
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 flight)
   for i in 1 2; do
-    echo "-- round $i: default (2 in flight)"; $W --backend cuda bench read --runs 7 $PQ
+    echo "-- round $i: default (2 in flight, device CRC32)"; $W --backend cuda bench read --runs 7 $PQ
     echo "-- round $i: 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 7 $PQ
+    echo "-- round $i: host CRC32"; WARPREAD_DEVICE_CRC=0 $W --backend cuda bench read --runs 7 $PQ
     for g in 50 34; do
       echo "-- round $i: taxi, groups of $g MiB"; WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 7 $d/taxi_gzip.parquet
     done
   done
-  if [ -f $d/sf10/lineitem.parquet ]; then
-    for i in 1 2; do
-      echo "-- round $i: SF 10 default"; $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-      echo "-- round $i: SF 10 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-      echo "-- round $i: SF 10 groups of 512 MiB"; WARPREAD_GROUP_MIB=512 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-    done
-    python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet
-  fi
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
+flight10)
+  for i in 1 2; do
+    echo "-- round $i: SF 10 default"; $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 host CRC32"; WARPREAD_DEVICE_CRC=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 groups of 512 MiB"; WARPREAD_GROUP_MIB=512 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  done
+  python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 groups)
   for g in 1024 4096; do
     WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet

@@ -119,6 +119,16 @@ pub fn verify_on_device(pages: &Pages, backend: &dyn Backend) -> bool {
     }
 }
 
+/// Set to `0` to check CRC32s on the host even where the pages lie on the
+/// device ([`verify_on_device`]): for benchmarks that compare both.
+pub const ENV_DEVICE_CRC: &str = "WARPREAD_DEVICE_CRC";
+
+/// Whether [`verify_on_device`] may be used ([`ENV_DEVICE_CRC`]).
+pub fn device_crc() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(ENV_DEVICE_CRC).map_or(true, |v| v != "0"))
+}
+
 fn check(pages: &Pages, r: &Range<usize>, m: &gzip::Member) -> bool {
     pages.buf.get(r.clone()).is_some_and(|b| gzip::check(m, b))
 }

@@ -528,7 +528,7 @@ impl ParquetFile {
         let verify = || {
             let _span = crate::trace::span("pq.crc32");
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                if backend.holds_on_device(&pages.buf) {
+                if decompress::device_crc() && backend.holds_on_device(&pages.buf) {
                     decompress::verify_on_device(&pages, backend)
                 } else if on_rayon {
                     decompress::verify(&pages)
