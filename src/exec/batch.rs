@@ -41,7 +41,7 @@ pub struct RequestId(usize);
 /// Splits one request's input into several chunk jobs (e.g. at run
 /// boundaries) so a long stream decodes in parallel. Returns job inputs
 /// relative to the request's input, output offsets relative to its output.
-pub type Splitter = fn(&[u8], u64) -> Option<Vec<ChunkJob>>;
+pub type Splitter = Box<dyn Fn(&[u8], u64) -> Option<Vec<ChunkJob>> + Send + Sync>;
 
 struct Request {
     op: StageOp,
@@ -86,8 +86,12 @@ impl<'a> StageBatch<'a> {
     }
 
     /// Lets requests of `op` be split into several jobs by `f`.
-    pub fn split_with(&mut self, op: StageOp, f: Splitter) {
-        self.splitter.insert(op, f);
+    pub fn split_with(
+        &mut self,
+        op: StageOp,
+        f: impl Fn(&[u8], u64) -> Option<Vec<ChunkJob>> + Send + Sync + 'static,
+    ) {
+        self.splitter.insert(op, Box::new(f));
     }
 
     /// Asks for `values` elements of `op` decoded from `source[input]`.

@@ -278,6 +278,7 @@ fn v1_levels(
 pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<Vec<Leaf>> {
     let buf = &pages.buf;
     let mut a = StageBatch::new(buf);
+    split_hybrids(&mut a);
     let mut works: Vec<Work> = Vec::new();
     let mut dict_req: Vec<Option<(RequestId, usize, Location)>> = vec![None; infos.len()];
     for (c, (chunk, info)) in pages.chunks.iter().zip(infos).enumerate() {
@@ -458,6 +459,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     let span = crate::trace::span("pq.plan_b");
     // Dictionaries: fixed ones are final; byte-array ones need their bytes.
     let mut b = StageBatch::new(buf);
+    split_hybrids(&mut b);
     let mut dicts: Vec<Option<Dict>> = (0..infos.len()).map(|_| None).collect();
     let mut dict_data: Vec<Option<(RequestId, RequestId)>> = vec![None; infos.len()];
     for (c, req) in dict_req.iter().enumerate() {
@@ -856,6 +858,17 @@ fn run_dict_pages(
 
 /// Each chunk's works: they are pushed chunk by chunk, so chunk `c`'s are
 /// one run (empty for a chunk without data pages).
+/// Long hybrid streams (levels, dictionary indices, RLE booleans) decode
+/// as several jobs cut at run boundaries ([`parquet_hybrid::split`]).
+fn split_hybrids(batch: &mut StageBatch<'_>) {
+    for bit_width in 0..=parquet_hybrid::MAX_BIT_WIDTH {
+        batch.split_with(
+            StageOp::Parquet(ParquetOp::Hybrid { bit_width }),
+            move |input, values| parquet_hybrid::split(bit_width, input, values),
+        );
+    }
+}
+
 fn per_chunk(works: &mut [Work], chunks: usize) -> Vec<&mut [Work]> {
     let mut out = Vec::with_capacity(chunks);
     let mut rest = works;

@@ -355,3 +355,73 @@ fn levels_changing_between_pages_match_the_parquet_crate() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Pages of a few hundred thousand values each (pyarrow writes a million
+/// dictionary indices into one page when they compress well): their level
+/// and index streams decode as several jobs cut at run boundaries; against
+/// the parquet crate on both backends, data pages v1 and v2.
+#[test]
+fn long_pages_match_the_parquet_crate() {
+    use arrow::array::{BooleanArray, Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::{WriterProperties, WriterVersion};
+    use std::sync::Arc;
+
+    let rows = 300_000usize;
+    let flags = StringArray::from_iter((0..rows).map(|i| {
+        (i % 997 != 0).then_some(match (i / 7000) % 3 {
+            0 => "N",
+            1 => "Y",
+            _ => {
+                if i % 5 == 0 {
+                    "maybe"
+                } else {
+                    "N"
+                }
+            }
+        })
+    }));
+    let small =
+        Int64Array::from_iter((0..rows).map(|i| (i % 1009 != 5).then_some((i / 5000) as i64)));
+    let bits =
+        BooleanArray::from_iter((0..rows).map(|i| (i % 3001 != 0).then_some((i / 9000) % 2 == 0)));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("flag", DataType::Utf8, true),
+        Field::new("small", DataType::Int64, true),
+        Field::new("bits", DataType::Boolean, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(flags), Arc::new(small), Arc::new(bits)],
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("warpread-pq-long-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+        let path = dir.join(format!("long-{}.parquet", version.as_num()));
+        let props = WriterProperties::builder()
+            .set_writer_version(version)
+            .set_data_page_size_limit(64 << 20)
+            .set_data_page_row_count_limit(usize::MAX)
+            .set_write_batch_size(rows)
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let (ws, wb) = expected(&path).unwrap();
+        let (gs, gb) = ours(&path, &CpuBackend::new()).unwrap();
+        assert_eq!(compare(&gs, &gb, &ws, &wb), None, "{}", path.display());
+        if let Some(cuda) = common::cuda("long_pages_match_the_parquet_crate") {
+            let (cs, cb) = ours(&path, cuda).unwrap();
+            assert_eq!(
+                compare(&cs, &cb, &ws, &wb),
+                None,
+                "cuda, {}",
+                path.display()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -14,10 +14,12 @@
 
 mod decode;
 mod encode;
+mod split;
 
 pub(crate) use decode::{Sink, walk};
 pub use decode::{decode, uniform};
 pub use encode::encode;
+pub use split::split;
 
 /// Widest values the hybrid carries here (levels and dictionary indices are
 /// 32-bit in every writer).
