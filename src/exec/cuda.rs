@@ -896,11 +896,6 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
-    /// Two: one group's inflate and transfers run beneath the other's host
-    /// work (value conversion, CRC32 checks, assembly).
-    fn groups_in_flight(&self) -> usize {
-        2
-    }
 
     /// Four by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
     /// the query engine plans). TPC-H SF 10 Parquet GZIP on the H100 host

@@ -13,6 +13,8 @@ use arrow::array::*;
 use arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
 use arrow::datatypes::{DataType, FieldRef};
 
+use rayon::prelude::*;
+
 use super::decode::Leaf;
 use super::levels::{Node, Shape};
 
@@ -280,15 +282,49 @@ fn spread_fixed(dense: &ArrayRef, valid: &BooleanBuffer) -> Option<R<ArrayRef>> 
     let data = dense.to_data();
     let src = data.buffers().first()?.as_slice();
     let src = src.get(data.offset() * w..(data.offset() + dense.len()) * w)?;
+    let one = match w {
+        1 => spread::<1>,
+        2 => spread::<2>,
+        4 => spread::<4>,
+        8 => spread::<8>,
+        16 => spread::<16>,
+        _ => return None,
+    };
     let mut out = arrow::buffer::MutableBuffer::from_len_zeroed(valid.len() * w);
     let dst = out.as_slice_mut();
-    match w {
-        1 => spread::<1>(src, dst, valid),
-        2 => spread::<2>(src, dst, valid),
-        4 => spread::<4>(src, dst, valid),
-        8 => spread::<8>(src, dst, valid),
-        16 => spread::<16>(src, dst, valid),
-        _ => return None,
+    // Pieces of rows on all cores: a piece's first value is the count of
+    // set bits before it (a million-row taxi chunk per task was the longest
+    // step of its column set).
+    let rows: Vec<(usize, usize)> = (0..valid.len())
+        .step_by(SPREAD_PIECE)
+        .map(|at| (at, SPREAD_PIECE.min(valid.len() - at)))
+        .collect();
+    if rows.len() > 1 {
+        let counts: Vec<usize> = rows
+            .par_iter()
+            .map(|&(at, n)| valid.slice(at, n).count_set_bits())
+            .collect();
+        let mut first = 0;
+        let starts: Vec<usize> = counts
+            .iter()
+            .map(|&c| {
+                first += c;
+                first - c
+            })
+            .collect();
+        if first * w > src.len() {
+            return Some(Err(format!(
+                "{} values decoded but the levels define {first}",
+                src.len() / w
+            )));
+        }
+        dst.par_chunks_mut(SPREAD_PIECE * w)
+            .zip(rows.par_iter().zip(starts.par_iter().zip(&counts)))
+            .for_each(|(d, (&(at, n), (&v, &c)))| {
+                one(&src[v * w..(v + c) * w], d, &valid.slice(at, n));
+            });
+    } else {
+        one(src, dst, valid);
     }
     let built = ArrayData::builder(dense.data_type().clone())
         .len(valid.len())
@@ -298,6 +334,9 @@ fn spread_fixed(dense: &ArrayRef, valid: &BooleanBuffer) -> Option<R<ArrayRef>> 
         .map_err(|e| e.to_string());
     Some(built.map(make_array))
 }
+
+/// Rows spread per task.
+const SPREAD_PIECE: usize = 64 * 1024;
 
 /// Copies the `W`-byte values of `src` in order to the slots of `dst` at
 /// the set bits of `valid` (as many as `src` has values).
@@ -322,38 +361,46 @@ mod tests {
 
     #[test]
     fn spread_values_fill_the_valid_slots_in_order() {
-        // Every width the fast path takes, nulls at the ends and in runs.
+        // Every width the fast path takes, nulls at the ends and in runs;
+        // one piece and several.
+        for rows in [1000usize, 3 * SPREAD_PIECE + 77] {
+            let valid: Vec<bool> = (0..rows)
+                .map(|i| i % 7 != 0 && !(300..340).contains(&i))
+                .collect();
+            let k = valid.iter().filter(|&&v| v).count();
+            let valid = BooleanBuffer::from(valid);
+            let arrays: Vec<ArrayRef> = vec![
+                Arc::new(Int8Array::from_iter_values((0..k).map(|i| i as i8))),
+                Arc::new(Int16Array::from_iter_values((0..k).map(|i| i as i16))),
+                Arc::new(Float32Array::from_iter_values((0..k).map(|i| i as f32))),
+                Arc::new(Int64Array::from_iter_values((0..k).map(|i| i as i64 * 3))),
+                Arc::new(
+                    Decimal128Array::from_iter_values((0..k).map(|i| i as i128 - 5))
+                        .with_precision_and_scale(20, 2)
+                        .unwrap(),
+                ),
+            ];
+            for dense in arrays {
+                let got = spread_fixed(&dense, &valid).unwrap().unwrap();
+                let mut next = 0u32;
+                let idx: Vec<Option<u32>> = valid
+                    .iter()
+                    .map(|v| {
+                        v.then(|| {
+                            next += 1;
+                            next - 1
+                        })
+                    })
+                    .collect();
+                let want = arrow::compute::take(&dense, &UInt32Array::from(idx), None).unwrap();
+                assert_eq!(&got, &want, "{} over {rows} rows", dense.data_type());
+            }
+        }
         let valid: Vec<bool> = (0..1000)
             .map(|i| i % 7 != 0 && !(300..340).contains(&i))
             .collect();
         let k = valid.iter().filter(|&&v| v).count();
         let valid = BooleanBuffer::from(valid);
-        let arrays: Vec<ArrayRef> = vec![
-            Arc::new(Int8Array::from_iter_values((0..k).map(|i| i as i8))),
-            Arc::new(Int16Array::from_iter_values((0..k).map(|i| i as i16))),
-            Arc::new(Float32Array::from_iter_values((0..k).map(|i| i as f32))),
-            Arc::new(Int64Array::from_iter_values((0..k).map(|i| i as i64 * 3))),
-            Arc::new(
-                Decimal128Array::from_iter_values((0..k).map(|i| i as i128 - 5))
-                    .with_precision_and_scale(20, 2)
-                    .unwrap(),
-            ),
-        ];
-        for dense in arrays {
-            let got = spread_fixed(&dense, &valid).unwrap().unwrap();
-            let mut next = 0u32;
-            let idx: Vec<Option<u32>> = valid
-                .iter()
-                .map(|v| {
-                    v.then(|| {
-                        next += 1;
-                        next - 1
-                    })
-                })
-                .collect();
-            let want = arrow::compute::take(&dense, &UInt32Array::from(idx), None).unwrap();
-            assert_eq!(&got, &want, "{}", dense.data_type());
-        }
         // A slice of a longer array (an offset into its buffer).
         let longer = Int64Array::from_iter_values((0..k as i64 + 9).map(|i| i * 5));
         let sliced: ArrayRef = Arc::new(longer.slice(9, k));

@@ -8,6 +8,10 @@
 //! instead of a length-dependent `memcpy` call. The dictionary is checked
 //! for UTF-8 once, so strings gathered from it need no second check.
 
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
 /// Entries up to this long take the fixed-block copy.
 const BLOCK: usize = 32;
 
@@ -18,8 +22,6 @@ pub struct ByteDict {
     offsets: Vec<usize>,
     /// The entries end to end, then `BLOCK` zero bytes.
     data: Vec<u8>,
-    /// Longest entry.
-    max_len: usize,
     /// Whether every entry is valid UTF-8.
     utf8: bool,
 }
@@ -30,11 +32,8 @@ impl ByteDict {
     pub fn new(lengths: &[u32], bytes: &[u8]) -> Option<Self> {
         let mut offsets = Vec::with_capacity(lengths.len() + 1);
         offsets.push(0usize);
-        let mut max_len = 0;
         for &l in lengths {
-            let l = l as usize;
-            max_len = max_len.max(l);
-            offsets.push(offsets.last().expect("non-empty") + l);
+            offsets.push(offsets.last().expect("non-empty") + l as usize);
         }
         if *offsets.last().expect("non-empty") != bytes.len() {
             return None;
@@ -48,7 +47,6 @@ impl ByteDict {
         Some(Self {
             offsets,
             data,
-            max_len,
             utf8,
         })
     }
@@ -69,43 +67,90 @@ impl ByteDict {
     }
 
     /// Appends the entries `indices` name (each `< len()`, checked by the
-    /// caller) to `out`, pushing each value's end offset (in `out`).
+    /// caller) to `out`, pushing each value's end offset (in `out`). Long
+    /// index arrays are gathered in pieces on all cores (pyarrow writes a
+    /// million indices into one taxi page: gathered serially they were
+    /// 15 ms of a 65 ms read): each piece's bytes are summed first, so
+    /// every piece knows where its values start.
     pub fn gather(&self, indices: &[u32], out: &mut Vec<u8>, offsets: &mut Vec<usize>) {
-        let off = &self.offsets;
-        let mut pos = out.len();
-        offsets.reserve(indices.len());
-        if self.max_len <= BLOCK {
-            let total: usize = indices.iter().map(|&k| self.entry_len(k as usize)).sum();
-            // Written in place of zero-filling first (a second pass over
-            // fresh memory); slack for the last block.
-            out.reserve(total + BLOCK);
-            let start = pos;
-            let spare = &mut out.spare_capacity_mut()[..total + BLOCK];
-            let mut at = 0;
-            for &k in indices {
-                let s = off[k as usize];
-                let l = off[k as usize + 1] - s;
-                spare[at..at + BLOCK].write_copy_of_slice(&self.data[s..s + BLOCK]);
-                at += l;
-                pos += l;
-                offsets.push(pos);
-            }
-            // SAFETY: the loop wrote every byte of `start..start + total`
-            // (each value's block covers its own bytes, values are
-            // consecutive and `at` ends at `total`).
-            debug_assert_eq!(at, total);
-            unsafe { out.set_len(start + total) };
+        let n = indices.len();
+        let pieces: Vec<&[u32]> = indices.chunks(PIECE).collect();
+        let totals: Vec<usize> = if pieces.len() > 1 {
+            pieces.par_iter().map(|p| self.bytes_of(p)).collect()
         } else {
-            for &k in indices {
-                let s = off[k as usize];
-                let e = off[k as usize + 1];
-                out.extend_from_slice(&self.data[s..e]);
-                pos += e - s;
-                offsets.push(pos);
-            }
+            pieces.iter().map(|p| self.bytes_of(p)).collect()
+        };
+        let total: usize = totals.iter().sum();
+        let (base, first) = (out.len(), offsets.len());
+        out.reserve(total);
+        offsets.reserve(n);
+        let mut data: Vec<&mut [MaybeUninit<u8>]> = Vec::with_capacity(pieces.len());
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for &t in &totals {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(t);
+            data.push(head);
+            rest = tail;
+        }
+        let ends = offsets.spare_capacity_mut()[..n].chunks_mut(PIECE);
+        let mut starts = Vec::with_capacity(pieces.len());
+        let mut at = base;
+        for &t in &totals {
+            starts.push(at);
+            at += t;
+        }
+        let work: Vec<_> = pieces.into_iter().zip(data).zip(ends).zip(starts).collect();
+        let one = |(((idx, d), e), start)| self.fill(idx, d, e, start);
+        if work.len() > 1 {
+            work.into_par_iter().for_each(one);
+        } else {
+            work.into_iter().for_each(one);
+        }
+        // SAFETY: `fill` wrote every byte of each piece's data slice (its
+        // values are consecutive and their lengths sum to the slice) and
+        // every slot of its offsets slice; the slices cover `total` bytes
+        // and `n` offsets end to end.
+        unsafe {
+            out.set_len(base + total);
+            offsets.set_len(first + n);
         }
     }
+
+    /// Bytes the entries `indices` name.
+    fn bytes_of(&self, indices: &[u32]) -> usize {
+        indices.iter().map(|&k| self.entry_len(k as usize)).sum()
+    }
+
+    /// Writes the entries `indices` name to `out` (exactly their bytes
+    /// long) and each one's end offset, counted from `pos`, to `ends`.
+    fn fill(
+        &self,
+        indices: &[u32],
+        out: &mut [MaybeUninit<u8>],
+        ends: &mut [MaybeUninit<usize>],
+        mut pos: usize,
+    ) {
+        let off = &self.offsets;
+        let mut at = 0;
+        for (end, &k) in ends.iter_mut().zip(indices) {
+            let s = off[k as usize];
+            let l = off[k as usize + 1] - s;
+            // A fixed block (the dictionary is padded) where the slice has
+            // room for it: later values overwrite its tail.
+            if l <= BLOCK && at + BLOCK <= out.len() {
+                out[at..at + BLOCK].write_copy_of_slice(&self.data[s..s + BLOCK]);
+            } else {
+                out[at..at + l].write_copy_of_slice(&self.data[s..s + l]);
+            }
+            at += l;
+            pos += l;
+            end.write(pos);
+        }
+        debug_assert_eq!(at, out.len());
+    }
 }
+
+/// Indices gathered per task.
+const PIECE: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -143,6 +188,25 @@ mod tests {
             assert_eq!(offsets, want_off);
             assert_eq!(out.len(), *offsets.last().unwrap());
         }
+    }
+
+    #[test]
+    fn long_index_arrays_gather_in_pieces_alike() {
+        let long = [b'y'; 70];
+        let entries = vec![&b"N"[..], b"Y", b"", &long[..], b"MAIL"];
+        let d = dict(&entries);
+        let idx: Vec<u32> = (0..5 * PIECE as u32 + 17)
+            .map(|i| (i / 3 + i % 11) % entries.len() as u32)
+            .collect();
+        let (out, offsets) = gathered(&d, &idx, b"xy");
+        let mut want = b"xy".to_vec();
+        let mut want_off = vec![2];
+        for &k in &idx {
+            want.extend_from_slice(entries[k as usize]);
+            want_off.push(want.len());
+        }
+        assert_eq!(out, want);
+        assert_eq!(offsets, want_off);
     }
 
     #[test]
