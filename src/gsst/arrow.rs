@@ -135,6 +135,14 @@ fn build<O: OffsetSizeTrait>(
 /// Decompresses a column with a backend (the values frame runs as one GSST
 /// stage) and rebuilds the Arrow array, checking lengths and UTF-8.
 pub fn decompress_strings(col: &GsstColumn, backend: &dyn Backend) -> Result<ArrayRef> {
+    // Offsets are sized from the row count: bound it by the lengths first.
+    if col.rows > col.lengths.len() {
+        return Err(malformed(format!(
+            "{} rows but {} bytes of value lengths (at least one a row)",
+            col.rows,
+            col.lengths.len()
+        )));
+    }
     let values = decompress_with(backend, &col.frame, &Location::default())?;
     let values = Buffer::from_vec(values.as_bytes().to_vec());
     let nulls = match &col.validity {
@@ -219,6 +227,11 @@ impl GsstColumn {
         if !has_validity && nval != 0 {
             return Err(malformed("validity bytes without the validity flag"));
         }
+        if rows > nlen {
+            return Err(malformed(format!(
+                "{rows} rows but {nlen} bytes of value lengths (at least one a row)"
+            )));
+        }
         let l0 = COLUMN_HEADER_BYTES;
         let v0 = l0 + nlen;
         let f0 = v0 + nval;
@@ -302,5 +315,13 @@ mod tests {
         let mut col = GsstColumn::from_bytes(&bytes).unwrap();
         col.rows = 5;
         assert!(decompress_strings(&col, &CpuBackend::new()).is_err());
+        // A row count no lengths back: refused before offsets are sized.
+        let mut col = GsstColumn::from_bytes(&bytes).unwrap();
+        col.rows = 1 << 50;
+        assert!(decompress_strings(&col, &CpuBackend::new()).is_err());
+        let mut huge = bytes.clone();
+        huge[8..16].copy_from_slice(&(1u64 << 50).to_le_bytes());
+        let e = GsstColumn::from_bytes(&huge).unwrap_err().to_string();
+        assert!(e.contains("rows"), "{e}");
     }
 }

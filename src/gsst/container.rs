@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, LargeBinaryArray, RecordBatch, new_empty_array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::ipc::reader::FileReader;
 use arrow::ipc::writer::FileWriter;
 use serde::{Deserialize, Serialize};
 
 use super::arrow::{GsstColumn, compress_strings, decompress_strings};
+use super::container_file::ContainerFile;
 use super::format::Frame;
 use super::params::{GsstParams, TargetDevice};
 use crate::error::{Error, Location, Result};
@@ -379,66 +379,18 @@ pub fn is_arrow_file(path: &Path) -> bool {
 
 /// Reads an Arrow IPC file, decoding its GSST columns on `backend`
 /// (a file without any is read as it is). `columns` keeps only those
-/// top-level columns (all when empty), before anything is decoded.
+/// top-level columns (all when empty), before anything is decoded. Every
+/// length in the file is checked before it is trusted ([`ContainerFile`]):
+/// a damaged file is an error naming it and the batch, never a panic or an
+/// allocation the file's bytes cannot back.
 pub fn read_container(
     path: &Path,
     columns: &[String],
     backend: &dyn Backend,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    // arrow-ipc 59 can panic on damaged footers and buffer lengths instead
-    // of returning an error; a damaged file must be an error here.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        read_container_inner(path, columns, backend)
-    }))
-    .unwrap_or_else(|_| {
-        Err(container_error(
-            &Location::file(path),
-            "damaged Arrow IPC file (the IPC reader panicked)",
-        ))
-    })
-}
-
-fn read_container_inner(
-    path: &Path,
-    columns: &[String],
-    backend: &dyn Backend,
-) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let location = Location::file(path);
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let err = |e| Error::arrow(format!("reading {}", path.display()), e);
-    let full = FileReader::try_new(std::io::BufReader::new(file), None)
-        .map_err(err)?
-        .schema();
-    let projection = if columns.is_empty() {
-        None
-    } else {
-        let idx = columns
-            .iter()
-            .map(|c| {
-                full.index_of(c).map_err(|_| {
-                    Error::Unsupported(format!("no column `{c}` in {}", path.display()))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Some(idx)
-    };
-    // The reader reports the whole file's schema even when projecting.
-    let stored = match &projection {
-        Some(idx) => Arc::new(full.project(idx).map_err(err)?),
-        None => full.clone(),
-    };
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = FileReader::try_new(std::io::BufReader::new(file), projection).map_err(err)?;
-    let schema = decode_schema(&stored, &location)?;
-    let mut batches = Vec::new();
-    for (i, b) in reader.enumerate() {
-        let b = b.map_err(err)?;
-        batches.push(decode_batch(
-            &b,
-            &schema,
-            backend,
-            &location.clone().with_stripe(i as u64),
-        )?);
-    }
+    let file = ContainerFile::open(path)?;
+    let schema = file.projected_schema(columns)?;
+    let all: Vec<usize> = (0..file.blocks().len()).collect();
+    let batches = file.read(&all, columns, backend)?;
     Ok((schema, batches))
 }

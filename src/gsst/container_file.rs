@@ -3,16 +3,31 @@
 //! row count, read from each block's message header without touching its
 //! body), so a table provider can split a file by byte range and read only
 //! the batches and columns a scan asks for.
+//!
+//! This is the one way warpread reads an Arrow IPC file (`read_container`
+//! too), and arrow-ipc sizes its buffers from lengths in the file: the
+//! footer's block offsets and lengths, each message's metadata length, body
+//! length, buffer ranges, field-node and row counts, and the uncompressed
+//! size prefixed to each compressed buffer. An allocation that fails aborts
+//! the process, which no `catch_unwind` catches, so every one of those
+//! lengths is checked against the file before arrow-ipc sees the bytes: a
+//! block must lie between the leading magic and the footer, a buffer inside
+//! its message's body, a row count within what the body's buffers can hold
+//! (one bit a row), a compressed buffer's uncompressed size within its
+//! codec's largest expansion. Blocks are read here, into buffers of the
+//! checked size, and decoded with arrow-ipc's `FileDecoder`.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow::buffer::{Buffer, MutableBuffer};
+use arrow::datatypes::{DataType, SchemaRef};
 use arrow::ipc::convert::fb_to_schema;
-use arrow::ipc::reader::{FileReader, read_footer_length};
+use arrow::ipc::reader::{FileDecoder, read_footer_length};
+use arrow::ipc::{Block, CompressionType, MetadataVersion};
 
 use super::container::{decode_batch, decode_schema};
 use crate::error::{Error, Location, Result};
@@ -35,10 +50,19 @@ pub struct BatchBlock {
 #[derive(Debug)]
 pub struct ContainerFile {
     path: PathBuf,
+    /// The file's length when opened; every block lies within it.
+    len: u64,
+    /// The footer's metadata version.
+    version: MetadataVersion,
     /// The stored schema (GSST columns as marked LargeBinary).
     stored: SchemaRef,
     /// The decoded schema (GSST columns as strings).
     schema: SchemaRef,
+    /// The footer's dictionary blocks, range-checked.
+    dictionaries: Vec<Block>,
+    /// The footer's record batch blocks, range-checked, as arrow-ipc takes
+    /// them (`blocks` is the same, with row counts).
+    ipc_blocks: Vec<Block>,
     blocks: Vec<BatchBlock>,
 }
 
@@ -61,19 +85,45 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-/// The rows of the record batch whose message starts `meta` (continuation
-/// marker, length, flatbuffer).
-fn message_rows(meta: &[u8]) -> std::result::Result<u64, String> {
-    let body = match meta {
-        [0xff, 0xff, 0xff, 0xff, _, _, _, _, rest @ ..] => rest,
-        [_, _, _, _, rest @ ..] => rest,
-        _ => return Err("record batch message shorter than its prefix".into()),
-    };
-    let message = arrow::ipc::root_as_message(body).map_err(|e| e.to_string())?;
-    let batch = message
-        .header_as_record_batch()
-        .ok_or("a footer block is not a record batch")?;
-    u64::try_from(batch.length()).map_err(|_| format!("negative row count {}", batch.length()))
+/// The leading magic of an Arrow IPC file, padded to 8 bytes.
+const LEADING_MAGIC_BYTES: u64 = 8;
+/// The trailer: footer length (4 bytes) and `ARROW1`.
+const TRAILER_BYTES: u64 = 10;
+/// Most bytes one byte of an LZ4 frame decompresses to: a match-length
+/// extension byte adds at most 255 bytes of output.
+const LZ4_MAX_EXPANSION: u64 = 256;
+/// Most bytes one byte of a Zstandard frame decompresses to: an RLE block,
+/// 3 header bytes and 1 byte, repeats that byte at most 128 KiB times.
+const ZSTD_MAX_EXPANSION: u64 = 32 * 1024;
+
+/// What a footer block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Dictionary,
+    Batch,
+}
+
+impl BlockKind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Dictionary => "dictionary batch",
+            Self::Batch => "record batch",
+        }
+    }
+}
+
+/// Whether every row of an array of this type takes at least one bit of
+/// some buffer, so that a row count can be bounded by the buffers' bytes.
+/// Null arrays, run-end encoded arrays and structs of such children (or of
+/// none) hold rows without bytes.
+fn stores_rows(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Null | DataType::RunEndEncoded(..) => false,
+        DataType::Struct(fields) => fields.iter().any(|f| stores_rows(f.data_type())),
+        DataType::FixedSizeBinary(w) => *w > 0,
+        DataType::FixedSizeList(f, n) => *n > 0 && stores_rows(f.data_type()),
+        _ => true,
+    }
 }
 
 impl ContainerFile {
@@ -88,71 +138,307 @@ impl ContainerFile {
         let mut file = File::open(path).map_err(io)?;
         let arrow_err = |e| Error::arrow(format!("reading {}", path.display()), e);
         let len = file.seek(SeekFrom::End(0)).map_err(io)?;
-        if len < 10 {
+        if len < LEADING_MAGIC_BYTES + TRAILER_BYTES {
             return Err(error(path, "file too short for an Arrow IPC footer"));
         }
-        let mut tail = [0u8; 10];
-        file.seek(SeekFrom::End(-10)).map_err(io)?;
+        let mut magic = [0u8; 6];
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.read_exact(&mut magic).map_err(io)?;
+        if &magic != b"ARROW1" {
+            return Err(error(path, "no Arrow IPC file magic at the start"));
+        }
+        let mut tail = [0u8; TRAILER_BYTES as usize];
+        file.seek(SeekFrom::End(-(TRAILER_BYTES as i64)))
+            .map_err(io)?;
         file.read_exact(&mut tail).map_err(io)?;
         let footer_len = read_footer_length(tail).map_err(arrow_err)? as u64;
-        if footer_len + 10 > len {
+        if footer_len + TRAILER_BYTES + LEADING_MAGIC_BYTES > len {
             return Err(error(
                 path,
                 format!("footer of {footer_len} bytes in a {len}-byte file"),
             ));
         }
+        let footer_at = len - TRAILER_BYTES - footer_len;
         let mut footer = vec![0u8; footer_len as usize];
-        file.seek(SeekFrom::Start(len - 10 - footer_len))
-            .map_err(io)?;
+        file.seek(SeekFrom::Start(footer_at)).map_err(io)?;
         file.read_exact(&mut footer).map_err(io)?;
         let footer = arrow::ipc::root_as_footer(&footer)
             .map_err(|e| error(path, format!("bad IPC footer: {e}")))?;
-        let stored = Arc::new(fb_to_schema(
-            footer
-                .schema()
-                .ok_or_else(|| error(path, "IPC footer without a schema"))?,
-        ));
+        let ipc_schema = footer
+            .schema()
+            .ok_or_else(|| error(path, "IPC footer without a schema"))?;
+        if !ipc_schema.endianness().equals_to_target_endianness() {
+            return Err(error(path, "big-endian Arrow IPC file"));
+        }
+        let stored = Arc::new(fb_to_schema(ipc_schema));
         let schema = decode_schema(&stored, &Location::file(path))?;
-        let mut blocks = Vec::new();
+        let mut f = Self {
+            path: path.to_path_buf(),
+            len,
+            version: footer.version(),
+            stored,
+            schema,
+            dictionaries: Vec::new(),
+            ipc_blocks: Vec::new(),
+            blocks: Vec::new(),
+        };
+        for (index, b) in footer.dictionaries().into_iter().flatten().enumerate() {
+            f.check_range(BlockKind::Dictionary, index, b, footer_at)?;
+            f.dictionaries.push(*b);
+        }
         for (index, b) in footer.recordBatches().into_iter().flatten().enumerate() {
-            let at = |m: String| error(path, format!("record batch {index}: {m}"));
-            let (offset, meta, body) = (b.offset(), b.metaDataLength(), b.bodyLength());
-            let (Ok(offset), Ok(meta), Ok(body)) = (
-                u64::try_from(offset),
-                u64::try_from(meta),
-                u64::try_from(body),
-            ) else {
-                return Err(at(format!(
-                    "negative block field (offset {offset}, metadata {meta}, body {body})"
-                )));
-            };
-            if offset
-                .checked_add(meta)
-                .and_then(|e| e.checked_add(body))
-                .is_none_or(|e| e > len)
-            {
-                return Err(at(format!(
-                    "block at {offset} of {} bytes runs past the {len}-byte file",
-                    meta.saturating_add(body)
-                )));
-            }
+            let (offset, meta, body) = f.check_range(BlockKind::Batch, index, b, footer_at)?;
+            // The message header alone gives the row count (and is checked
+            // now, so that a damaged one is found on opening).
             let mut m = vec![0u8; meta as usize];
             file.seek(SeekFrom::Start(offset)).map_err(io)?;
             file.read_exact(&mut m).map_err(io)?;
-            let rows = message_rows(&m).map_err(at)?;
-            blocks.push(BatchBlock {
+            let rows = f.check_message(BlockKind::Batch, index, b, &m, None)?;
+            f.ipc_blocks.push(*b);
+            f.blocks.push(BatchBlock {
                 index,
                 offset,
                 bytes: meta + body,
                 rows,
             });
         }
-        Ok(Self {
-            path: path.to_path_buf(),
-            stored,
-            schema,
-            blocks,
-        })
+        Ok(f)
+    }
+
+    /// An error at a footer block: the file, the block's offset, which
+    /// block.
+    fn block_error(&self, kind: BlockKind, index: usize, offset: u64, message: &str) -> Error {
+        Error::Format {
+            format: "GSST container",
+            location: Box::new(Location::file(&self.path).at(offset)),
+            message: format!("{} {index}: {message}", kind.name()),
+        }
+    }
+
+    /// Checks a footer block's fields: none negative, the block between the
+    /// leading magic and the footer (at `footer_at`). Returns offset,
+    /// metadata length and body length.
+    fn check_range(
+        &self,
+        kind: BlockKind,
+        index: usize,
+        b: &Block,
+        footer_at: u64,
+    ) -> Result<(u64, u64, u64)> {
+        let (offset, meta, body) = (b.offset(), b.metaDataLength(), b.bodyLength());
+        let (Ok(o), Ok(m), Ok(l)) = (
+            u64::try_from(offset),
+            u64::try_from(meta),
+            u64::try_from(body),
+        ) else {
+            return Err(self.block_error(
+                kind,
+                index,
+                offset.max(0) as u64,
+                &format!("negative block field (offset {offset}, metadata {meta}, body {body})"),
+            ));
+        };
+        if o < LEADING_MAGIC_BYTES
+            || o.checked_add(m)
+                .and_then(|e| e.checked_add(l))
+                .is_none_or(|e| e > footer_at)
+        {
+            return Err(self.block_error(
+                kind,
+                index,
+                o,
+                &format!(
+                    "block at {o} of {m} metadata and {l} body bytes does not lie between the \
+                     file magic and the footer at {footer_at} (a {}-byte file)",
+                    self.len
+                ),
+            ));
+        }
+        Ok((o, m, l))
+    }
+
+    /// Checks the message of a range-checked block, given its metadata and,
+    /// when read, its body (which also checks compressed buffers'
+    /// uncompressed sizes), and returns its row count. Every length
+    /// arrow-ipc would trust is checked here: the message's prefix and body
+    /// length, buffer ranges, field nodes, variadic buffer counts and the
+    /// row count.
+    fn check_message(
+        &self,
+        kind: BlockKind,
+        index: usize,
+        b: &Block,
+        meta: &[u8],
+        body: Option<&[u8]>,
+    ) -> Result<u64> {
+        let at = b.offset() as u64;
+        let bad = |m: String| self.block_error(kind, index, at, &m);
+        let meta_len = meta.len();
+        let body_len = b.bodyLength() as u64;
+        debug_assert_eq!(meta_len, b.metaDataLength() as usize);
+        debug_assert!(body.is_none_or(|body| body.len() as u64 == body_len));
+        // Continuation marker and length, or (before Arrow 0.15) the length.
+        let (start, prefix) = match meta {
+            [0xff, 0xff, 0xff, 0xff, a, b, c, d, ..] => (8, [*a, *b, *c, *d]),
+            [a, b, c, d, ..] if [*a, *b, *c, *d] != [0xff; 4] => (4, [*a, *b, *c, *d]),
+            _ => return Err(bad(format!("{meta_len} bytes of metadata hold no message"))),
+        };
+        let fb_len = i32::from_le_bytes(prefix);
+        let fb = usize::try_from(fb_len)
+            .ok()
+            .and_then(|n| meta.get(start..start + n))
+            .ok_or_else(|| {
+                bad(format!(
+                    "message of {fb_len} bytes in {meta_len} bytes of metadata"
+                ))
+            })?;
+        let message =
+            arrow::ipc::root_as_message(fb).map_err(|e| bad(format!("bad message header: {e}")))?;
+        if self.version != MetadataVersion::V1 && message.version() != self.version {
+            return Err(bad(format!(
+                "message version {:?}, footer version {:?}",
+                message.version(),
+                self.version
+            )));
+        }
+        if !u64::try_from(message.bodyLength()).is_ok_and(|n| n <= body_len) {
+            return Err(bad(format!(
+                "message body of {} bytes in a {body_len}-byte block body",
+                message.bodyLength()
+            )));
+        }
+        let (batch, rows_need_bytes) = match kind {
+            BlockKind::Batch => (
+                message.header_as_record_batch(),
+                self.stored
+                    .fields()
+                    .iter()
+                    .any(|f| stores_rows(f.data_type())),
+            ),
+            BlockKind::Dictionary => {
+                let d = message.header_as_dictionary_batch();
+                // The value type as arrow-ipc finds it: the first field
+                // with the dictionary's id.
+                #[allow(deprecated)]
+                let values = d.and_then(|d| {
+                    self.stored
+                        .fields_with_dict_id(d.id())
+                        .first()
+                        .map(|f| f.data_type().clone())
+                });
+                let stores = match values {
+                    Some(DataType::Dictionary(_, v)) => stores_rows(&v),
+                    _ => false,
+                };
+                (d.and_then(|d| d.data()), stores)
+            }
+        };
+        let batch = batch.ok_or_else(|| {
+            bad(format!(
+                "message holds a {:?} header, not a {}",
+                message.header_type(),
+                kind.name()
+            ))
+        })?;
+        let rows = u64::try_from(batch.length())
+            .map_err(|_| bad(format!("negative row count {}", batch.length())))?;
+        let nodes = batch.nodes().ok_or_else(|| bad("no field nodes".into()))?;
+        for (j, n) in nodes.iter().enumerate() {
+            if n.length() < 0 || n.null_count() < 0 || n.null_count() > n.length() {
+                return Err(bad(format!(
+                    "field node {j}: {} rows, {} nulls",
+                    n.length(),
+                    n.null_count()
+                )));
+            }
+        }
+        let buffers = batch.buffers().ok_or_else(|| bad("no buffers".into()))?;
+        let mut variadic = 0u64;
+        for c in batch.variadicBufferCounts().into_iter().flatten() {
+            variadic = u64::try_from(c)
+                .ok()
+                .and_then(|c| variadic.checked_add(c))
+                .filter(|&v| v <= buffers.len() as u64)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "variadic buffer count {c} with {} buffers",
+                        buffers.len()
+                    ))
+                })?;
+        }
+        let expansion = match batch.compression().map(|c| c.codec()) {
+            None => None,
+            Some(CompressionType::LZ4_FRAME) => Some(LZ4_MAX_EXPANSION),
+            Some(CompressionType::ZSTD) => Some(ZSTD_MAX_EXPANSION),
+            Some(c) => return Err(bad(format!("unknown compression codec {c:?}"))),
+        };
+        // Bytes the buffers hold once decompressed: what the rows may need.
+        let mut capacity = 0u64;
+        for (j, buf) in buffers.iter().enumerate() {
+            let (offset, length) = (buf.offset(), buf.length());
+            let range = u64::try_from(offset)
+                .ok()
+                .zip(u64::try_from(length).ok())
+                .filter(|&(o, l)| o.checked_add(l).is_some_and(|e| e <= body_len));
+            let Some((o, l)) = range else {
+                return Err(bad(format!(
+                    "buffer {j} at {offset} of {length} bytes runs past the {body_len}-byte body"
+                )));
+            };
+            let holds = match (expansion, body) {
+                (None, _) => l,
+                (Some(_), _) if l == 0 => 0,
+                // The metadata alone: the most the codec could give.
+                (Some(x), None) => l.saturating_mul(x),
+                (Some(x), Some(body)) => {
+                    let (o, l) = (o as usize, l as usize);
+                    let prefix = body.get(o..o + 8).filter(|_| l >= 8).ok_or_else(|| {
+                        bad(format!(
+                            "compressed buffer {j} of {l} bytes has no length prefix"
+                        ))
+                    })?;
+                    let n = i64::from_le_bytes(prefix.try_into().expect("8 bytes"));
+                    let data = (l - 8) as u64;
+                    match n {
+                        -1 => data,
+                        0 => 0,
+                        n if n > 0 && (n as u64) <= data.saturating_mul(x) => n as u64,
+                        n => {
+                            return Err(bad(format!(
+                                "compressed buffer {j} of {data} bytes claims {n} bytes \
+                                 uncompressed (at most {x} per byte)"
+                            )));
+                        }
+                    }
+                }
+            };
+            capacity = capacity.saturating_add(holds);
+        }
+        if rows_need_bytes && rows > capacity.saturating_mul(8) {
+            return Err(bad(format!(
+                "{rows} rows, but its buffers hold {capacity} bytes"
+            )));
+        }
+        Ok(rows)
+    }
+
+    /// Reads a range-checked block whole, into a buffer of its size, and
+    /// checks its message.
+    fn read_block(
+        &self,
+        file: &mut File,
+        kind: BlockKind,
+        index: usize,
+        b: &Block,
+    ) -> Result<Buffer> {
+        let io = |e| Error::io(&self.path, e);
+        let len = b.metaDataLength() as usize + b.bodyLength() as usize;
+        let mut buf = MutableBuffer::from_len_zeroed(len);
+        file.seek(SeekFrom::Start(b.offset() as u64)).map_err(io)?;
+        file.read_exact(buf.as_slice_mut()).map_err(io)?;
+        let (meta, body) = buf.split_at(b.metaDataLength() as usize);
+        self.check_message(kind, index, b, meta, Some(body))?;
+        Ok(buf.into())
     }
 
     /// The file.
@@ -175,6 +461,34 @@ impl ContainerFile {
         self.blocks.iter().map(|b| b.rows).sum()
     }
 
+    /// The stored-schema indices of `columns` (all when empty).
+    fn projection(&self, columns: &[String]) -> Result<Vec<usize>> {
+        if columns.is_empty() {
+            return Ok((0..self.stored.fields().len()).collect());
+        }
+        columns
+            .iter()
+            .map(|c| {
+                self.stored.index_of(c).map_err(|_| {
+                    Error::Unsupported(format!("no column `{c}` in {}", self.path.display()))
+                })
+            })
+            .collect()
+    }
+
+    /// The decoded schema of `columns` (all when empty), as [`Self::read`]
+    /// gives its batches.
+    pub fn projected_schema(&self, columns: &[String]) -> Result<SchemaRef> {
+        let projection = self.projection(columns)?;
+        let schema = self.schema.project(&projection).map_err(|e| {
+            Error::arrow(
+                format!("projecting the schema of {}", self.path.display()),
+                e,
+            )
+        })?;
+        Ok(Arc::new(schema))
+    }
+
     /// Reads the batches numbered `indices` (their columns `columns`, all
     /// when empty), decoding GSST columns on `backend`.
     pub fn read(
@@ -193,40 +507,35 @@ impl ContainerFile {
         backend: &dyn Backend,
     ) -> Result<Vec<RecordBatch>> {
         let path = &self.path;
-        let projection = if columns.is_empty() {
-            (0..self.stored.fields().len()).collect()
-        } else {
-            columns
-                .iter()
-                .map(|c| {
-                    self.stored.index_of(c).map_err(|_| {
-                        Error::Unsupported(format!("no column `{c}` in {}", path.display()))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?
-        };
-        let arrow_err = |e| Error::arrow(format!("reading {}", path.display()), e);
-        let schema = Arc::new(self.schema.project(&projection).map_err(arrow_err)?);
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut reader =
-            FileReader::try_new(BufReader::new(file), Some(projection)).map_err(arrow_err)?;
+        let projection = self.projection(columns)?;
+        let schema = self.projected_schema(columns)?;
+        if let Some(&i) = indices.iter().find(|&&i| i >= self.blocks.len()) {
+            return Err(error(path, format!("no record batch {i}")));
+        }
+        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut decoder =
+            FileDecoder::new(self.stored.clone(), self.version).with_projection(projection);
+        for (i, b) in self.dictionaries.iter().enumerate() {
+            let buf = self.read_block(&mut file, BlockKind::Dictionary, i, b)?;
+            decoder.read_dictionary(b, &buf).map_err(|e| {
+                self.block_error(BlockKind::Dictionary, i, b.offset() as u64, &e.to_string())
+            })?;
+        }
         let mut out = Vec::with_capacity(indices.len());
         for &i in indices {
-            if i >= reader.num_batches() {
-                return Err(error(path, format!("no record batch {i}")));
-            }
-            reader.set_index(i).map_err(arrow_err)?;
-            let batch = reader
-                .next()
-                .ok_or_else(|| error(path, format!("record batch {i} missing")))?
-                .map_err(arrow_err)?;
+            let b = &self.ipc_blocks[i];
+            let buf = self.read_block(&mut file, BlockKind::Batch, i, b)?;
+            let at = b.offset() as u64;
+            let batch = decoder
+                .read_record_batch(b, &buf)
+                .map_err(|e| self.block_error(BlockKind::Batch, i, at, &e.to_string()))?
+                .ok_or_else(|| self.block_error(BlockKind::Batch, i, at, "no record batch"))?;
             let location = Location::file(path).with_stripe(i as u64);
             out.push(decode_batch(&batch, &schema, backend, &location)?);
         }
         Ok(out)
     }
 }
-
 #[cfg(test)]
 mod tests {
     use arrow::array::{Int32Array, StringArray};

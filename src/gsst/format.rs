@@ -35,6 +35,9 @@ pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 pub const ESCAPE: u8 = 255;
 /// Most symbols in a table (codes 0..=254).
 pub const MAX_SYMBOLS: usize = 255;
+/// Most bytes one symbol stands for, and so the most output one code byte
+/// gives: a block's uncompressed size is at most this times its codes.
+pub const MAX_SYMBOL_BYTES: usize = 8;
 
 /// `x` rounded up to a multiple of [`ALIGN`].
 pub fn align_up(x: usize) -> usize {
@@ -145,6 +148,16 @@ impl Frame {
             if size as usize > MAX_BLOCK_BYTES {
                 return Err(bad(format!(
                     "block {i}: {size} uncompressed bytes exceed the {MAX_BLOCK_BYTES}-byte limit"
+                )));
+            }
+            // The decoders allocate the output before reading a block, so
+            // a size its codes cannot produce is refused here: every code
+            // byte gives at most one symbol, of at most 8 bytes.
+            let codes_max = (compressed as usize).saturating_sub(block_header_bytes(1, 0));
+            if size as usize > MAX_SYMBOL_BYTES * codes_max {
+                return Err(bad(format!(
+                    "block {i}: {size} uncompressed bytes from a {compressed}-byte block \
+                     (at most {MAX_SYMBOL_BYTES} per code byte)"
                 )));
             }
             blocks.push(BlockEntry {
@@ -417,5 +430,25 @@ mod tests {
         for cut in 0..f.len() {
             assert!(Frame::parse(&f[..cut], &Location::default()).is_err());
         }
+    }
+
+    #[test]
+    fn frame_parse_bounds_sizes_by_what_codes_can_give() {
+        // One 64-byte block: at most 32 code bytes, so at most 256 bytes.
+        for (size, ok) in [(256, true), (257, false), (1 << 30, false)] {
+            let mut f = Vec::new();
+            write_frame_header(GsstLayout::Splits, &[(64, size)], &mut f);
+            f.resize(f.len() + 64, 0);
+            let r = Frame::parse(&f, &Location::default());
+            assert_eq!(r.is_ok(), ok, "{size}: {r:?}");
+        }
+        // Many small blocks each claiming the 1 GiB limit: refused before
+        // any output is sized from them.
+        let sizes = vec![(32u32, 1u32 << 30); 64];
+        let mut f = Vec::new();
+        write_frame_header(GsstLayout::Coalesced, &sizes, &mut f);
+        f.resize(f.len() + 64 * 32, 0);
+        let e = Frame::parse(&f, &Location::default()).unwrap_err();
+        assert!(e.to_string().contains("block 0"), "{e}");
     }
 }

@@ -2,6 +2,7 @@
 //! back give the source's Arrow exactly (CPU, and CUDA when present);
 //! damaged containers give errors, never panics or wrong schemas.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use warpread::gsst::container::{
     self, ContainerOptions, ContainerStats, EXTENSION_NAME, encode_batch, encode_schema,
     read_container, write_container,
 };
+use warpread::gsst::container_file::ContainerFile;
 use warpread::orc::{OrcFile, ReadOptions};
 use warpread::parquet::ParquetFile;
 
@@ -115,8 +117,8 @@ fn parquet_and_orc_sources_round_trip_in_both_layouts() {
 }
 
 /// Utf8 and LargeUtf8 with nulls, empty strings, multi-byte characters, a
-/// sliced batch and an empty batch.
-fn synthetic(rng: &mut Rng) -> (SchemaRef, Vec<RecordBatch>) {
+/// sliced batch and an empty batch; `below(n)` draws uniformly from `0..n`.
+fn synthetic(below: &mut dyn FnMut(u64) -> u64) -> (SchemaRef, Vec<RecordBatch>) {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int32, false),
         Field::new("s", DataType::Utf8, true),
@@ -130,9 +132,9 @@ fn synthetic(rng: &mut Rng) -> (SchemaRef, Vec<RecordBatch>) {
     let mut batch = |n: usize| {
         let s: Vec<Option<String>> = (0..n)
             .map(|_| {
-                (rng.below(5) != 0).then(|| {
-                    (0..rng.below(6))
-                        .map(|_| words[rng.below(words.len() as u64) as usize])
+                (below(5) != 0).then(|| {
+                    (0..below(6))
+                        .map(|_| words[below(words.len() as u64) as usize])
                         .collect()
                 })
             })
@@ -158,7 +160,7 @@ fn synthetic(rng: &mut Rng) -> (SchemaRef, Vec<RecordBatch>) {
 #[test]
 fn synthetic_strings_round_trip_and_projection() {
     let mut rng = Rng::fresh("synthetic_strings_round_trip_and_projection");
-    let (schema, batches) = synthetic(&mut rng);
+    let (schema, batches) = synthetic(&mut |n| rng.below(n));
     let out = tmp("synthetic.arrow");
     write(&out, &schema, &batches, GsstLayout::Coalesced);
     let (got_schema, got) = read_container(&out, &[], &CpuBackend::new()).unwrap();
@@ -177,7 +179,7 @@ fn synthetic_strings_round_trip_and_projection() {
 #[test]
 fn other_tools_see_a_marked_binary_column() {
     let mut rng = Rng::fresh("other_tools_see_a_marked_binary_column");
-    let (schema, batches) = synthetic(&mut rng);
+    let (schema, batches) = synthetic(&mut |n| rng.below(n));
     let out = tmp("plain-view.arrow");
     write(&out, &schema, &batches, GsstLayout::Splits);
     // Read as a plain Arrow IPC file, as any other tool would.
@@ -326,10 +328,44 @@ fn damaged_containers_give_errors() {
     }
 }
 
+/// A splitmix64 generator for the damage tests, seeded from
+/// `$WARPREAD_SEED` or the clock. Its seed goes straight to stderr, not
+/// through `println!`: the harness captures that, and a damaged file that
+/// makes the reader abort the process (an allocation failure is not a panic,
+/// so no `catch_unwind` helps) would take the captured seed with it.
+struct Replayable(u64);
+
+impl Replayable {
+    fn fresh(test: &str) -> Self {
+        let seed = std::env::var("WARPREAD_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
+            });
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{test}: WARPREAD_SEED={seed} (replay: WARPREAD_SEED={seed} cargo test --test it {test})"
+        );
+        Self(seed)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    }
+}
+
 #[test]
 fn random_damage_never_panics() {
-    let mut rng = Rng::fresh("random_damage_never_panics");
-    let (schema, batches) = synthetic(&mut rng);
+    let mut rng = Replayable::fresh("random_damage_never_panics");
+    let (schema, batches) = synthetic(&mut |n| rng.below(n));
     let out = tmp("random-damage.arrow");
     write(&out, &schema, &batches, GsstLayout::Splits);
     let bytes = std::fs::read(&out).unwrap();
@@ -345,16 +381,291 @@ fn random_damage_never_panics() {
             }
         }
         std::fs::write(&bad, &b).unwrap();
-        // Errors or (for flips in bytes nothing checks) data; never a panic.
-        if let Ok((s, got)) = read_container(&bad, &[], &CpuBackend::new()) {
-            assert_eq!(s.fields().len(), schema.fields().len());
-            for g in got {
-                g.columns().iter().for_each(|c| {
-                    c.to_data().validate_full().unwrap();
-                });
+        // Errors or (for flips in bytes nothing checks) data; never a panic
+        // or an abort.
+        match read_container(&bad, &[], &CpuBackend::new()) {
+            Ok((s, got)) => {
+                assert_eq!(s.fields().len(), schema.fields().len(), "round {round}");
+                for g in got {
+                    g.columns().iter().for_each(|c| {
+                        c.to_data().validate_full().unwrap();
+                    });
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains("random-damage-bad.arrow"), "round {round}: {e}");
             }
         }
     }
+}
+
+/// File positions of the footer's blocks (24-byte `Block` structs: offset
+/// i64 at 0, metadata length i32 at 8, body length i64 at 16): dictionary
+/// blocks, then record batch blocks.
+fn footer_blocks(bytes: &[u8]) -> (Vec<usize>, Vec<usize>) {
+    let n = bytes.len();
+    let footer_len = i32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
+    let footer = arrow::ipc::root_as_footer(&bytes[n - 10 - footer_len..n - 10]).unwrap();
+    let at = |b: &arrow::ipc::Block| b as *const _ as usize - bytes.as_ptr() as usize;
+    (
+        footer.dictionaries().iter().flatten().map(at).collect(),
+        footer.recordBatches().iter().flatten().map(at).collect(),
+    )
+}
+
+/// File positions in the message of the block at `block`: its row count
+/// (i64), its field nodes (length i64 at 0, null count at 8) and buffers
+/// (offset i64 at 0, length at 8), and where its body starts.
+struct MessageAt {
+    rows: usize,
+    nodes: Vec<usize>,
+    buffers: Vec<usize>,
+    body: usize,
+}
+
+fn message_at(bytes: &[u8], block: usize) -> MessageAt {
+    let i64_at = |p: usize| i64::from_le_bytes(bytes[p..p + 8].try_into().unwrap());
+    let offset = i64_at(block) as usize;
+    let meta = i32::from_le_bytes(bytes[block + 8..block + 12].try_into().unwrap()) as usize;
+    assert_eq!(bytes[offset..offset + 4], [0xff; 4]);
+    let fb = &bytes[offset + 8..offset + meta];
+    let message = arrow::ipc::root_as_message(fb).unwrap();
+    let batch = message.header_as_record_batch().unwrap_or_else(|| {
+        message
+            .header_as_dictionary_batch()
+            .and_then(|d| d.data())
+            .unwrap()
+    });
+    let base = bytes.as_ptr() as usize;
+    let table = &batch._tab;
+    let rows_field = table.vtable().get(arrow::ipc::RecordBatch::VT_LENGTH) as usize;
+    assert_ne!(rows_field, 0, "row count stored");
+    MessageAt {
+        rows: fb.as_ptr() as usize - base + table.loc() + rows_field,
+        nodes: batch
+            .nodes()
+            .unwrap()
+            .iter()
+            .map(|n| n as *const _ as usize - base)
+            .collect(),
+        buffers: batch
+            .buffers()
+            .unwrap()
+            .iter()
+            .map(|b| b as *const _ as usize - base)
+            .collect(),
+        body: offset + meta,
+    }
+}
+
+fn put_i64(b: &mut [u8], at: usize, v: i64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put_i32(b: &mut [u8], at: usize, v: i32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// One length in a file set to what a flipped bit or a hostile writer
+/// might put there; `expect` is part of the error message.
+type LengthDamage = (&'static str, &'static str, Box<dyn Fn(&mut Vec<u8>)>);
+
+/// Each damage must be an error naming the file and the place, through
+/// both reading paths, before anything is sized from the damaged length.
+fn assert_length_damage_is_an_error(name: &str, bytes: &[u8], cases: Vec<LengthDamage>) {
+    let cpu = CpuBackend::new();
+    let file_name = format!("{name}-bad.arrow");
+    let bad = tmp(&file_name);
+    for (what, expect, damage) in cases {
+        let mut b = bytes.to_vec();
+        damage(&mut b);
+        std::fs::write(&bad, &b).unwrap();
+        let e = read_container(&bad, &[], &cpu).map(|_| ()).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains(&file_name) && e.contains(expect) && !e.contains("panicked"),
+            "{name}, {what}: {e}"
+        );
+        let e = ContainerFile::open(&bad)
+            .and_then(|f| {
+                let all: Vec<usize> = (0..f.blocks().len()).collect();
+                f.read(&all, &[], &cpu)
+            })
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&file_name),
+            "{name}, {what} (random access): {e}"
+        );
+    }
+}
+
+/// The lengths arrow-ipc sizes allocations from, each damaged in a freshly
+/// written container. The first case is the input that aborted
+/// `random_damage_never_panics` (a flipped bit 38 of a footer block's body
+/// length: arrow-ipc allocated a ~274 GB read buffer for the block).
+#[test]
+fn damaged_lengths_are_errors_not_allocations() {
+    let (schema, batches) = synthetic(&mut {
+        let mut rng = Replayable(7);
+        move |n| rng.below(n)
+    });
+    let out = tmp("lengths.arrow");
+    write(&out, &schema, &batches, GsstLayout::Splits);
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(read_container(&out, &[], &CpuBackend::new()).is_ok());
+    let (dicts, blocks) = footer_blocks(&bytes);
+    assert!(dicts.is_empty() && blocks.len() == 4);
+    let b1 = blocks[1];
+    let m1 = message_at(&bytes, b1);
+    let (buf2, rows1, node1) = (m1.buffers[2], m1.rows, m1.nodes[1]);
+    let n = bytes.len();
+    let cases: Vec<LengthDamage> = vec![
+        (
+            "body length bit 38 flipped (the abort)",
+            "record batch 1",
+            Box::new(move |b| b[b1 + 16 + 4] ^= 1 << 6),
+        ),
+        (
+            "body length near i64::MAX",
+            "record batch 1",
+            Box::new(move |b| put_i64(b, b1 + 16, i64::MAX - 7)),
+        ),
+        (
+            "metadata length i32::MAX",
+            "record batch 1",
+            Box::new(move |b| put_i32(b, b1 + 8, i32::MAX)),
+        ),
+        (
+            "negative offset",
+            "record batch 1",
+            Box::new(move |b| put_i64(b, b1, -8)),
+        ),
+        (
+            "footer length i32::MAX",
+            "footer",
+            Box::new(move |b| put_i32(b, n - 10, i32::MAX)),
+        ),
+        (
+            "message length past its metadata",
+            "record batch 1",
+            Box::new(move |b| {
+                let o = i64::from_le_bytes(b[b1..b1 + 8].try_into().unwrap()) as usize;
+                put_i32(b, o + 4, i32::MAX);
+            }),
+        ),
+        (
+            "buffer length 2^40",
+            "buffer 2",
+            Box::new(move |b| put_i64(b, buf2 + 8, 1 << 40)),
+        ),
+        (
+            "buffer offset i64::MAX",
+            "buffer 2",
+            Box::new(move |b| put_i64(b, buf2, i64::MAX)),
+        ),
+        (
+            "row count 2^50",
+            "rows",
+            Box::new(move |b| put_i64(b, rows1, 1 << 50)),
+        ),
+        (
+            "negative node length",
+            "field node 1",
+            Box::new(move |b| put_i64(b, node1, -1)),
+        ),
+    ];
+    assert_length_damage_is_an_error("lengths", &bytes, cases);
+
+    // A dictionary column: the footer's dictionary blocks are read before
+    // any record batch (a damaged one aborted while opening the reader).
+    let dict_schema = Arc::new(Schema::new(vec![
+        Field::new("s", DataType::Utf8, false),
+        Field::new(
+            "d",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            false,
+        ),
+    ]));
+    let dict_batch = RecordBatch::try_new(
+        dict_schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                (0..500).map(|i| format!("row {i}")),
+            )) as ArrayRef,
+            Arc::new(
+                (0..500)
+                    .map(|i| ["red", "green", "blue"][i % 3])
+                    .collect::<arrow::array::DictionaryArray<arrow::datatypes::Int32Type>>(),
+            ),
+        ],
+    )
+    .unwrap();
+    let out = tmp("lengths-dict.arrow");
+    write(&out, &dict_schema, &[dict_batch], GsstLayout::Coalesced);
+    let bytes = std::fs::read(&out).unwrap();
+    let (_, got) = read_container(&out, &[], &CpuBackend::new()).unwrap();
+    assert_eq!(got[0].num_rows(), 500);
+    let (dicts, _) = footer_blocks(&bytes);
+    assert_eq!(dicts.len(), 1);
+    let d0 = dicts[0];
+    let dict_buf2 = message_at(&bytes, d0).buffers[2];
+    let cases: Vec<LengthDamage> = vec![
+        (
+            "dictionary body length bit 38 flipped",
+            "dictionary batch 0",
+            Box::new(move |b| b[d0 + 16 + 4] ^= 1 << 6),
+        ),
+        (
+            "dictionary buffer length 2^40",
+            "dictionary batch 0",
+            Box::new(move |b| put_i64(b, dict_buf2 + 8, 1 << 40)),
+        ),
+    ];
+    assert_length_damage_is_an_error("lengths-dict", &bytes, cases);
+}
+
+/// An LZ4-compressed Arrow IPC file (any tool's, read by `cat` and
+/// `convert`): a compressed buffer's uncompressed-size prefix sizes
+/// arrow-ipc's output buffer, so it is bounded by what LZ4 can expand to.
+#[test]
+fn compressed_buffer_sizes_are_bounded() {
+    use arrow::ipc::writer::IpcWriteOptions;
+    let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int32, false)]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int32Array::from_iter_values(0..10_000)) as ArrayRef],
+    )
+    .unwrap();
+    let out = tmp("lz4.arrow");
+    let options = IpcWriteOptions::default()
+        .try_with_compression(Some(arrow::ipc::CompressionType::LZ4_FRAME))
+        .unwrap();
+    let written =
+        FileWriter::try_new_with_options(std::fs::File::create(&out).unwrap(), &schema, options)
+            .and_then(|mut w| {
+                w.write(&batch)?;
+                w.finish()
+            });
+    if let Err(e) = written {
+        println!("skipped: arrow-ipc cannot write LZ4 in this build ({e})");
+        return;
+    }
+    let bytes = std::fs::read(&out).unwrap();
+    let (_, got) = read_container(&out, &[], &CpuBackend::new()).unwrap();
+    assert_eq!(got, [batch]);
+    let (_, blocks) = footer_blocks(&bytes);
+    let m = message_at(&bytes, blocks[0]);
+    let values = m.buffers[1];
+    let at = m.body + i64::from_le_bytes(bytes[values..values + 8].try_into().unwrap()) as usize;
+    let cases: Vec<LengthDamage> = vec![(
+        "uncompressed size 2^40",
+        "claims",
+        Box::new(move |b| put_i64(b, at, 1 << 40)),
+    )];
+    assert_length_damage_is_an_error("lz4", &bytes, cases);
 }
 
 fn warpread() -> Command {
@@ -439,7 +750,8 @@ fn cli_convert_then_cat_gives_the_source() {
 
 #[test]
 fn cli_cat_of_a_damaged_container_fails_cleanly() {
-    let (schema, batches) = synthetic(&mut Rng::fresh("cli_cat_damaged"));
+    let mut rng = Rng::fresh("cli_cat_damaged");
+    let (schema, batches) = synthetic(&mut |n| rng.below(n));
     let out = tmp("cli-damaged.arrow");
     write(&out, &schema, &batches, GsstLayout::Splits);
     let mut b = std::fs::read(&out).unwrap();
