@@ -49,6 +49,9 @@ struct Request {
     values: u64,
     aux: u64,
     location: Location,
+    /// The caller will not read the output on the host
+    /// ([`StageBatch::leave_on_device`]).
+    device_only: bool,
 }
 
 /// A set of requests over one source buffer.
@@ -121,8 +124,17 @@ impl<'a> StageBatch<'a> {
             values,
             aux,
             location,
+            device_only: false,
         });
         RequestId(self.requests.len() - 1)
+    }
+
+    /// Promises that the caller will not read request `id`'s output on the
+    /// host, only hand it to later stages on this backend: a backend that
+    /// keeps the stage's output on its device may then leave those bytes
+    /// out of the host copy ([`Backend::run_stage_reading`]).
+    pub fn leave_on_device(&mut self, id: RequestId) {
+        self.requests[id.0].device_only = true;
     }
 
     /// Whether this batch's stages of an op will address the source where
@@ -173,7 +185,24 @@ impl<'a> StageBatch<'a> {
                 StageInput::Source(r) => &self.source[r.clone()],
                 StageInput::Gathered(v) => v.as_slice(),
             };
-            let out = backend.run_stage(&stage, input)?;
+            // The output bytes the host reads, when some are left to the
+            // device: every other request's, in output order.
+            let ids = &by_op[op];
+            let host_reads: Option<Vec<Range<usize>>> =
+                ids.iter().any(|&i| self.requests[i].device_only).then(|| {
+                    let w = op.output_width();
+                    let mut reads: Vec<Range<usize>> = ids
+                        .iter()
+                        .filter(|&&i| !self.requests[i].device_only)
+                        .map(|&i| {
+                            let o = &placed[i].as_ref().expect("placed above").output;
+                            o.start * w..o.end * w
+                        })
+                        .collect();
+                    reads.sort_unstable_by_key(|r| r.start);
+                    reads
+                });
+            let out = backend.run_stage_reading(&stage, input, host_reads.as_deref())?;
             for &i in &by_op[op] {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];

@@ -338,6 +338,28 @@ fn host_share_on() -> bool {
     *ON.get_or_init(|| std::env::var("WARPREAD_HOST_SHARE").map_or(true, |v| v != "0"))
 }
 
+/// The parts of the sorted, disjoint ranges `a` inside the sorted ranges
+/// `b` (which may touch or overlap each other).
+fn intersect(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut j = 0;
+    for r in a {
+        while j < b.len() && b[j].end <= r.start {
+            j += 1;
+        }
+        let mut k = j;
+        while k < b.len() && b[k].start < r.end {
+            let c = r.start.max(b[k].start)..r.end.min(b[k].end);
+            match out.last_mut() {
+                Some(last) if last.end >= c.start => last.end = last.end.max(c.end),
+                _ => out.push(c),
+            }
+            k += 1;
+        }
+    }
+    out
+}
+
 /// The byte ranges of `0..len` outside the sorted, disjoint `filled`.
 fn gaps(filled: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
     let mut out = Vec::with_capacity(filled.len() + 1);
@@ -686,13 +708,17 @@ impl CudaBackend {
     /// into the lane's staging buffer and is then copied. The byte ranges
     /// `host_filled` of `block` the host wrote already (jobs it ran):
     /// they are uploaded instead, so the device copy that stays as the
-    /// block's mirror is whole too.
+    /// block's mirror is whole too. With `host_reads` (sorted output byte
+    /// ranges) and a block that becomes a mirror, only those bytes come
+    /// down: the rest stays on the device alone, where the stages after
+    /// read it; if the block cannot be mirrored, the rest comes down too.
     fn download(
         &self,
         lane: &mut Lane,
         stage: &Stage,
         mut block: Option<PinnedBlock>,
         host_filled: &[Range<usize>],
+        host_reads: Option<&[Range<usize>]>,
     ) -> Result<(StageOutput, std::time::Duration)> {
         let Lane {
             stream,
@@ -703,6 +729,11 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
+        let partial = host_reads.filter(|_| block.is_some() && keeps_mirror(&stage.op));
+        let wanted = match partial {
+            Some(reads) => intersect(&gaps(host_filled, out_bytes), reads),
+            None => gaps(host_filled, out_bytes),
+        };
         let copied = (|| -> Result<Vec<ChunkStatus>> {
             let pinned = match &mut block {
                 Some(b) => b.slice_mut(),
@@ -715,7 +746,7 @@ impl CudaBackend {
             };
             let dev = s.output.get(stream, out_bytes)?;
             let host = &mut pinned.as_mut_slice().map_err(err)?[..out_bytes];
-            for r in gaps(host_filled, out_bytes) {
+            for r in wanted.iter().cloned() {
                 stream
                     .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
                     .map_err(err)?;
@@ -758,10 +789,32 @@ impl CudaBackend {
             }
         };
         let t = std::time::Instant::now();
+        let mut downloaded: usize = wanted.iter().map(|r| r.len()).sum();
         if let Some(b) = &mut block
             && keeps_mirror(&stage.op)
         {
-            b.mirror(out_bytes, |_| s.output.take())?;
+            if partial.is_some() {
+                let dev = s.output.take().expect("the stage's output buffer");
+                if let Some(dev) = b.mirror_or_return(out_bytes, dev)? {
+                    // No mirror: the bytes left on the device come down.
+                    let mut done: Vec<Range<usize>> =
+                        host_filled.iter().chain(&wanted).cloned().collect();
+                    done.sort_unstable_by_key(|r| r.start);
+                    let host = &mut b.slice_mut().as_mut_slice().map_err(err)?[..out_bytes];
+                    for r in gaps(&done, out_bytes) {
+                        downloaded += r.len();
+                        stream
+                            .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
+                            .map_err(err)?;
+                    }
+                    stream
+                        .synchronize()
+                        .map_err(|e| Error::cuda("copying results to the host", e))?;
+                    s.output.put(dev);
+                }
+            } else {
+                b.mirror(out_bytes, |_| s.output.take())?;
+            }
         }
         let data = match block {
             Some(b) => HostBuffer::shared(b.into_buffer(out_bytes)?),
@@ -770,7 +823,7 @@ impl CudaBackend {
             )?,
         };
         let drain = t.elapsed();
-        counters::BYTES_OUT.fetch_add(out_bytes as u64, std::sync::atomic::Ordering::Relaxed);
+        counters::BYTES_OUT.fetch_add(downloaded as u64, std::sync::atomic::Ordering::Relaxed);
         Ok((StageOutput { data, statuses }, drain))
     }
 
@@ -805,7 +858,7 @@ impl CudaBackend {
             }
         }
         let block = self.pool.take(stage.output_bytes())?;
-        let (output, _) = self.download(&mut lane, stage, block, &[])?;
+        let (output, _) = self.download(&mut lane, stage, block, &[], None)?;
         Ok(StageTiming { output, kernel_ms })
     }
 }
@@ -896,7 +949,6 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
-
     /// Four by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
     /// the query engine plans). TPC-H SF 10 Parquet GZIP on the H100 host
     /// (16 cores): 29.1 s with 4 scan partitions, 36.3 s with DataFusion's
@@ -921,6 +973,15 @@ impl Backend for CudaBackend {
     }
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {
+        self.run_stage_reading(stage, input, None)
+    }
+
+    fn run_stage_reading(
+        &self,
+        stage: &Stage,
+        input: &[u8],
+        host_reads: Option<&[Range<usize>]>,
+    ) -> Result<StageOutput> {
         if kernels::entry_for(&stage.op).is_none() {
             tracing::debug!(
                 "{} has no CUDA kernel: running it on the CPU",
@@ -983,7 +1044,8 @@ impl Backend for CudaBackend {
             _ => (Vec::new(), Vec::new()),
         };
         let span = crate::trace::span("cuda.download_sync");
-        let (mut out, drain) = self.download(&mut lane, on_device, block, &host_filled)?;
+        let (mut out, drain) =
+            self.download(&mut lane, on_device, block, &host_filled, host_reads)?;
         drop(span);
         if let Some(s) = &shared {
             out.statuses = s.merge(&out.statuses, &host_statuses);
@@ -1027,7 +1089,8 @@ impl Backend for CudaBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::OpProfile;
+    use super::{OpProfile, gaps, intersect};
+    use std::ops::Range;
 
     fn op(name: &str, stages: f64, kernel_s: f64, bytes_in: f64) -> OpProfile {
         OpProfile {
@@ -1054,5 +1117,21 @@ mod tests {
         assert_eq!(d[2], op("plain", 1.0, 0.1, 0.0));
         // An operation that ran only before the window is left out.
         assert!(OpProfile::per_run(&before, &before, 1).is_empty());
+    }
+
+    #[test]
+    fn downloads_are_the_gaps_the_host_reads() {
+        // Gaps of the host's own slots, cut to what the host reads
+        // (touching and overlapping reads merge).
+        let g = gaps(&[10..20, 40..50], 60);
+        assert_eq!(g, vec![0..10, 20..40, 50..60]);
+        assert_eq!(
+            intersect(&g, &[5..12, 12..25, 30..35, 45..58]),
+            vec![5..10, 20..25, 30..35, 50..58]
+        );
+        assert_eq!(intersect(&g, &[]), Vec::<Range<usize>>::new());
+        let all: Vec<Range<usize>> = std::iter::once(0..60).collect();
+        assert_eq!(intersect(&g, &all), g);
+        assert!(intersect(&[], &all).is_empty());
     }
 }

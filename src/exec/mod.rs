@@ -96,6 +96,21 @@ pub trait Backend: Send + Sync {
     /// the statuses; `Err` is for failures of the backend itself or of the
     /// plan's consistency.
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput>;
+    /// [`run_stage`](Self::run_stage) for a caller that reads only the
+    /// output bytes `host_reads` (sorted byte ranges; `None`: all) on the
+    /// host. A backend that keeps the output on its device (then
+    /// [`holds_on_device`](Self::holds_on_device) says so for it) may leave
+    /// the other bytes of the host buffer unwritten; every other backend
+    /// fills it whole, which the default does.
+    fn run_stage_reading(
+        &self,
+        stage: &Stage,
+        input: &[u8],
+        host_reads: Option<&[std::ops::Range<usize>]>,
+    ) -> Result<StageOutput> {
+        let _ = host_reads;
+        self.run_stage(stage, input)
+    }
     /// Whether stages of `op` read their input where it lies in host
     /// memory. A batch then hands over its source buffer as it is, with
     /// each job pointing at its request's bytes, instead of first copying

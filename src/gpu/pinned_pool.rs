@@ -304,6 +304,21 @@ impl PinnedBlock {
             .map_err(|e| Error::cuda("addressing pinned memory", e))
     }
 
+    /// [`mirror`](Self::mirror) of `device`, handing it back when the
+    /// block is not mirrored (the pool's cap), so that a caller that left
+    /// part of the block unfilled can still download it. A block mirrored
+    /// already keeps its mirror (`device` is dropped).
+    pub fn mirror_or_return(
+        &mut self,
+        len: usize,
+        device: CudaSlice<u8>,
+    ) -> Result<Option<CudaSlice<u8>>> {
+        if self.mirrored_at.is_some() || len == 0 {
+            return Ok(None);
+        }
+        self.keep_mirror(len, device)
+    }
+
     /// Keeps the device buffer `device` returns (given the block, it holds
     /// the block's first `len` bytes, or more) as the block's mirror while
     /// the pool's mirror cap has room; `device` is only called then.
@@ -316,16 +331,31 @@ impl PinnedBlock {
         if self.mirrored_at.is_some() || len == 0 {
             return Ok(self.mirrored_at.is_some());
         }
-        let inner = self.pool.clone();
         // Checked before `device` is asked (it may hand over a lane's
         // buffer), reserved once its size is known.
-        if inner.mirrored.load(Ordering::Relaxed).saturating_add(len) > inner.mirror_cap {
+        if self
+            .pool
+            .mirrored
+            .load(Ordering::Relaxed)
+            .saturating_add(len)
+            > self.pool.mirror_cap
+        {
             return Ok(false);
         }
         let host = self.slice.as_ref().expect("present until drop");
-        let Some(device) = device(host).filter(|d| d.len() >= len) else {
+        let Some(device) = device(host) else {
             return Ok(false);
         };
+        Ok(self.keep_mirror(len, device)?.is_none())
+    }
+
+    /// Makes `device` the block's mirror if it holds `len` bytes and the
+    /// pool's cap has room for it; hands it back otherwise.
+    fn keep_mirror(&mut self, len: usize, device: CudaSlice<u8>) -> Result<Option<CudaSlice<u8>>> {
+        let inner = self.pool.clone();
+        if device.len() < len {
+            return Ok(Some(device));
+        }
         let held = device.len();
         let reserved = inner
             .mirrored
@@ -333,16 +363,22 @@ impl PinnedBlock {
                 h.checked_add(held).filter(|&t| t <= inner.mirror_cap)
             });
         if reserved.is_err() {
-            return Ok(false);
+            return Ok(Some(device));
         }
-        let at = self.prefix_ptr(len)? as usize;
+        let at = match self.prefix_ptr(len) {
+            Ok(p) => p as usize,
+            Err(e) => {
+                inner.mirrored.fetch_sub(held, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
         inner.mirrors().push(Mirror {
             host: at..at + len,
             device: Arc::new(device),
             held,
         });
         self.mirrored_at = Some(at);
-        Ok(true)
+        Ok(None)
     }
 }
 

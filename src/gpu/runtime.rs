@@ -184,6 +184,11 @@ impl DeviceScratch {
     pub fn take(&mut self) -> Option<CudaSlice<u8>> {
         self.buf.take()
     }
+
+    /// Takes back a buffer handed over by [`take`](Self::take).
+    pub fn put(&mut self, buf: CudaSlice<u8>) {
+        self.buf = Some(buf);
+    }
 }
 
 /// A page-locked host buffer for fast, asynchronous transfers, reused.

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use super::byte_dict::ByteDict;
 use super::decompress::{Page, Pages};
 use super::page_header::PageKind;
+use super::pages::RawChunk;
 use crate::codecs::{parquet_dict, parquet_hybrid};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
@@ -245,6 +246,44 @@ fn section(pos: &mut usize, end: usize, len: usize, p: &Page) -> Result<Range<us
     }
     *pos += len;
     Ok(*pos - len..*pos)
+}
+
+/// Per page of `chunk`, whether decoding reads its decompressed bytes on
+/// the host; where not, a device that holds the decompressed pages may keep
+/// them there alone (`decompress::run`): every stage of such a page reads
+/// it in place. This must agree with every host read of [`run`]: levels
+/// (their lengths, uniform runs, splits), boolean RLE lengths, byte-array
+/// dictionary indices' bit width (and splits), widened decimal dictionary
+/// pages (built on the host) all read pages; fixed-width values, their
+/// dictionary pages (gathered in place, the job reading the bit width) and
+/// byte-array values do not. Data pages v2 and chunks over
+/// [`MAX_CHUNK_INPUT`] (whose dictionary pages are gathered from a host
+/// buffer) are always read.
+pub fn host_reads_pages(info: &LeafInfo, chunk: &RawChunk) -> Vec<bool> {
+    let all = info.max_def > 0
+        || info.max_rep > 0
+        || info.physical == PhysicalType::BOOLEAN
+        || info.decimal128
+        || chunk
+            .pages
+            .iter()
+            .map(|p| p.header.uncompressed_size.max(0) as u64)
+            .sum::<u64>()
+            > MAX_CHUNK_INPUT / 2;
+    chunk
+        .pages
+        .iter()
+        .map(|p| {
+            let h = &p.header;
+            all || match h.kind {
+                PageKind::Dictionary => false,
+                PageKind::Data => {
+                    info.is_bytes() && matches!(h.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY)
+                }
+                _ => true,
+            }
+        })
+        .collect()
 }
 
 /// A v1 page's levels: a 4-byte length, then the hybrid stream.
@@ -497,7 +536,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             // decoded dictionary is those bytes (not compared again here:
             // a pass over every dictionary of the read).
             let r = page.data.start..page.data.start + entries.len();
-            debug_assert!(r.end > page.data.end || buf[r.clone()] == entries[..]);
+            debug_assert!(
+                pages.device_only || r.end > page.data.end || buf[r.clone()] == entries[..]
+            );
             (r.end <= page.data.end).then_some(r)
         })
         .collect();
@@ -554,18 +595,23 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 if dicts[w.chunk].is_none() && dict_data[w.chunk].is_none() {
                     return Err(err(p, "dictionary-encoded page without a dictionary page"));
                 }
-                let (bw, r) = match buf[vals.clone()].first() {
-                    Some(&bw) => (bw, vals.start + 1..vals.end),
-                    None if n == 0 => (0, vals.clone()),
-                    None => return Err(err(p, "dictionary page data without a bit width")),
-                };
-                if bw > 32 {
-                    return Err(err(p, format!("dictionary index bit width {bw}")));
-                }
                 if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
+                    // The job reads the bit width itself (and reports a bad
+                    // one): the page's bytes may lie on the device alone
+                    // (`host_reads_pages`).
                     dict_pages.push((wi, vals));
                     First::DictPage(None)
                 } else {
+                    let (bw, r) = match buf[vals.clone()].first() {
+                        Some(&bw) => (bw, vals.start + 1..vals.end),
+                        None if n == 0 => (0, vals.clone()),
+                        None => {
+                            return Err(err(p, "dictionary page data without a bit width"));
+                        }
+                    };
+                    if bw > 32 {
+                        return Err(err(p, format!("dictionary index bit width {bw}")));
+                    }
                     First::Indices(b.add(pq(ParquetOp::Hybrid { bit_width: bw }), r, n, at))
                 }
             }
@@ -1162,6 +1208,7 @@ mod tests {
             buf: PageBytes::Gathered(buf),
             chunks: vec![pages],
             unchecked: Vec::new(),
+            device_only: false,
         }
     }
 

@@ -64,6 +64,10 @@ pub struct Pages {
     /// GZIP trailers not checked yet (`run` with `defer_crc`): each page's
     /// range in `buf` and its gzip member.
     pub unchecked: Vec<(Range<usize>, gzip::Member)>,
+    /// Whether some pages' bytes lie only in `buf`'s device mirror (those
+    /// `run` was told the host does not read): their bytes in `buf` are
+    /// undefined.
+    pub device_only: bool,
 }
 
 /// Checks the trailers `run` deferred, every page on its own task.
@@ -127,6 +131,19 @@ pub const ENV_DEVICE_CRC: &str = "WARPREAD_DEVICE_CRC";
 pub fn device_crc() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var(ENV_DEVICE_CRC).map_or(true, |v| v != "0"))
+}
+
+/// Set to `0` to bring every inflated page to the host even where the
+/// host reads only some ([`run`]'s `host_reads`): for A/B runs.
+pub const ENV_PAGES_ON_DEVICE: &str = "WARPREAD_PAGES_ON_DEVICE";
+
+/// Whether pages the host does not read may stay on the device
+/// ([`ENV_PAGES_ON_DEVICE`]; the CRC32 checks must then run there too,
+/// [`device_crc`]).
+pub fn pages_on_device() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(ENV_PAGES_ON_DEVICE).map_or(true, |v| v != "0"))
+        && device_crc()
 }
 
 fn check(pages: &Pages, r: &Range<usize>, m: &gzip::Member) -> bool {
@@ -193,25 +210,50 @@ fn split(p: &RawPage, codec: Compression) -> (Range<usize>, Option<(Range<usize>
 /// wall time). When that check fails, the reader runs this again without
 /// `defer_crc`, where a page failing it is inflated member by member or
 /// reported.
+///
+/// `host_reads` (per chunk, per page: `decode::host_reads_pages`) says
+/// which pages the host will read. The others are inflated and left on
+/// the device alone where the backend keeps the pages there (a CUDA device
+/// mirror: TPC-H lineitem's pages were 3.6 GB of an SF 10 read's 12.6 GB of
+/// downloads) — when every page is one GZIP job of the one stage whose
+/// output is the pages buffer as it is; otherwise, or when a page turns out
+/// to hold several members, the pages come down whole.
 pub fn run(
     raw: &[u8],
     chunks: &[RawChunk],
     codecs: &[Compression],
     backend: &dyn Backend,
     defer_crc: bool,
+    host_reads: Option<&[Vec<bool>]>,
 ) -> Result<Pages> {
     let mut batch = StageBatch::new(raw);
     let mut plan: Vec<Vec<(Range<usize>, Piece, Location)>> = Vec::with_capacity(chunks.len());
-    for (chunk, &codec) in chunks.iter().zip(codecs) {
+    // Inflate jobs of pages the host does not read, and whether every page
+    // is a job of one stage with nothing before it (the stage output is
+    // then the pages buffer).
+    let mut unread: Vec<RequestId> = Vec::new();
+    let mut one_stage = true;
+    let mut ops: Option<StageOp> = None;
+    for (c, (chunk, &codec)) in chunks.iter().zip(codecs).enumerate() {
         let op = stage_op(codec, &chunk.location)?;
         let mut pages = Vec::with_capacity(chunk.pages.len());
-        for p in &chunk.pages {
+        for (k, p) in chunk.pages.iter().enumerate() {
             let at = chunk
                 .location
                 .clone()
                 .with_page(p.index as u64)
                 .at(p.file_offset);
             let (prefix, rest) = split(p, codec);
+            one_stage &= prefix.is_empty()
+                && rest.as_ref().is_some_and(|(r, _)| !r.is_empty())
+                && op.is_some()
+                && ops.is_none_or(|o| Some(o) == op);
+            ops = ops.or(op);
+            let unread_page = host_reads.is_some_and(|h| {
+                h.get(c)
+                    .and_then(|pages| pages.get(k))
+                    .is_some_and(|&reads| !reads)
+            });
             let piece = match (rest, op) {
                 (None, _) | (_, None) => Piece::Raw,
                 (Some((r, 0)), _) if r.is_empty() => Piece::Raw,
@@ -220,6 +262,9 @@ pub fn run(
                         .map_err(|e| Error::parquet(&at, format!("GZIP page: {e}")))?;
                     let body = r.start + m.body.start..r.start + m.body.end;
                     let id = batch.add(StageOp::Inflate, body, expect as u64, at.clone());
+                    if unread_page {
+                        unread.push(id);
+                    }
                     Piece::Job {
                         id,
                         expect,
@@ -235,6 +280,12 @@ pub fn run(
             pages.push((prefix, piece, at));
         }
         plan.push(pages);
+    }
+    let marked = one_stage && ops == Some(StageOp::Inflate) && !unread.is_empty();
+    if marked {
+        for &id in &unread {
+            batch.leave_on_device(id);
+        }
     }
     let span = crate::trace::span("pq.decompress.stage");
     let out = batch.run(backend)?;
@@ -301,6 +352,11 @@ pub fn run(
                 .collect();
             *piece = Piece::Members(ids, *expect);
         }
+    }
+    if marked && !fallback.is_empty() {
+        // Pages of several members are gathered on the host, from bytes
+        // that may not have come down: the group again, every page whole.
+        return run(raw, chunks, codecs, backend, defer_crc, None);
     }
     let out2 = if fallback.is_empty() {
         None
@@ -378,6 +434,10 @@ pub fn run(
         }
         pages_out.chunks.push(list);
     }
+    if marked && !(in_stage && len > 0) {
+        drop(parts);
+        return run(raw, chunks, codecs, backend, defer_crc, None);
+    }
     let _span = crate::trace::span("pq.gather");
     pages_out.buf = if in_stage && len > 0 {
         drop(parts);
@@ -385,6 +445,7 @@ pub fn run(
     } else {
         PageBytes::Gathered(crate::exec::copy::gather(&parts)?)
     };
+    pages_out.device_only = marked && backend.holds_on_device(&pages_out.buf);
     Ok(pages_out)
 }
 
@@ -412,6 +473,7 @@ mod tests {
             buf: PageBytes::Gathered(buf),
             chunks: Vec::new(),
             unchecked,
+            device_only: false,
         }
     }
 
@@ -434,5 +496,194 @@ mod tests {
         assert!(!verify(&p) && !verify_on_device(&p, &cpu));
         p.unchecked.clear();
         assert!(verify(&p) && verify_on_device(&p, &cpu));
+    }
+
+    /// A backend that keeps the output of a stage whose caller reads only
+    /// part of it "on its device": the host copy's other bytes are poisoned,
+    /// the real ones kept aside and handed to later stages reading that
+    /// buffer, as a CUDA device mirror would. Any host read of a page the
+    /// reader said it would not read sees the poison.
+    struct MirrorSim {
+        cpu: CpuBackend,
+        mirrors: std::sync::Mutex<Vec<(usize, Vec<u8>)>>,
+        poisoned: std::sync::atomic::AtomicUsize,
+    }
+
+    impl MirrorSim {
+        fn real(&self, input: &[u8]) -> Option<Vec<u8>> {
+            let at = input.as_ptr() as usize;
+            let mirrors = self.mirrors.lock().unwrap();
+            mirrors.iter().find_map(|(start, real)| {
+                (at >= *start && at + input.len() <= start + real.len())
+                    .then(|| real[at - start..at - start + input.len()].to_vec())
+            })
+        }
+    }
+
+    impl Backend for MirrorSim {
+        fn name(&self) -> &'static str {
+            "mirror-sim"
+        }
+        fn describe(&self) -> String {
+            "CPU with simulated device mirrors".into()
+        }
+        fn reads_host_input(&self, op: &StageOp) -> bool {
+            self.cpu.reads_host_input(op)
+        }
+        fn holds_on_device(&self, source: &[u8]) -> bool {
+            !source.is_empty() && self.real(source).is_some()
+        }
+        fn run_stage(
+            &self,
+            stage: &crate::plan::Stage,
+            input: &[u8],
+        ) -> Result<crate::exec::StageOutput> {
+            self.run_stage_reading(stage, input, None)
+        }
+        fn run_stage_reading(
+            &self,
+            stage: &crate::plan::Stage,
+            input: &[u8],
+            host_reads: Option<&[Range<usize>]>,
+        ) -> Result<crate::exec::StageOutput> {
+            let out = match self.real(input) {
+                Some(real) => self.cpu.run_stage(stage, &real)?,
+                None => self.cpu.run_stage(stage, input)?,
+            };
+            let Some(reads) = host_reads else {
+                return Ok(out);
+            };
+            let real = out.data.as_bytes().to_vec();
+            let mut host = vec![0xEEu8; real.len()];
+            for r in reads {
+                host[r.clone()].copy_from_slice(&real[r.clone()]);
+            }
+            let kept: usize = reads.iter().map(|r| r.len()).sum();
+            self.poisoned
+                .fetch_add(real.len() - kept, std::sync::atomic::Ordering::Relaxed);
+            let buf = arrow::buffer::Buffer::from_vec(host);
+            self.mirrors
+                .lock()
+                .unwrap()
+                .push((buf.as_ptr() as usize, real));
+            Ok(crate::exec::StageOutput {
+                data: crate::exec::HostBuffer::shared(buf),
+                statuses: out.statuses,
+            })
+        }
+    }
+
+    /// Every kind of column the reader decodes on the host or on the
+    /// device, GZIP pages: read through a backend that leaves the pages
+    /// the reader does not read on its "device", the batches are the CPU's.
+    #[test]
+    fn pages_left_on_the_device_read_alike() {
+        use crate::orc::ReadOptions;
+        use crate::parquet::ParquetFile;
+        use arrow::array::*;
+        use arrow::datatypes::{Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        use std::sync::Arc;
+
+        let rows = 20_000usize;
+        let cols: Vec<(&str, ArrayRef, bool)> = vec![
+            (
+                "key",
+                Arc::new(Int64Array::from_iter_values(
+                    (0..rows as i64).map(|i| i / 3),
+                )),
+                false,
+            ),
+            (
+                "date",
+                Arc::new(Date32Array::from_iter_values(
+                    (0..rows as i32).map(|i| 8000 + i % 2500),
+                )),
+                false,
+            ),
+            (
+                "price",
+                Arc::new(Float64Array::from_iter_values(
+                    (0..rows).map(|i| i as f64 * 1.25),
+                )),
+                false,
+            ),
+            (
+                "flag",
+                Arc::new(StringArray::from_iter_values(
+                    (0..rows).map(|i| ["A", "N", "R"][i % 3]),
+                )),
+                false,
+            ),
+            (
+                "comment",
+                Arc::new(StringArray::from_iter_values(
+                    (0..rows).map(|i| format!("comment {i} {}", "x".repeat(i % 40))),
+                )),
+                false,
+            ),
+            (
+                "maybe",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|i| (i % 11 != 0).then_some(i as i64)),
+                )),
+                true,
+            ),
+            (
+                "bits",
+                Arc::new(BooleanArray::from_iter((0..rows).map(|i| Some(i % 5 == 0)))),
+                false,
+            ),
+            (
+                "dec",
+                Arc::new(
+                    Decimal128Array::from_iter_values((0..rows).map(|i| i as i128 % 977))
+                        .with_precision_and_scale(15, 2)
+                        .unwrap(),
+                ),
+                false,
+            ),
+        ];
+        let schema = Arc::new(Schema::new(
+            cols.iter()
+                .map(|(n, a, null)| Field::new(*n, a.data_type().clone(), *null))
+                .collect::<Vec<_>>(),
+        ));
+        let batch =
+            RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.1).collect()).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("warpread-pages-on-device-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("mixed.parquet");
+        let props = WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::GZIP(Default::default()))
+            .set_data_page_row_count_limit(3000)
+            .set_write_batch_size(1000)
+            .set_max_row_group_row_count(Some(8000))
+            .set_column_dictionary_enabled("price".into(), false)
+            .set_column_dictionary_enabled("comment".into(), false)
+            .build();
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, Some(props))
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+
+        let file = ParquetFile::open(&path).unwrap();
+        let options = ReadOptions::default();
+        let want = file.read(&options, &CpuBackend::new()).unwrap();
+        let sim = MirrorSim {
+            cpu: CpuBackend::new(),
+            mirrors: Default::default(),
+            poisoned: Default::default(),
+        };
+        let got = file.read(&options, &sim).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(got, want);
+        // Pages were left on the "device" (all but the levels, booleans,
+        // byte-array indices and decimals).
+        let poisoned = sim.poisoned.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(poisoned > 100_000, "{poisoned} bytes left on the device");
     }
 }

@@ -513,7 +513,16 @@ impl ParquetFile {
         drop(io);
         let t = std::time::Instant::now();
         let span = crate::trace::span("pq.decompress");
-        let pages = decompress::run(&raw, &chunks, &codecs, backend, true)?;
+        // Pages the host will not read may stay on the device (their CRC32
+        // is checked there too).
+        let host_reads: Option<Vec<Vec<bool>>> = decompress::pages_on_device().then(|| {
+            chunks
+                .iter()
+                .zip(&infos)
+                .map(|(chunk, info)| decode::host_reads_pages(info, chunk))
+                .collect()
+        });
+        let pages = decompress::run(&raw, &chunks, &codecs, backend, true, host_reads.as_deref())?;
         front.arrive();
         drop(span);
         stats.decompress_s += t.elapsed().as_secs_f64();
@@ -567,7 +576,7 @@ impl ParquetFile {
             decoded?
         } else {
             drop((pages, decoded));
-            let pages = decompress::run(&raw, &chunks, &codecs, backend, false)?;
+            let pages = decompress::run(&raw, &chunks, &codecs, backend, false, None)?;
             decode::run(&pages, &infos, backend)?
         };
         drop(raw);
