@@ -800,17 +800,26 @@ impl CudaBackend {
                     let mut done: Vec<Range<usize>> =
                         host_filled.iter().chain(&wanted).cloned().collect();
                     done.sort_unstable_by_key(|r| r.start);
-                    let host = &mut b.slice_mut().as_mut_slice().map_err(err)?[..out_bytes];
-                    for r in gaps(&done, out_bytes) {
-                        downloaded += r.len();
+                    let rest = gaps(&done, out_bytes);
+                    downloaded += rest.iter().map(|r| r.len()).sum::<usize>();
+                    let copied = (|| -> Result<()> {
+                        let host = &mut b.slice_mut().as_mut_slice().map_err(err)?[..out_bytes];
+                        for r in rest {
+                            stream
+                                .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
+                                .map_err(err)?;
+                        }
                         stream
-                            .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
-                            .map_err(err)?;
-                    }
-                    stream
-                        .synchronize()
-                        .map_err(|e| Error::cuda("copying results to the host", e))?;
+                            .synchronize()
+                            .map_err(|e| Error::cuda("copying results to the host", e))
+                    })();
                     s.output.put(dev);
+                    if let Err(e) = copied {
+                        // A copy into the block may still be in flight: it
+                        // must never go back to the pool.
+                        std::mem::forget(block);
+                        return Err(e);
+                    }
                 }
             } else {
                 b.mirror(out_bytes, |_| s.output.take())?;

@@ -189,8 +189,12 @@ impl PinnedPool {
             return Ok(from_free(false));
         }
         // Flags 0, not write-combined: the CPU reads these blocks.
-        // SAFETY: a block's bytes are written by a download before anything
-        // reads them, and only the downloaded prefix is handed out.
+        // SAFETY: pinned memory from the driver is initialised (it may hold
+        // an earlier use's bytes); a block's bytes the host reads are
+        // written by a download first, and only a prefix is handed out —
+        // where a stage leaves bytes on the device alone (a mirrored block,
+        // `CudaBackend::run_stage_reading`), those bytes are stale but
+        // never read by the caller that asked for it.
         match unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) } {
             Ok(mut slice) => {
                 let at = slice
@@ -282,7 +286,8 @@ impl PinnedBlock {
     pub fn into_buffer(mut self, len: usize) -> Result<Buffer> {
         let ptr = NonNull::new(self.prefix_ptr(len)?).expect("pinned allocations are not null");
         // SAFETY: `ptr` points at `len` initialised bytes of the block (the
-        // download wrote them), which stays allocated and unmoved until the
+        // download wrote them, or, for bytes a stage left on the device
+        // alone, an earlier use did), which stays allocated and unmoved until the
         // owner — the block itself — is dropped with the last buffer clone.
         // AssertUnwindSafe: the block's state is a pointer and an Arc; a
         // panic cannot leave it half-updated.
@@ -307,13 +312,17 @@ impl PinnedBlock {
     /// [`mirror`](Self::mirror) of `device`, handing it back when the
     /// block is not mirrored (the pool's cap), so that a caller that left
     /// part of the block unfilled can still download it. A block mirrored
-    /// already keeps its mirror (`device` is dropped).
+    /// already keeps its old mirror, which holds other bytes, so `device`
+    /// comes back then too.
     pub fn mirror_or_return(
         &mut self,
         len: usize,
         device: CudaSlice<u8>,
     ) -> Result<Option<CudaSlice<u8>>> {
-        if self.mirrored_at.is_some() || len == 0 {
+        if self.mirrored_at.is_some() {
+            return Ok(Some(device));
+        }
+        if len == 0 {
             return Ok(None);
         }
         self.keep_mirror(len, device)

@@ -256,14 +256,22 @@ fn section(pos: &mut usize, end: usize, len: usize, p: &Page) -> Result<Range<us
 /// dictionary indices' bit width (and splits), widened decimal dictionary
 /// pages (built on the host) all read pages; fixed-width values, their
 /// dictionary pages (gathered in place, the job reading the bit width) and
-/// byte-array values do not. Data pages v2 and chunks over
-/// [`MAX_CHUNK_INPUT`] (whose dictionary pages are gathered from a host
-/// buffer) are always read.
+/// byte-array values do not. Data pages v2, and chunks whose dictionary
+/// pages are gathered from a host buffer (over [`MAX_CHUNK_INPUT`], or with
+/// a dictionary page after the first page), are always read.
 pub fn host_reads_pages(info: &LeafInfo, chunk: &RawChunk) -> Vec<bool> {
+    // A dictionary page anywhere but first (a malformed chunk) sends its
+    // chunk's dictionary-encoded pages through a host buffer.
+    let dictionary_first = chunk
+        .pages
+        .iter()
+        .skip(1)
+        .all(|p| p.header.kind != PageKind::Dictionary);
     let all = info.max_def > 0
         || info.max_rep > 0
         || info.physical == PhysicalType::BOOLEAN
         || info.decimal128
+        || !dictionary_first
         || chunk
             .pages
             .iter()
