@@ -11,15 +11,17 @@ pub const PIECE_BYTES: usize = 4096;
 /// Output values after which a piece is closed.
 pub const PIECE_VALUES: u64 = 32 * 1024;
 
-/// Walks `input` run by run with `next_run(input, at) -> (bytes, values)`
-/// and cuts pieces of about [`PIECE_BYTES`] / [`PIECE_VALUES`]. Returns
+/// Walks `input` run by run with `next_run(input, at, left) -> (bytes,
+/// values)` (`left`: the values still to produce, for formats whose last run
+/// may hold more than asked) and cuts pieces of about [`PIECE_BYTES`] /
+/// [`PIECE_VALUES`]. Returns
 /// `None` — decode the stream as one job — when the stream is short, a run
 /// is malformed, or the runs do not add up to exactly `values` (the single
 /// job then reports the error at its exact place).
 pub fn split_runs(
     input: &[u8],
     values: u64,
-    next_run: impl Fn(&[u8], usize) -> Option<(usize, u64)>,
+    next_run: impl Fn(&[u8], usize, u64) -> Option<(usize, u64)>,
 ) -> Option<Vec<ChunkJob>> {
     if input.len() < 2 * PIECE_BYTES && values < 2 * PIECE_VALUES {
         return None;
@@ -28,7 +30,7 @@ pub fn split_runs(
     let (mut at, mut produced) = (0usize, 0u64);
     let (mut piece_at, mut piece_values) = (0usize, 0u64);
     while produced < values {
-        let (bytes, n) = next_run(input, at)?;
+        let (bytes, n) = next_run(input, at, values - produced)?;
         if bytes == 0 || n == 0 || n > values - produced {
             return None;
         }
@@ -160,7 +162,7 @@ mod tests {
     fn pieces_cover_the_stream_exactly() {
         // Runs of 3 bytes and 100 values each.
         let input = vec![0u8; 3 * 1000];
-        let jobs = split_runs(&input, 100_000, |inp, at| {
+        let jobs = split_runs(&input, 100_000, |inp, at, _| {
             (at + 3 <= inp.len()).then_some((3, 100))
         })
         .unwrap();
@@ -176,12 +178,12 @@ mod tests {
         assert_eq!((at, out), (3000, 100_000));
         // A count the runs do not reach, or overshoot, falls back to one job.
         assert!(
-            split_runs(&input, 100_050, |inp, at| (at + 3 <= inp.len())
+            split_runs(&input, 100_050, |inp, at, _| (at + 3 <= inp.len())
                 .then_some((3, 100)))
             .is_none()
         );
         assert!(
-            split_runs(&input, 99_950, |inp, at| (at + 3 <= inp.len())
+            split_runs(&input, 99_950, |inp, at, _| (at + 3 <= inp.len())
                 .then_some((3, 100)))
             .is_none()
         );

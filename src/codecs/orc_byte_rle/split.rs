@@ -19,13 +19,13 @@ fn run_extent(input: &[u8], at: usize) -> Option<(usize, u64)> {
 /// Cuts a byte RLE stream of `values` bytes into independent pieces at run
 /// boundaries, or `None` to decode it as one job.
 pub fn split(input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
-    split_runs(input, values, run_extent)
+    split_runs(input, values, |i, at, _| run_extent(i, at))
 }
 
 /// Cuts a boolean RLE stream of `values` booleans: pieces of whole bytes
 /// (8 booleans each), the last one holding the remainder.
 pub fn split_bools(input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
-    let mut jobs = split_runs(input, values.div_ceil(8), run_extent)?;
+    let mut jobs = split_runs(input, values.div_ceil(8), |i, at, _| run_extent(i, at))?;
     for j in &mut jobs {
         j.output_offset *= 8;
         j.values = (j.values * 8).min(values - j.output_offset);

@@ -8,24 +8,21 @@
 //! decode on their own.
 
 use super::decode::read_header;
-use crate::codecs::split::{PIECE_BYTES, PIECE_VALUES};
+use crate::codecs::split::{PIECE_VALUES, split_runs};
 use crate::plan::ChunkJob;
 
-/// Jobs of about [`PIECE_VALUES`] values (or [`PIECE_BYTES`] bytes) each,
-/// cut after whole runs, that together decode `values` values of
-/// `bit_width` bits from `input` exactly as one job would. `None` — decode
-/// the stream as one job — for a short stream, or one whose runs are
-/// malformed, truncated, empty, or fewer than `values` (the single job then
-/// reports the error at its place).
+/// Jobs cut after whole runs ([`split_runs`]'s pieces) that together decode
+/// `values` values of `bit_width` bits from `input` exactly as one job
+/// would. `None` — decode the stream as one job — for a stream of fewer
+/// than twice [`PIECE_VALUES`] values, or one whose runs are malformed,
+/// truncated, empty, or fewer than `values` (the single job then reports
+/// the error at its place).
 pub fn split(bit_width: u8, input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
     if values < 2 * PIECE_VALUES || bit_width > super::MAX_BIT_WIDTH {
         return None;
     }
     let bw = usize::from(bit_width);
-    let mut jobs = Vec::new();
-    let (mut at, mut produced) = (0usize, 0u64);
-    let (mut piece_at, mut piece_values) = (0usize, 0u64);
-    while produced < values {
+    split_runs(input, values, |input, at, left| {
         let (h, n) = read_header(input, at).ok()?;
         let len = u64::from(h >> 1);
         let (bytes, count) = if h & 1 == 0 {
@@ -36,27 +33,13 @@ pub fn split(bit_width: u8, input: &[u8], values: u64) -> Option<Vec<ChunkJob>> 
                 len.checked_mul(8)?,
             )
         };
-        if count == 0 || at.checked_add(bytes)? > input.len() {
+        if at.checked_add(bytes)? > input.len() {
             return None;
         }
         // A last run may hold more than the values asked for (a padded
         // bit-packed group, a long RLE run): the job stops at its count.
-        let take = count.min(values - produced);
-        at += bytes;
-        produced += take;
-        piece_values += take;
-        if produced == values || at - piece_at >= PIECE_BYTES || piece_values >= PIECE_VALUES {
-            jobs.push(ChunkJob {
-                input: piece_at as u64..at as u64,
-                output_offset: produced - piece_values,
-                values: piece_values,
-                aux: 0,
-            });
-            piece_at = at;
-            piece_values = 0;
-        }
-    }
-    (jobs.len() > 1).then_some(jobs)
+        Some((bytes, count.min(left)))
+    })
 }
 
 #[cfg(test)]
