@@ -141,16 +141,6 @@ pub trait Backend: Send + Sync {
     fn group_bytes(&self) -> u64 {
         256 << 20
     }
-    /// How many read groups a reader keeps in flight
-    /// ([`pipeline`]): the next group starts once the current one has
-    /// passed its decompression. 1 for both backends: the CPU's cores are
-    /// busy with any one group, and on the H100 two TPC-H lineitem SF 10
-    /// Parquet groups in flight read no faster than one at a time (10.1
-    /// against 10.2 GB/s, interleaved; BENCHMARKS.md, session 11): their
-    /// downloads contend for the bus, which one group already keeps busy.
-    fn groups_in_flight(&self) -> usize {
-        1
-    }
     /// How many scan partitions of a query should read files side by side
     /// (`None`: as many as the query engine plans). A device decodes one
     /// large read faster than many small ones queued for its lanes, so it

@@ -18,17 +18,20 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 
 use crate::error::Result;
-use crate::exec::Backend;
 use crate::orc::ReadOptions;
 
-/// Overrides [`Backend::groups_in_flight`] (1 reads one group at a time):
-/// for benchmarks that compare depths in one run.
+/// Sets the groups in flight where the options do not (default 1): for
+/// benchmarks that compare depths in one run.
 pub const ENV_GROUPS_IN_FLIGHT: &str = "WARPREAD_GROUPS_IN_FLIGHT";
 
 /// Groups a read keeps in flight: the options', else
-/// [`ENV_GROUPS_IN_FLIGHT`] when it holds a positive number, else the
-/// backend's choice.
-pub fn depth(options: &ReadOptions, backend: &dyn Backend) -> usize {
+/// [`ENV_GROUPS_IN_FLIGHT`] when it holds a positive number, else 1. Not 2
+/// by default on either backend: the CPU's cores are busy with any one
+/// group, and on the H100 two TPC-H lineitem SF 10 Parquet groups in flight
+/// read no faster than one at a time (10.1 against 10.2 GB/s, interleaved;
+/// BENCHMARKS.md, session 11): their downloads contend for the bus, which
+/// one group already keeps busy.
+pub fn depth(options: &ReadOptions) -> usize {
     if let Some(n) = options.groups_in_flight {
         return n.max(1);
     }
@@ -39,7 +42,7 @@ pub fn depth(options: &ReadOptions, backend: &dyn Backend) -> usize {
             .and_then(|v| v.parse().ok())
             .filter(|&n| n > 0)
     })
-    .unwrap_or_else(|| backend.groups_in_flight())
+    .unwrap_or(1)
 }
 
 /// A group's front, as its column sets pass it: the group after it starts

@@ -36,4 +36,5 @@ pub use predicate::{CmpOp, Predicate, Scalar};
 #[cfg(feature = "sql")]
 pub(crate) use reader::env_group_bytes;
 pub(crate) use reader::group_bytes;
+pub(crate) use reader::read_groups;
 pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};

@@ -37,6 +37,31 @@ pub(crate) fn env_group_bytes() -> Option<u64> {
     })
 }
 
+/// `read` of every group of stripes or row groups, up to the options'
+/// groups in flight at once ([`pipeline`](crate::exec::pipeline)); each
+/// group's stats added to `stats`, its batches cut to the batch size, in
+/// group order.
+pub(crate) fn read_groups<G: Send>(
+    groups: Vec<G>,
+    options: &ReadOptions,
+    stats: &mut ReadStats,
+    read: impl Fn(G, &Front, &mut ReadStats) -> Result<Vec<RecordBatch>> + Sync,
+) -> Result<Vec<RecordBatch>> {
+    let depth = crate::exec::pipeline::depth(options);
+    let read = crate::exec::pipeline::run(groups, depth, |group, front| {
+        let mut stats = ReadStats::default();
+        read(group, front, &mut stats).map(|batches| (batches, stats))
+    })?;
+    let mut out = Vec::new();
+    for (batches, group_stats) in read {
+        stats.add(&group_stats);
+        for batch in batches {
+            out.extend(split_batch(&batch, options.batch_size));
+        }
+    }
+    Ok(out)
+}
+
 /// Compressed bytes per read group: the options', else [`ENV_GROUP_MIB`],
 /// else the backend's.
 pub(crate) fn group_bytes(options: &ReadOptions, backend: &dyn Backend) -> u64 {
@@ -70,7 +95,7 @@ pub struct ReadOptions {
     pub group_bytes: Option<u64>,
     /// Groups in flight side by side (`crate::exec::pipeline`); `None`:
     /// [`pipeline::ENV_GROUPS_IN_FLIGHT`](crate::exec::pipeline::ENV_GROUPS_IN_FLIGHT),
-    /// else the backend's choice ([`Backend::groups_in_flight`]).
+    /// else 1 ([`pipeline::depth`](crate::exec::pipeline::depth)).
     pub groups_in_flight: Option<usize>,
 }
 
@@ -548,10 +573,8 @@ impl OrcFile {
             }
             bytes += size;
         }
-        let depth = crate::exec::pipeline::depth(options, backend);
-        let read = crate::exec::pipeline::run(groups, depth, |group, front| {
-            let mut stats = ReadStats::default();
-            let batches = self.read_group(
+        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
+            self.read_group(
                 &group,
                 &preds,
                 &cols,
@@ -559,17 +582,9 @@ impl OrcFile {
                 options.column_sets,
                 backend,
                 front,
-                &mut stats,
-            )?;
-            Ok((batches, stats))
+                stats,
+            )
         })?;
-        let mut out = Vec::new();
-        for (batches, group_stats) in read {
-            stats.add(&group_stats);
-            for batch in batches {
-                out.extend(split_batch(&batch, options.batch_size));
-            }
-        }
         Ok((out, stats))
     }
 

@@ -314,27 +314,17 @@ impl ParquetFile {
             }
             bytes += size;
         }
-        let depth = crate::exec::pipeline::depth(options, backend);
-        let read = crate::exec::pipeline::run(groups, depth, |group, front| {
-            let mut stats = ReadStats::default();
-            let batches = self.read_sets(
+        let out = crate::orc::read_groups(groups, options, &mut stats, |group, front, stats| {
+            self.read_sets(
                 &group,
                 &cols,
                 &schema,
                 options.column_sets,
                 backend,
                 front,
-                &mut stats,
-            )?;
-            Ok((batches, stats))
+                stats,
+            )
         })?;
-        let mut out = Vec::new();
-        for (batches, group_stats) in read {
-            stats.add(&group_stats);
-            for batch in batches {
-                out.extend(crate::orc::split_batch(&batch, options.batch_size));
-            }
-        }
         Ok((out, stats))
     }
 
