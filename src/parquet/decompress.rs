@@ -64,10 +64,6 @@ pub struct Pages {
     /// GZIP trailers not checked yet (`run` with `defer_crc`): each page's
     /// range in `buf` and its gzip member.
     pub unchecked: Vec<(Range<usize>, gzip::Member)>,
-    /// Whether some pages' bytes lie only in `buf`'s device mirror (those
-    /// `run` was told the host does not read): their bytes in `buf` are
-    /// undefined.
-    pub device_only: bool,
 }
 
 /// Checks the trailers `run` deferred, every page on its own task.
@@ -445,7 +441,6 @@ pub fn run(
     } else {
         PageBytes::Gathered(crate::exec::copy::gather(&parts)?)
     };
-    pages_out.device_only = marked && backend.holds_on_device(&pages_out.buf);
     Ok(pages_out)
 }
 
@@ -473,7 +468,6 @@ mod tests {
             buf: PageBytes::Gathered(buf),
             chunks: Vec::new(),
             unchecked,
-            device_only: false,
         }
     }
 
