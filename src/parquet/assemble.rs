@@ -299,33 +299,29 @@ fn spread_fixed(dense: &ArrayRef, valid: &BooleanBuffer) -> Option<R<ArrayRef>> 
         .step_by(SPREAD_PIECE)
         .map(|at| (at, SPREAD_PIECE.min(valid.len() - at)))
         .collect();
-    if rows.len() > 1 {
-        let counts: Vec<usize> = rows
-            .par_iter()
-            .map(|&(at, n)| valid.slice(at, n).count_set_bits())
-            .collect();
-        let mut first = 0;
-        let starts: Vec<usize> = counts
-            .iter()
-            .map(|&c| {
-                first += c;
-                first - c
-            })
-            .collect();
-        if first * w > src.len() {
-            return Some(Err(format!(
-                "{} values decoded but the levels define {first}",
-                src.len() / w
-            )));
-        }
-        dst.par_chunks_mut(SPREAD_PIECE * w)
-            .zip(rows.par_iter().zip(starts.par_iter().zip(&counts)))
-            .for_each(|(d, (&(at, n), (&v, &c)))| {
-                one(&src[v * w..(v + c) * w], d, &valid.slice(at, n));
-            });
-    } else {
-        one(src, dst, valid);
+    let counts: Vec<usize> = rows
+        .par_iter()
+        .map(|&(at, n)| valid.slice(at, n).count_set_bits())
+        .collect();
+    let mut first = 0;
+    let starts: Vec<usize> = counts
+        .iter()
+        .map(|&c| {
+            first += c;
+            first - c
+        })
+        .collect();
+    if first * w > src.len() {
+        return Some(Err(format!(
+            "{} values decoded but the levels define {first}",
+            src.len() / w
+        )));
     }
+    dst.par_chunks_mut(SPREAD_PIECE * w)
+        .zip(rows.par_iter().zip(starts.par_iter().zip(&counts)))
+        .for_each(|(d, (&(at, n), (&v, &c)))| {
+            one(&src[v * w..(v + c) * w], d, &valid.slice(at, n));
+        });
     let built = ArrayData::builder(dense.data_type().clone())
         .len(valid.len())
         .add_buffer(out.into())

@@ -75,36 +75,23 @@ impl ByteDict {
     pub fn gather(&self, indices: &[u32], out: &mut Vec<u8>, offsets: &mut Vec<usize>) {
         let n = indices.len();
         let pieces: Vec<&[u32]> = indices.chunks(PIECE).collect();
-        let totals: Vec<usize> = if pieces.len() > 1 {
-            pieces.par_iter().map(|p| self.bytes_of(p)).collect()
-        } else {
-            pieces.iter().map(|p| self.bytes_of(p)).collect()
-        };
+        let totals: Vec<usize> = pieces.par_iter().map(|p| self.bytes_of(p)).collect();
         let total: usize = totals.iter().sum();
         let (base, first) = (out.len(), offsets.len());
         out.reserve(total);
         offsets.reserve(n);
-        let mut data: Vec<&mut [MaybeUninit<u8>]> = Vec::with_capacity(pieces.len());
-        let mut rest = &mut out.spare_capacity_mut()[..total];
+        // Each piece's slice of the data and where it starts in `out`.
+        let mut data = Vec::with_capacity(pieces.len());
+        let (mut rest, mut at) = (&mut out.spare_capacity_mut()[..total], base);
         for &t in &totals {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(t);
-            data.push(head);
-            rest = tail;
+            data.push((head, at));
+            (rest, at) = (tail, at + t);
         }
         let ends = offsets.spare_capacity_mut()[..n].chunks_mut(PIECE);
-        let mut starts = Vec::with_capacity(pieces.len());
-        let mut at = base;
-        for &t in &totals {
-            starts.push(at);
-            at += t;
-        }
-        let work: Vec<_> = pieces.into_iter().zip(data).zip(ends).zip(starts).collect();
-        let one = |(((idx, d), e), start)| self.fill(idx, d, e, start);
-        if work.len() > 1 {
-            work.into_par_iter().for_each(one);
-        } else {
-            work.into_iter().for_each(one);
-        }
+        let work: Vec<_> = pieces.into_iter().zip(data).zip(ends).collect();
+        work.into_par_iter()
+            .for_each(|((idx, (d, start)), e)| self.fill(idx, d, e, start));
         // SAFETY: `fill` wrote every byte of each piece's data slice (its
         // values are consecutive and their lengths sum to the slice) and
         // every slot of its offsets slice; the slices cover `total` bytes
