@@ -271,7 +271,6 @@ fn parquet_corpus_matches_the_parquet_crate() {
 fn levels_changing_between_pages_match_the_parquet_crate() {
     use arrow::array::{Int32Array, Int64Array, ListArray, StructArray};
     use arrow::datatypes::{Field, Fields, Schema};
-    use parquet::arrow::ArrowWriter;
     use parquet::file::properties::WriterProperties;
     use std::sync::Arc;
 
@@ -336,22 +335,12 @@ fn levels_changing_between_pages_match_the_parquet_crate() {
             .set_write_batch_size(50)
             .set_max_row_group_row_count(Some(400))
             .build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
-            .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-        let (ws, wb) = expected(&path).unwrap();
-        let (gs, gb) = ours(&path, &CpuBackend::new()).unwrap();
-        assert_eq!(compare(&gs, &gb, &ws, &wb), None, "{}", path.display());
-        if let Some(cuda) = common::cuda("levels_changing_between_pages_match_the_parquet_crate") {
-            let (cs, cb) = ours(&path, cuda).unwrap();
-            assert_eq!(
-                compare(&cs, &cb, &ws, &wb),
-                None,
-                "cuda, {}",
-                path.display()
-            );
-        }
+        written_matches_the_parquet_crate(
+            &path,
+            &batch,
+            props,
+            "levels_changing_between_pages_match_the_parquet_crate",
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -364,7 +353,6 @@ fn levels_changing_between_pages_match_the_parquet_crate() {
 fn long_pages_match_the_parquet_crate() {
     use arrow::array::{BooleanArray, Int64Array, StringArray};
     use arrow::datatypes::{Field, Schema};
-    use parquet::arrow::ArrowWriter;
     use parquet::file::properties::{WriterProperties, WriterVersion};
     use std::sync::Arc;
 
@@ -406,22 +394,42 @@ fn long_pages_match_the_parquet_crate() {
             .set_data_page_row_count_limit(usize::MAX)
             .set_write_batch_size(rows)
             .build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props))
-            .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-        let (ws, wb) = expected(&path).unwrap();
-        let (gs, gb) = ours(&path, &CpuBackend::new()).unwrap();
-        assert_eq!(compare(&gs, &gb, &ws, &wb), None, "{}", path.display());
-        if let Some(cuda) = common::cuda("long_pages_match_the_parquet_crate") {
-            let (cs, cb) = ours(&path, cuda).unwrap();
-            assert_eq!(
-                compare(&cs, &cb, &ws, &wb),
-                None,
-                "cuda, {}",
-                path.display()
-            );
-        }
+        written_matches_the_parquet_crate(
+            &path,
+            &batch,
+            props,
+            "long_pages_match_the_parquet_crate",
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Writes `batch` to `path` with `props` and reads it back on the CPU (and
+/// CUDA where present), against the parquet crate.
+fn written_matches_the_parquet_crate(
+    path: &Path,
+    batch: &RecordBatch,
+    props: parquet::file::properties::WriterProperties,
+    test: &str,
+) {
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        File::create(path).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    let (ws, wb) = expected(path).unwrap();
+    let (gs, gb) = ours(path, &CpuBackend::new()).unwrap();
+    assert_eq!(compare(&gs, &gb, &ws, &wb), None, "{}", path.display());
+    if let Some(cuda) = common::cuda(test) {
+        let (cs, cb) = ours(path, cuda).unwrap();
+        assert_eq!(
+            compare(&cs, &cb, &ws, &wb),
+            None,
+            "cuda, {}",
+            path.display()
+        );
+    }
 }
