@@ -1,5 +1,6 @@
 //! Shared helpers: a seeded generator and access to the CUDA backend.
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 use warpread::exec::CudaBackend;
@@ -9,8 +10,10 @@ use warpread::plan::Stage;
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator from `$WARPREAD_SEED`, else from the clock; the seed is
-    /// printed so a failure can be replayed.
+    /// A generator from `$WARPREAD_SEED`, else from the clock. The seed goes
+    /// straight to stderr, not through `println!`: the harness captures
+    /// that, and a test whose input makes the process abort (an allocation
+    /// failure is not a panic) would take the captured seed with it.
     pub fn fresh(test: &str) -> Self {
         let seed = std::env::var("WARPREAD_SEED")
             .ok()
@@ -21,7 +24,15 @@ impl Rng {
                     .map(|d| d.as_nanos() as u64)
                     .unwrap_or(1)
             });
-        println!("{test}: WARPREAD_SEED={seed}");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{test}: WARPREAD_SEED={seed} (replay: WARPREAD_SEED={seed} cargo test --test it {test})"
+        );
+        Self(seed)
+    }
+
+    /// A generator from a fixed seed.
+    pub fn seeded(seed: u64) -> Self {
         Self(seed)
     }
 

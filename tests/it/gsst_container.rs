@@ -2,7 +2,6 @@
 //! back give the source's Arrow exactly (CPU, and CUDA when present);
 //! damaged containers give errors, never panics or wrong schemas.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -328,43 +327,9 @@ fn damaged_containers_give_errors() {
     }
 }
 
-/// A splitmix64 generator for the damage tests, seeded from
-/// `$WARPREAD_SEED` or the clock. Its seed goes straight to stderr, not
-/// through `println!`: the harness captures that, and a damaged file that
-/// makes the reader abort the process (an allocation failure is not a panic,
-/// so no `catch_unwind` helps) would take the captured seed with it.
-struct Replayable(u64);
-
-impl Replayable {
-    fn fresh(test: &str) -> Self {
-        let seed = std::env::var("WARPREAD_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(1)
-            });
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{test}: WARPREAD_SEED={seed} (replay: WARPREAD_SEED={seed} cargo test --test it {test})"
-        );
-        Self(seed)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 #[test]
 fn random_damage_never_panics() {
-    let mut rng = Replayable::fresh("random_damage_never_panics");
+    let mut rng = Rng::fresh("random_damage_never_panics");
     let (schema, batches) = synthetic(&mut |n| rng.below(n));
     let out = tmp("random-damage.arrow");
     write(&out, &schema, &batches, GsstLayout::Splits);
@@ -509,7 +474,7 @@ fn assert_length_damage_is_an_error(name: &str, bytes: &[u8], cases: Vec<LengthD
 #[test]
 fn damaged_lengths_are_errors_not_allocations() {
     let (schema, batches) = synthetic(&mut {
-        let mut rng = Replayable(7);
+        let mut rng = Rng::seeded(7);
         move |n| rng.below(n)
     });
     let out = tmp("lengths.arrow");
