@@ -2,14 +2,20 @@
 //! host-side step of RLE_DICTIONARY / PLAIN_DICTIONARY byte-array pages
 //! (the indices come from a hybrid decoding stage).
 //!
+//! The dictionary borrows its entries from the stage output that decoded
+//! them: copying them (a padded copy, up to 1 MiB per chunk) meant fresh
+//! memory for every chunk, and with a read's other threads faulting pages
+//! in too, those copies took ~0.3 s of one thread's time per SF 10 group.
 //! Short entries (TPC-H flags, ship modes: 1 to 25 bytes) are copied as
-//! fixed 32-byte blocks from a padded copy of the dictionary, the output
-//! advancing by the entry's length: one unconditional copy per value
-//! instead of a length-dependent `memcpy` call. The dictionary is checked
-//! for UTF-8 once, so strings gathered from it need no second check.
+//! fixed 32-byte blocks wherever the dictionary has 32 bytes from the
+//! entry's start, the output advancing by the entry's length: one
+//! unconditional copy per value instead of a length-dependent `memcpy`
+//! call. The dictionary is checked for UTF-8 once, so strings gathered
+//! from it need no second check.
 
 use std::mem::MaybeUninit;
 
+use arrow::array::OffsetSizeTrait;
 use rayon::prelude::*;
 
 /// Entries up to this long take the fixed-block copy.
@@ -17,36 +23,44 @@ const BLOCK: usize = 32;
 
 /// A byte-array dictionary page, decoded.
 #[derive(Debug)]
-pub struct ByteDict {
-    /// `n + 1` offsets into `data`.
-    offsets: Vec<usize>,
-    /// The entries end to end, then `BLOCK` zero bytes.
-    data: Vec<u8>,
+pub struct ByteDict<'a> {
+    /// `n + 1` offsets into `data` (a page's values fit 32 bits: page
+    /// sizes are 32-bit in the format).
+    offsets: Vec<u32>,
+    /// The entries end to end.
+    data: &'a [u8],
+    /// The longest entry.
+    max_len: usize,
     /// Whether every entry is valid UTF-8.
     utf8: bool,
 }
 
-impl ByteDict {
+impl<'a> ByteDict<'a> {
     /// From the entries' lengths and bytes (as a PLAIN byte-array page
     /// gives them); `None` when the lengths do not add up to the bytes.
-    pub fn new(lengths: &[u32], bytes: &[u8]) -> Option<Self> {
+    pub fn new(lengths: &[u32], data: &'a [u8]) -> Option<Self> {
         let mut offsets = Vec::with_capacity(lengths.len() + 1);
-        offsets.push(0usize);
+        offsets.push(0u32);
+        let (mut end, mut max_len) = (0u64, 0u32);
         for &l in lengths {
-            offsets.push(offsets.last().expect("non-empty") + l as usize);
+            end += u64::from(l);
+            max_len = max_len.max(l);
+            offsets.push(u32::try_from(end).ok()?);
         }
-        if *offsets.last().expect("non-empty") != bytes.len() {
+        if end != data.len() as u64 {
             return None;
         }
-        let utf8 = offsets
-            .windows(2)
-            .all(|w| std::str::from_utf8(&bytes[w[0]..w[1]]).is_ok());
-        let mut data = Vec::with_capacity(bytes.len() + BLOCK);
-        data.extend_from_slice(bytes);
-        data.resize(bytes.len() + BLOCK, 0);
+        // Every entry is valid UTF-8 exactly when the whole is and every
+        // entry starts on a character boundary (not on a continuation
+        // byte): one vectorized check instead of one call per entry.
+        let utf8 = std::str::from_utf8(data).is_ok()
+            && offsets[..offsets.len() - 1]
+                .iter()
+                .all(|&o| data.get(o as usize).is_none_or(|&b| b & 0xc0 != 0x80));
         Some(Self {
             offsets,
             data,
+            max_len: max_len as usize,
             utf8,
         })
     }
@@ -61,18 +75,30 @@ impl ByteDict {
         self.utf8
     }
 
+    /// The longest entry's length (bounds a gather's bytes).
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
     /// Length of entry `k` (`k < len()`).
     pub fn entry_len(&self, k: usize) -> usize {
-        self.offsets[k + 1] - self.offsets[k]
+        (self.offsets[k + 1] - self.offsets[k]) as usize
     }
 
     /// Appends the entries `indices` name (each `< len()`, checked by the
-    /// caller) to `out`, pushing each value's end offset (in `out`). Long
-    /// index arrays are gathered in pieces on all cores (pyarrow writes a
-    /// million indices into one taxi page: gathered serially they were
-    /// 15 ms of a 65 ms read): each piece's bytes are summed first, so
-    /// every piece knows where its values start.
-    pub fn gather(&self, indices: &[u32], out: &mut Vec<u8>, offsets: &mut Vec<usize>) {
+    /// caller) to `out`, pushing each value's end offset (in `out`), which
+    /// the caller made sure fits `O` (at most `out.len()` plus
+    /// `indices.len() * max_len()`). Long index arrays are gathered in
+    /// pieces on all cores (pyarrow writes a million indices into one taxi
+    /// page: gathered serially they were 15 ms of a 65 ms read): each
+    /// piece's bytes are summed first, so every piece knows where its
+    /// values start.
+    pub fn gather<O: OffsetSizeTrait>(
+        &self,
+        indices: &[u32],
+        out: &mut Vec<u8>,
+        offsets: &mut Vec<O>,
+    ) {
         let n = indices.len();
         let pieces: Vec<&[u32]> = indices.chunks(PIECE).collect();
         let totals: Vec<usize> = pieces.par_iter().map(|p| self.bytes_of(p)).collect();
@@ -109,28 +135,28 @@ impl ByteDict {
 
     /// Writes the entries `indices` name to `out` (exactly their bytes
     /// long) and each one's end offset, counted from `pos`, to `ends`.
-    fn fill(
+    fn fill<O: OffsetSizeTrait>(
         &self,
         indices: &[u32],
         out: &mut [MaybeUninit<u8>],
-        ends: &mut [MaybeUninit<usize>],
+        ends: &mut [MaybeUninit<O>],
         mut pos: usize,
     ) {
-        let off = &self.offsets;
+        let (off, data) = (&self.offsets, self.data);
         let mut at = 0;
         for (end, &k) in ends.iter_mut().zip(indices) {
-            let s = off[k as usize];
-            let l = off[k as usize + 1] - s;
-            // A fixed block (the dictionary is padded) where the slice has
+            let s = off[k as usize] as usize;
+            let l = off[k as usize + 1] as usize - s;
+            // A fixed block where both the dictionary and the slice have
             // room for it: later values overwrite its tail.
-            if l <= BLOCK && at + BLOCK <= out.len() {
-                out[at..at + BLOCK].write_copy_of_slice(&self.data[s..s + BLOCK]);
+            if l <= BLOCK && s + BLOCK <= data.len() && at + BLOCK <= out.len() {
+                out[at..at + BLOCK].write_copy_of_slice(&data[s..s + BLOCK]);
             } else {
-                out[at..at + l].write_copy_of_slice(&self.data[s..s + l]);
+                out[at..at + l].write_copy_of_slice(&data[s..s + l]);
             }
             at += l;
             pos += l;
-            end.write(pos);
+            end.write(O::usize_as(pos));
         }
         debug_assert_eq!(at, out.len());
     }
@@ -143,16 +169,26 @@ const PIECE: usize = 64 * 1024;
 mod tests {
     use super::*;
 
-    fn dict(entries: &[&[u8]]) -> ByteDict {
+    /// A dictionary of `entries`, its bytes leaked (tests only).
+    fn dict(entries: &[&[u8]]) -> ByteDict<'static> {
         let lengths: Vec<u32> = entries.iter().map(|e| e.len() as u32).collect();
-        ByteDict::new(&lengths, &entries.concat()).unwrap()
+        ByteDict::new(&lengths, entries.concat().leak()).unwrap()
     }
 
     fn gathered(d: &ByteDict, idx: &[u32], prefix: &[u8]) -> (Vec<u8>, Vec<usize>) {
         let mut out = prefix.to_vec();
-        let mut offsets = vec![prefix.len()];
+        let mut offsets = vec![prefix.len() as i64];
         d.gather(idx, &mut out, &mut offsets);
-        (out, offsets)
+        let small: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+        let mut out32 = prefix.to_vec();
+        let mut offsets32 = vec![prefix.len() as i32];
+        d.gather(idx, &mut out32, &mut offsets32);
+        assert_eq!(
+            (&out32, &offsets32),
+            (&out, &small),
+            "32-bit offsets differ"
+        );
+        (out, offsets.iter().map(|&o| o as usize).collect())
     }
 
     #[test]
@@ -201,6 +237,9 @@ mod tests {
         assert!(dict(&[b"caf\xc3\xa9", b"ok"]).utf8());
         // Each entry alone is invalid although the concatenation is not.
         assert!(!dict(&[b"caf\xc3", b"\xa9"]).utf8());
+        assert!(!dict(&[b"\xc3", b"\xa9ok"]).utf8());
+        assert!(dict(&[b"", b"\xc3\xa9", b"", b"x"]).utf8());
+        assert!(!dict(&[b"ok", b"\xff"]).utf8());
         assert!(ByteDict::new(&[2, 2], b"abc").is_none());
         assert_eq!(dict(&[]).len(), 0);
         let (out, offsets) = gathered(&dict(&[b"a"]), &[], b"");

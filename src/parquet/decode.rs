@@ -16,6 +16,7 @@
 
 use std::ops::Range;
 
+use arrow::array::OffsetSizeTrait;
 use arrow::buffer::{Buffer, MutableBuffer};
 use arrow::datatypes::DataType;
 use parquet::basic::Type as PhysicalType;
@@ -23,6 +24,7 @@ use rayon::prelude::*;
 
 use super::byte_dict::ByteDict;
 use super::decompress::{Page, Pages};
+use super::offsets::{Offsets, push_lengths};
 use super::page_header::PageKind;
 use super::pages::RawChunk;
 use crate::codecs::{parquet_dict, parquet_hybrid};
@@ -126,7 +128,7 @@ pub enum Dense {
     /// Variable-length values.
     Bytes {
         /// `n + 1` offsets into `data`.
-        offsets: Vec<usize>,
+        offsets: Offsets,
         /// The bytes.
         data: Buffer,
         /// Known to be valid UTF-8 value by value (gathered from
@@ -142,7 +144,7 @@ impl Dense {
             // `MutableBuffer::new(0)`, not an empty Vec: its dangling
             // pointer is aligned for every native type, which Arrow asserts.
             PhysicalType::BYTE_ARRAY => Dense::Bytes {
-                offsets: vec![0],
+                offsets: Offsets::Small(vec![0]),
                 data: Buffer::from(MutableBuffer::new(0)),
                 utf8: true,
             },
@@ -158,7 +160,7 @@ impl Dense {
         match self {
             Dense::Bool(v) => v.len(),
             Dense::Fixed { width, bytes } => bytes.len() / (*width).max(1),
-            Dense::Bytes { offsets, .. } => offsets.len() - 1,
+            Dense::Bytes { offsets, .. } => offsets.values(),
         }
     }
 }
@@ -226,7 +228,7 @@ enum Dict<'a> {
     /// dictionary, up to 1 MiB each, cost tens of ms per GiB group), or
     /// entries widened to 16 bytes.
     Fixed(std::borrow::Cow<'a, [u8]>),
-    Bytes(ByteDict),
+    Bytes(ByteDict<'a>),
 }
 
 fn err(p: &Page, msg: impl Into<String>) -> Error {
@@ -689,18 +691,27 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         pages,
         backend,
     )?;
-    for (c, d) in dict_data.into_iter().enumerate() {
-        if let Some((data, lengths)) = d {
-            let d =
-                ByteDict::new(out_a.typed::<u32>(lengths), out_b.bytes(data)).ok_or_else(|| {
+    // Byte-array dictionaries borrow their entries from round B's output.
+    let span = crate::trace::span("pq.byte_dicts");
+    let byte_dicts: Vec<(usize, ByteDict)> = dict_data
+        .into_iter()
+        .enumerate()
+        .filter_map(|(c, d)| d.map(|d| (c, d)))
+        .map(|(c, (data, lengths))| {
+            ByteDict::new(out_a.typed::<u32>(lengths), out_b.bytes(data))
+                .map(|d| (c, d))
+                .ok_or_else(|| {
                     err(
                         &pages.chunks[c][0],
                         "dictionary entry lengths do not add up to its bytes",
                     )
-                })?;
-            dicts[c] = Some(Dict::Bytes(d));
-        }
+                })
+        })
+        .collect::<Result<_>>()?;
+    for (c, d) in byte_dicts {
+        dicts[c] = Some(Dict::Bytes(d));
     }
+    drop(span);
 
     // Round C: byte-array bytes.
     let span = crate::trace::span("pq.plan_c");
@@ -733,6 +744,12 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         .zip(infos.par_iter())
         .zip(dicts.par_iter())
         .try_for_each(|(((ws, leaf), info), dict)| {
+            let _span = crate::trace::span_with(|| {
+                let column = ws
+                    .first()
+                    .and_then(|w| pages.chunks[w.chunk][w.page].location.column.clone());
+                format!("pq.values {}", column.unwrap_or_default())
+            });
             leaf.values = Chunk {
                 ws,
                 info,
@@ -1053,8 +1070,6 @@ impl Chunk<'_> {
         let [out_b, out_c, ..] = outs;
         let page = |w: &Work| self.page(w);
         let n: usize = ws.iter().map(|w| w.n).sum();
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0usize);
         let all_data = ws.iter().all(|w| {
             matches!(
                 (&w.first, &w.second),
@@ -1062,17 +1077,20 @@ impl Chunk<'_> {
             )
         });
         if all_data {
-            let mut last = 0usize;
-            for w in ws {
+            // Round C's request for a page is the sum of its lengths, so
+            // the data's size bounds every offset.
+            let data = joined(ws, outs).expect("every page has data");
+            let mut offsets = Offsets::with_bound(n, data.len() as u64);
+            let lengths = ws.iter().map(|w| {
                 let Some(First::Lengths(lid, _)) = &w.first else {
                     unreachable!("checked above")
                 };
-                for &l in out_b.typed::<u32>(*lid) {
-                    last += l as usize;
-                    offsets.push(last);
-                }
+                out_b.typed::<u32>(*lid)
+            });
+            match &mut offsets {
+                Offsets::Small(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
+                Offsets::Large(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
             }
-            let data = joined(ws, outs).expect("every page has data");
             return Ok(Dense::Bytes {
                 offsets,
                 data,
@@ -1083,11 +1101,13 @@ impl Chunk<'_> {
         // indices checked first; plain pages' bytes are not known to be
         // UTF-8, dictionary entries were checked once.
         let mut total = 0usize;
+        let mut bound = 0u64;
         let mut utf8 = true;
         for w in ws {
             match (&w.first, &w.second) {
                 (Some(First::Lengths(..)), Some(Second::Data(id))) => {
                     total += out_c.bytes(*id).len();
+                    bound += out_c.bytes(*id).len() as u64;
                     utf8 = false;
                 }
                 (Some(First::Indices(id)), _) => {
@@ -1098,40 +1118,24 @@ impl Chunk<'_> {
                         ));
                     };
                     let entries = d.len();
-                    if let Some(&k) = out_b
-                        .typed::<u32>(*id)
-                        .iter()
-                        .find(|&&k| k as usize >= entries)
-                    {
+                    let indices = out_b.typed::<u32>(*id);
+                    if let Some(&k) = indices.iter().find(|&&k| k as usize >= entries) {
                         return Err(err(
                             page(w),
                             format!("dictionary index {k} past {entries} entries"),
                         ));
                     }
+                    bound += indices.len() as u64 * d.max_len() as u64;
                     utf8 &= d.utf8();
                 }
                 _ => return Err(cannot(page(w), info)),
             }
         }
         let mut data = Vec::with_capacity(total);
-        for w in ws {
-            match (&w.first, &w.second) {
-                (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-                    let mut last = data.len();
-                    for &l in out_b.typed::<u32>(*lid) {
-                        last += l as usize;
-                        offsets.push(last);
-                    }
-                    data.extend_from_slice(out_c.bytes(*id));
-                }
-                (Some(First::Indices(id)), _) => {
-                    let Some(Dict::Bytes(d)) = dict else {
-                        unreachable!("checked above")
-                    };
-                    d.gather(out_b.typed::<u32>(*id), &mut data, &mut offsets);
-                }
-                _ => unreachable!("checked above"),
-            }
+        let mut offsets = Offsets::with_bound(n, bound);
+        match &mut offsets {
+            Offsets::Small(v) => self.gather_into(v, &mut data),
+            Offsets::Large(v) => self.gather_into(v, &mut data),
         }
         Ok(Dense::Bytes {
             offsets,
@@ -1139,6 +1143,32 @@ impl Chunk<'_> {
             utf8,
         })
     }
+
+    /// The values of pages checked by [`Chunk::bytes`]: plain pages' bytes
+    /// and dictionary entries, end to end.
+    fn gather_into<O: OffsetSizeTrait>(&self, offsets: &mut Vec<O>, data: &mut Vec<u8>) {
+        let [out_b, out_c, ..] = self.outs;
+        for w in self.ws {
+            match (&w.first, &w.second) {
+                (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
+                    push_lengths(offsets, data.len(), out_b.typed::<u32>(*lid));
+                    data.extend_from_slice(out_c.bytes(*id));
+                }
+                (Some(First::Indices(id)), _) => {
+                    let Some(Dict::Bytes(d)) = self.dict else {
+                        unreachable!("checked by bytes")
+                    };
+                    d.gather(out_b.typed::<u32>(*id), data, offsets);
+                }
+                _ => unreachable!("checked by bytes"),
+            }
+        }
+    }
+}
+
+/// Where the next value starts.
+fn offsets_end<O: OffsetSizeTrait>(v: &[O]) -> usize {
+    v.last().map_or(0, |o| o.as_usize())
 }
 
 fn cannot(p: &Page, info: &LeafInfo) -> Error {

@@ -27,6 +27,7 @@ mod decode;
 mod decompress;
 pub mod gzip;
 pub mod levels;
+mod offsets;
 pub mod page_header;
 mod page_index;
 mod page_select;

@@ -585,6 +585,10 @@ impl ParquetFile {
             .enumerate()
             .map(|(i, leaf)| {
                 let dt = &types[&leaves[i % per_group.max(1)]];
+                let _span = crate::trace::span_with(|| {
+                    let column = chunks[i].location.column.clone();
+                    format!("pq.to_arrow {}", column.unwrap_or_default())
+                });
                 let dense = std::mem::replace(&mut leaf.values, decode::Dense::Bool(Vec::new()));
                 super::values::to_arrow(dense, infos[i].physical, dt)
                     .map_err(|m| Error::parquet(&chunks[i].location, format!("values: {m}")))

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use arrow::array::*;
-use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{Buffer, ScalarBuffer};
 use arrow::datatypes::*;
 
 use super::decode::Dense;
+use super::offsets::Offsets;
 
 const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
 
@@ -50,9 +51,7 @@ fn int96_days_nanos(v: [u8; 12]) -> (i64, i64) {
 fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
     match d {
         Dense::Fixed { width, bytes } => Box::new(bytes.chunks_exact((*width).max(1))),
-        Dense::Bytes { offsets, data, .. } => {
-            Box::new(offsets.windows(2).map(|w| &data[w[0]..w[1]]))
-        }
+        Dense::Bytes { offsets, data, .. } => Box::new(offsets.ranges().map(|r| &data[r])),
         Dense::Bool(v) => Box::new(v.chunks_exact(1)),
     }
 }
@@ -200,23 +199,13 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
                 utf8,
             },
             P::BYTE_ARRAY,
-            DataType::Utf8 | DataType::Binary,
-        ) => {
-            let off = small_offsets(&offsets)?;
-            let e = |e: arrow::error::ArrowError| e.to_string();
-            return Ok(
-                if *dt == DataType::Utf8 && utf8 && off.last() == Some(&(data.len() as i32)) {
-                    // SAFETY: offsets start at 0, never decrease and end at the
-                    // data's length (`OffsetBuffer`, the check above), and each
-                    // value is a whole dictionary entry checked as UTF-8.
-                    Arc::new(unsafe { StringArray::new_unchecked(off, data, None) })
-                } else if *dt == DataType::Utf8 {
-                    Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
-                } else {
-                    Arc::new(BinaryArray::try_new(off, data, None).map_err(e)?)
-                },
-            );
-        }
+            DataType::Utf8
+            | DataType::Binary
+            | DataType::LargeUtf8
+            | DataType::LargeBinary
+            | DataType::Utf8View
+            | DataType::BinaryView,
+        ) => return byte_array(offsets, data, utf8, dt),
         (d, _, _) => d,
     };
     let d = &d;
@@ -375,54 +364,50 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
             }
             _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
         },
-        (Dense::Bytes { offsets, data, .. }, P::BYTE_ARRAY) => {
-            let off = small_offsets;
-            let large = || {
-                OffsetBuffer::new(ScalarBuffer::from(
-                    offsets.iter().map(|&o| o as i64).collect::<Vec<_>>(),
-                ))
-            };
-            let e = |e: arrow::error::ArrowError| e.to_string();
-            match dt {
-                DataType::Utf8 => {
-                    Arc::new(StringArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?)
-                }
-                DataType::LargeUtf8 => {
-                    Arc::new(LargeStringArray::try_new(large(), data.clone(), None).map_err(e)?)
-                }
-                DataType::Binary => {
-                    Arc::new(BinaryArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?)
-                }
-                DataType::LargeBinary => {
-                    Arc::new(LargeBinaryArray::try_new(large(), data.clone(), None).map_err(e)?)
-                }
-                DataType::Utf8View => {
-                    let a = StringArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?;
-                    Arc::new(StringViewArray::from_iter_values(
-                        a.iter().map(|s| s.unwrap_or("")),
-                    ))
-                }
-                DataType::BinaryView => {
-                    let a = BinaryArray::try_new(off(offsets)?, data.clone(), None).map_err(e)?;
-                    Arc::new(BinaryViewArray::from_iter_values(
-                        a.iter().map(|s| s.unwrap_or(&[])),
-                    ))
-                }
-                _ => decimal_or_bad(d, dt).ok_or_else(bad)??,
-            }
-        }
+        (Dense::Bytes { .. }, P::BYTE_ARRAY) => decimal_or_bad(d, dt).ok_or_else(bad)??,
         _ => return Err(bad()),
     })
 }
 
-/// 32-bit offsets (the data's size checked once: offsets only grow).
-fn small_offsets(v: &[usize]) -> R<OffsetBuffer<i32>> {
-    if v.last().is_some_and(|&o| i32::try_from(o).is_err()) {
-        return Err("byte array column over 2 GiB".to_string());
-    }
-    Ok(OffsetBuffer::new(ScalarBuffer::from(
-        v.iter().map(|&o| o as i32).collect::<Vec<i32>>(),
-    )))
+/// Byte-array values as a string or binary array of `dt` (one of the six
+/// Arrow byte types); offsets of the array's width move into it.
+fn byte_array(offsets: Offsets, data: Buffer, utf8: bool, dt: &DataType) -> R<ArrayRef> {
+    let e = |e: arrow::error::ArrowError| e.to_string();
+    Ok(match dt {
+        DataType::Utf8 => {
+            let off = offsets.into_small()?;
+            if utf8 && off.last() == Some(&(data.len() as i32)) {
+                // SAFETY: offsets start at 0, never decrease and end at the
+                // data's length (`OffsetBuffer`, the check above), and each
+                // value is a whole dictionary entry checked as UTF-8.
+                Arc::new(unsafe { StringArray::new_unchecked(off, data, None) })
+            } else {
+                Arc::new(StringArray::try_new(off, data, None).map_err(e)?)
+            }
+        }
+        DataType::Binary => {
+            Arc::new(BinaryArray::try_new(offsets.into_small()?, data, None).map_err(e)?)
+        }
+        DataType::LargeUtf8 => {
+            Arc::new(LargeStringArray::try_new(offsets.into_large(), data, None).map_err(e)?)
+        }
+        DataType::LargeBinary => {
+            Arc::new(LargeBinaryArray::try_new(offsets.into_large(), data, None).map_err(e)?)
+        }
+        DataType::Utf8View => {
+            let a = LargeStringArray::try_new(offsets.into_large(), data, None).map_err(e)?;
+            Arc::new(StringViewArray::from_iter_values(
+                a.iter().map(|s| s.unwrap_or("")),
+            ))
+        }
+        DataType::BinaryView => {
+            let a = LargeBinaryArray::try_new(offsets.into_large(), data, None).map_err(e)?;
+            Arc::new(BinaryViewArray::from_iter_values(
+                a.iter().map(|s| s.unwrap_or(&[])),
+            ))
+        }
+        _ => return Err(format!("cannot read BYTE_ARRAY as {dt}")),
+    })
 }
 
 fn dec(a: ArrayRef, p: u8, s: i8) -> R<ArrayRef> {
