@@ -709,9 +709,47 @@ __device__ void dba_data(const u8* in, u32 len, u32 cap, u8* out, ChunkStatus* s
         });                                                                                   \
     }
 
+// A successful data job's status detail says whether every output byte is
+// ASCII (ChunkStatus::ok_bytes): the reader then skips its host UTF-8 pass
+// over the strings. The output was just written by this warp, so the pass
+// reads it back from L2; lanes take 16-byte words where the job's bytes
+// allow, the ragged ends byte by byte.
+__device__ void mark_ascii(const u8* out, u32 cap, ChunkStatus* st) {
+    __syncwarp();
+    const u32 lane = lane_id();
+    // Lane 0 wrote the status; its word goes to every lane.
+    if (__shfl_sync(FULL_MASK, lane == 0 ? st->code : 0u, 0) != OK) return;
+    u32 any = 0;
+    const u32 head = (u32)((16 - ((size_t)out & 15)) & 15);
+    const u32 lead = head < cap ? head : cap;
+    if (lane < lead) any |= out[lane];
+    const u32 words = (cap - lead) / 16;
+    const uint4* w = reinterpret_cast<const uint4*>(out + lead);
+    for (u32 k = lane; k < words; k += WARP) {
+        const uint4 v = w[k];
+        any |= v.x | v.y | v.z | v.w;
+    }
+    for (u32 k = lead + words * 16 + lane; k < cap; k += WARP) any |= out[k];
+    const bool ascii = __all_sync(FULL_MASK, (any & 0x80808080u) == 0);
+    if (lane == 0) st->detail = ascii ? 1u : 0u;
+}
+
+#define PARQUET_BYTE_ARRAY_DATA_ENTRY(NAME, FN)                                                \
+    extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)                      \
+        NAME(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,      \
+             u8* output, ChunkStatus* __restrict__ status, u32 param) {                       \
+        (void)param;                                                                          \
+        for_each_chunk(njobs, [&](u64 j, u8*) {                                               \
+            const ChunkJob job = jobs[j];                                                     \
+            FN(input + job.in_off, (u32)job.in_len, (u32)job.out_count, output + job.out_off, \
+               status + j);                                                                   \
+            mark_ascii(output + job.out_off, (u32)job.out_count, status + j);                 \
+        });                                                                                   \
+    }
+
 PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_plain, u32, plain_lengths)
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_plain, u8, plain_data)
+PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_plain, plain_data)
 PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta_length, u32, dlba_lengths)
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_delta_length, u8, dlba_data)
+PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_delta_length, dlba_data)
 PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta, u32, dba_lengths)
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_delta, u8, dba_data)
+PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_delta, dba_data)

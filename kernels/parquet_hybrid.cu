@@ -248,3 +248,192 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
         hybrid_decode(in + base, (u32)(len - base), count, bw, sink, st, ring, base);
     });
 }
+
+// ---------------------------------------------------------------------------
+// Byte-array dictionary gathers (ParquetOp::ByteDictOffsets / ByteDictData):
+// one job per column chunk, its input the dictionary's offsets and bytes,
+// then each page's value count and index section (the layout and statuses
+// of src/codecs/parquet_dict/bytes.rs). The offsets pass writes a leading 0
+// and each value's end; the data pass, sized by the last offset, the
+// entries' bytes. Both decode the indices with hybrid_decode; a warp-wide
+// inclusive scan of the selected entries' lengths gives each lane its
+// value's end, and `pos` (the bytes before the step, the same in every
+// lane) carries on across steps and pages.
+// ---------------------------------------------------------------------------
+
+// A little-endian u32 at any byte address of the input.
+__device__ __forceinline__ u32 ld_le32(const u8* p) {
+    return (u32)__ldg(p) | ((u32)__ldg(p + 1) << 8) | ((u32)__ldg(p + 2) << 16) |
+           ((u32)__ldg(p + 3) << 24);
+}
+
+template <bool DATA>
+struct ByteDictSink {
+    u32* ends;        // offsets pass: this page's first value's end slot
+    u8* bytes;        // data pass: the job's output
+    const u8* offs;   // the dictionary's n + 1 offsets
+    const u8* dict;   // its bytes
+    u32 n;
+    u64 cap;          // the most an end may reach
+    u64& pos;         // bytes before the next value (warp-uniform)
+
+    __device__ __forceinline__ void put(u32 idx, u32 s, u32 len, u64 end) const {
+        if (DATA) {
+            u8* o = bytes + (end - len);
+            for (u32 k = 0; k < len; ++k) o[k] = __ldg(dict + s + k);
+        } else {
+            ends[idx] = (u32)end;
+        }
+    }
+    __device__ __forceinline__ u32 repeat(u32 at, u32 take, u32 v) const {
+        if (take == 0) return NONE;
+        if (v >= n) return 0;
+        const u32 s = ld_le32(offs + 4ull * v);
+        const u32 len = ld_le32(offs + 4ull * v + 4) - s;
+        u32 fit = take;
+        if (len > 0 && pos + (u64)take * len > cap) fit = pos > cap ? 0u : (u32)((cap - pos) / len);
+        if (DATA && len > 32) {
+            // Long entries: the warp copies each value together.
+            for (u32 k = 0; k < fit; ++k) {
+                u8* o = bytes + pos + (u64)k * len;
+                for (u32 b = lane_id(); b < len; b += WARP) o[b] = __ldg(dict + s + b);
+            }
+        } else {
+            for (u32 k = lane_id(); k < fit; k += WARP) put(at + k, s, len, pos + (u64)(k + 1) * len);
+        }
+        pos += (u64)fit * len;
+        return fit < take ? fit : NONE;
+    }
+    __device__ __forceinline__ u32 packed(u32 at, u32 v, bool valid) const {
+        const u32 lane = lane_id();
+        // The first value refused, as the CPU walks them: an index past the
+        // dictionary, or an end past `cap` before it (a bad index counts
+        // as empty, so the ends before it are exact).
+        const u32 bad = __ballot_sync(FULL_MASK, valid && v >= n);
+        u32 s = 0, len = 0;
+        if (valid && v < n) {
+            s = ld_le32(offs + 4ull * v);
+            len = ld_le32(offs + 4ull * v + 4) - s;
+        }
+        u64 incl = len;
+#pragma unroll
+        for (u32 d = 1; d < WARP; d <<= 1) {
+            const u64 x = __shfl_up_sync(FULL_MASK, incl, d);
+            if (lane >= d) incl += x;
+        }
+        const u64 end = pos + incl;
+        const u32 over = __ballot_sync(FULL_MASK, valid && end > cap);
+        if (bad | over) return __ffs(bad | over) - 1;
+        if (valid) put(at + lane, s, len, end);
+        pos += __shfl_sync(FULL_MASK, incl, WARP - 1);
+        return NONE;
+    }
+};
+
+// The lane-0 status word of `st`, in every lane.
+__device__ __forceinline__ u32 status_code(const ChunkStatus* st) {
+    __syncwarp();
+    return __shfl_sync(FULL_MASK, lane_id() == 0 ? st->code : 0u, 0);
+}
+
+template <bool DATA>
+__device__ void byte_dict_job(const u8* in, u64 len, u8* out, u64 cap, ChunkStatus* st, u8* ring) {
+    const u32 lane = lane_id();
+    if (len < 8) {
+        put_status(st, INPUT_CORRUPT, 0, 0);
+        return;
+    }
+    const u32 n = ld_le32(in), m = ld_le32(in + 4);
+    const u64 off_end = 8 + 4 * ((u64)n + 1);
+    if (off_end > len) {
+        put_status(st, INPUT_CORRUPT, 0, 0);
+        return;
+    }
+    const u8* offs = in + 8;
+    bool ok = true;
+    for (u64 i = lane; i < n; i += WARP) ok &= ld_le32(offs + 4 * i) <= ld_le32(offs + 4 * i + 4);
+    ok = __all_sync(FULL_MASK, ok) && ld_le32(offs) == 0;
+    const u64 dict_len = ld_le32(offs + 4ull * n);
+    if (!ok || off_end + dict_len > len) {
+        put_status(st, INPUT_CORRUPT, 0, 0);
+        return;
+    }
+    u32* ends = reinterpret_cast<u32*>(out);
+    u64 room = 0;
+    if (!DATA) {
+        if (cap == 0) {
+            put_status(st, OUTPUT_OVERFLOW, 0, 0);
+            return;
+        }
+        if (lane == 0) ends[0] = 0;
+        room = cap - 1;
+    }
+    u64 p = (off_end + dict_len + 3) & ~3ull;
+    u64 values = 0, pos = 0;
+    for (u32 page = 0; page < m; ++page) {
+        if (p + 8 > len) {
+            put_status(st, INPUT_CORRUPT, p, values);
+            return;
+        }
+        const u32 count = ld_le32(in + p), slen = ld_le32(in + p + 4);
+        if (p + 8 + slen > len) {
+            put_status(st, INPUT_CORRUPT, p, values);
+            return;
+        }
+        if (count > 0) {
+            if (!DATA && values + count > room) {
+                put_status(st, OUTPUT_OVERFLOW, p, values);
+                return;
+            }
+            if (slen == 0) {
+                put_status(st, INPUT_TRUNCATED, p + 8, values);
+                return;
+            }
+            const u32 bw = __ldg(in + p + 8);
+            if (bw > 32) {
+                put_status(st, INPUT_CORRUPT, p + 8, values);
+                return;
+            }
+            const u64 base = p + 9;
+            const ByteDictSink<DATA> sink{ends + 1 + values, out, offs, in + off_end, n,
+                                          DATA ? cap : 0x7fffffffull, pos};
+            hybrid_decode(in + base, slen - 1, count, bw, sink, st, ring, base);
+            if (status_code(st) != OK) {
+                if (lane == 0) st->produced += values;
+                return;
+            }
+            values += count;
+        }
+        p = (p + 8 + slen + 3) & ~3ull;
+    }
+    if (DATA ? pos < cap : values < room) {
+        put_status(st, OUTPUT_SHORT, len, values);
+        return;
+    }
+    put_status(st, OK, 0, cap);
+}
+
+extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
+    parquet_byte_dict_offsets(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs,
+                              u32 njobs, u32* __restrict__ output, ChunkStatus* __restrict__ status,
+                              u32 param) {
+    (void)param;
+    for_each_chunk(njobs, [&](u64 j, u8* ring) {
+        const ChunkJob job = jobs[j];
+        byte_dict_job<false>(input + job.in_off, job.in_len,
+                             reinterpret_cast<u8*>(output + job.out_off), job.out_count, status + j,
+                             ring);
+    });
+}
+
+extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
+    parquet_byte_dict_data(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs,
+                           u32 njobs, u8* __restrict__ output, ChunkStatus* __restrict__ status,
+                           u32 param) {
+    (void)param;
+    for_each_chunk(njobs, [&](u64 j, u8* ring) {
+        const ChunkJob job = jobs[j];
+        byte_dict_job<true>(input + job.in_off, job.in_len, output + job.out_off, job.out_count,
+                            status + j, ring);
+    });
+}

@@ -19,7 +19,9 @@ const PURGE_DELAY_MS: std::os::raw::c_long = 5000;
 
 fn main() {
     // SAFETY: options are set before any other thread exists.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("WARPREAD_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),

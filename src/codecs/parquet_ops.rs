@@ -49,12 +49,24 @@ pub fn decode(op: ParquetOp, input: &[u8], aux: u64, out: &mut [u8]) -> ChunkSta
             },
             None => misaligned(),
         },
-        ParquetOp::ByteArrayData(enc) => match enc {
-            ByteArrayEncoding::Plain => parquet_plain::byte_array_data(input, out),
-            ByteArrayEncoding::DeltaLength => parquet_delta_length_byte_array::data(input, out),
-            ByteArrayEncoding::Delta => parquet_delta_byte_array::data(input, out),
-        },
+        ParquetOp::ByteArrayData(enc) => {
+            let st = match enc {
+                ByteArrayEncoding::Plain => parquet_plain::byte_array_data(input, out),
+                ByteArrayEncoding::DeltaLength => parquet_delta_length_byte_array::data(input, out),
+                ByteArrayEncoding::Delta => parquet_delta_byte_array::data(input, out),
+            };
+            if st.is_ok() {
+                ChunkStatus::ok_bytes(st.produced, out.is_ascii())
+            } else {
+                st
+            }
+        }
         ParquetOp::DictGather { width } => parquet_dict::decode(width as usize, input, out),
         ParquetOp::DictPage { width } => parquet_dict::decode_page(width as usize, input, aux, out),
+        ParquetOp::ByteDictOffsets => match typed::<u32>(out) {
+            Some(o) => parquet_dict::bytes::offsets(input, o),
+            None => misaligned(),
+        },
+        ParquetOp::ByteDictData => parquet_dict::bytes::data(input, out),
     }
 }

@@ -380,6 +380,15 @@ impl BatchOutput {
         self.outputs[stage].clone()
     }
 
+    /// Whether every job of a byte-array data request found its output all
+    /// ASCII ([`crate::plan::ChunkStatus::ascii`]).
+    pub fn ascii(&self, id: RequestId) -> bool {
+        let p = &self.placed[id.0];
+        self.statuses[p.stage][p.jobs.clone()]
+            .iter()
+            .all(|s| s.ascii())
+    }
+
     /// Elements each of a request's jobs produced (decompressed sizes).
     pub fn produced(&self, id: RequestId) -> Vec<u64> {
         let p = &self.placed[id.0];

@@ -120,6 +120,8 @@ fn parquet_entry(op: ParquetOp) -> Option<(&'static KernelSource, &'static str)>
         ParquetOp::PlainFixed { .. } => Some((&PARQUET_PLAIN, "parquet_plain_fixed")),
         ParquetOp::DictGather { .. } => Some((&PARQUET_PLAIN, "parquet_dict_gather")),
         ParquetOp::DictPage { .. } => Some((&PARQUET_HYBRID, "parquet_dict_page")),
+        ParquetOp::ByteDictOffsets => Some((&PARQUET_HYBRID, "parquet_byte_dict_offsets")),
+        ParquetOp::ByteDictData => Some((&PARQUET_HYBRID, "parquet_byte_dict_data")),
         ParquetOp::ByteStreamSplit { .. } => Some((&PARQUET_PLAIN, "parquet_byte_stream_split")),
         // The CPU reference decodes I32 into i32 and every other type into
         // i64 (the reader asks for I32 and I64 only); other types stay on
@@ -215,6 +217,7 @@ mod tests {
             ops.push(ParquetOp::DictPage { width: w });
         }
         ops.extend((0..=33).map(|bit_width| ParquetOp::Hybrid { bit_width }));
+        ops.extend([ParquetOp::ByteDictOffsets, ParquetOp::ByteDictData]);
         for e in [
             ByteArrayEncoding::Plain,
             ByteArrayEncoding::DeltaLength,

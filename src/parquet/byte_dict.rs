@@ -75,6 +75,16 @@ impl<'a> ByteDict<'a> {
         self.utf8
     }
 
+    /// The `len() + 1` offsets of the entries in [`ByteDict::data`].
+    pub fn offsets(&self) -> &[u32] {
+        &self.offsets
+    }
+
+    /// The entries end to end.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// The longest entry's length (bounds a gather's bytes).
     pub fn max_len(&self) -> usize {
         self.max_len

@@ -17,7 +17,7 @@
 use std::ops::Range;
 
 use arrow::array::OffsetSizeTrait;
-use arrow::buffer::{Buffer, MutableBuffer};
+use arrow::buffer::{Buffer, MutableBuffer, ScalarBuffer};
 use arrow::datatypes::DataType;
 use parquet::basic::Type as PhysicalType;
 use rayon::prelude::*;
@@ -27,6 +27,7 @@ use super::decompress::{Page, Pages};
 use super::offsets::{Offsets, push_lengths};
 use super::page_header::PageKind;
 use super::pages::RawChunk;
+use crate::codecs::parquet_dict::bytes as dict_bytes;
 use crate::codecs::{parquet_dict, parquet_hybrid};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
@@ -132,7 +133,8 @@ pub enum Dense {
         /// The bytes.
         data: Buffer,
         /// Known to be valid UTF-8 value by value (gathered from
-        /// dictionaries whose entries were checked); `false`: unknown.
+        /// dictionaries whose entries were checked, or bytes the data
+        /// stage found all ASCII); `false`: unknown.
         utf8: bool,
     },
 }
@@ -217,6 +219,9 @@ enum First {
     DictPage(Option<(usize, RequestId)>),
     /// Byte-array lengths (BYTE_ARRAY, or FLBA under DELTA_BYTE_ARRAY).
     Lengths(RequestId, ByteArrayEncoding),
+    /// A page of a byte-array chunk gathered whole by the byte dictionary
+    /// stages ([`run_byte_dicts`]).
+    ByteDict,
 }
 
 enum Second {
@@ -580,6 +585,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
     let infos = &eff[..];
 
+    // Byte-array chunks whose data pages are all dictionary-encoded may be
+    // gathered by stages, their indices never decoded apart.
+    let staged = staged_byte_dicts(&works, infos, &dict_data, pages, backend);
+
     // Round B: values (or indices, or lengths); fixed-width dictionary pages
     // as whole pages (their inputs assembled below).
     let mut dict_pages: Vec<DictPageRef> = Vec::new();
@@ -608,7 +617,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 if dicts[w.chunk].is_none() && dict_data[w.chunk].is_none() {
                     return Err(err(p, "dictionary-encoded page without a dictionary page"));
                 }
-                if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
+                if staged[w.chunk] {
+                    First::ByteDict
+                } else if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
                     // The job reads the bit width itself (and reports a bad
                     // one): the page's bytes may lie on the device alone
                     // (`host_reads_pages`).
@@ -713,6 +724,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     }
     drop(span);
 
+    let span = crate::trace::span("pq.byte_dict_stages");
+    let staged = run_byte_dicts(&works, &staged, &dicts, pages, backend)?;
+    drop(span);
+
     // Round C: byte-array bytes.
     let span = crate::trace::span("pq.plan_c");
     let mut c_bytes = StageBatch::new(buf);
@@ -743,7 +758,8 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         .zip(leaves.par_iter_mut())
         .zip(infos.par_iter())
         .zip(dicts.par_iter())
-        .try_for_each(|(((ws, leaf), info), dict)| {
+        .zip(staged.par_iter())
+        .try_for_each(|((((ws, leaf), info), dict), staged)| {
             let _span = crate::trace::span_with(|| {
                 let column = ws
                     .first()
@@ -756,6 +772,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 pages,
                 dict: dict.as_ref(),
                 outs,
+                staged: staged.as_ref(),
             }
             .values()?;
             Ok(())
@@ -943,6 +960,160 @@ fn split_hybrids(batch: &mut StageBatch<'_>) {
     }
 }
 
+/// Whether byte-array dictionary pages are gathered by stages
+/// (`ParquetOp::ByteDictOffsets`, `ByteDictData`) rather than on the host:
+/// `WARPREAD_DEVICE_BYTE_DICTS=0` never, `=1` on every backend (the CPU
+/// backend then runs the stages' reference code, as tests do), otherwise
+/// where the pages lie on the device.
+fn byte_dicts_by_stage(backend: &dyn Backend, buf: &[u8]) -> bool {
+    match std::env::var("WARPREAD_DEVICE_BYTE_DICTS").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => backend.holds_on_device(buf),
+    }
+}
+
+/// Per chunk, whether its byte dictionary pages are gathered by stages:
+/// a byte-array chunk with a dictionary whose data pages are all
+/// dictionary-encoded, whose gathered bytes surely fit 32-bit offsets (at
+/// most the dictionary page's bytes per value) and whose job input fits a
+/// job. Decided before the dictionary is decoded, from its page's size.
+fn staged_byte_dicts(
+    works: &[Work],
+    infos: &[LeafInfo],
+    dict_data: &[Option<(RequestId, RequestId)>],
+    pages: &Pages,
+    backend: &dyn Backend,
+) -> Vec<bool> {
+    let mut staged = vec![false; infos.len()];
+    if !byte_dicts_by_stage(backend, &pages.buf) {
+        return staged;
+    }
+    // (values, bytes of the pages' sections and headers, all dictionary-encoded)
+    let mut per: Vec<(u64, u64, bool)> = vec![(0, 0, true); infos.len()];
+    for w in works {
+        let p = &pages.chunks[w.chunk][w.page];
+        let e = &mut per[w.chunk];
+        e.0 += w.n as u64;
+        e.1 += 11 + w.values.len() as u64;
+        e.2 &= matches!(p.header.encoding, PLAIN_DICTIONARY | RLE_DICTIONARY);
+    }
+    for (c, s) in staged.iter_mut().enumerate() {
+        let (values, sections, all_dict) = per[c];
+        let Some(dict_page) = pages.chunks[c].first() else {
+            continue;
+        };
+        let dict_len = dict_page.data.len() as u64;
+        *s = infos[c].is_bytes()
+            && dict_data[c].is_some()
+            && all_dict
+            && values > 0
+            && values < u64::from(u32::MAX)
+            && values.saturating_mul(dict_len) <= i32::MAX as u64
+            && 15 + 2 * dict_len + sections <= MAX_CHUNK_INPUT;
+    }
+    staged
+}
+
+/// Gathers the staged byte-array chunks (`staged`): one job per chunk over
+/// a buffer written here (its dictionary, then its pages' index sections),
+/// offsets first, then the bytes the last offset sizes. Per chunk, its
+/// offsets and bytes.
+fn run_byte_dicts(
+    works: &[Work],
+    staged: &[bool],
+    dicts: &[Option<Dict<'_>>],
+    pages: &Pages,
+    backend: &dyn Backend,
+) -> Result<Vec<Option<(Buffer, Buffer)>>> {
+    let mut out: Vec<Option<(Buffer, Buffer)>> = vec![None; staged.len()];
+    if !staged.iter().any(|&s| s) {
+        return Ok(out);
+    }
+    let buf = &pages.buf[..];
+    let byte_dict = |c: usize| match &dicts[c] {
+        Some(Dict::Bytes(d)) => d,
+        _ => unreachable!("staged chunks have byte dictionaries"),
+    };
+    // Each staged chunk's works and where its job lies in the input.
+    let mut jobs: Vec<(usize, &[Work], Range<usize>)> = Vec::new();
+    let mut len = 0usize;
+    let mut rest = works;
+    while let Some(first) = rest.first() {
+        let c = first.chunk;
+        let k = rest.iter().take_while(|w| w.chunk == c).count();
+        let (ws, tail) = rest.split_at(k);
+        rest = tail;
+        if !staged[c] {
+            continue;
+        }
+        let d = byte_dict(c);
+        let n = dict_bytes::job_len(d.len(), d.data().len(), ws.iter().map(|w| w.values.len()));
+        let start = len.next_multiple_of(16);
+        jobs.push((c, ws, start..start + n));
+        len = start + n;
+    }
+    let mut src = backend.input_buffer(len)?;
+    {
+        // Every byte is written: the jobs, and the gaps before them.
+        // A gap (`None`) or a chunk's job and works.
+        type Slot<'s, 'w> = (&'s mut [u8], Option<(usize, &'w [Work])>);
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut rest = &mut src[..];
+        let mut at = 0;
+        for (c, ws, r) in &jobs {
+            let (gap, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
+            let (job, tail) = tail.split_at_mut(r.len());
+            slots.push((gap, None));
+            slots.push((job, Some((*c, *ws))));
+            rest = tail;
+            at = r.end;
+        }
+        slots.into_par_iter().for_each(|(dst, job)| match job {
+            None => dst.fill(0),
+            Some((c, ws)) => {
+                let d = byte_dict(c);
+                let sections = ws.iter().map(|w| (w.n as u32, &buf[w.values.clone()]));
+                dict_bytes::write_job(dst, d.offsets(), d.data(), sections);
+            }
+        });
+    }
+    let at = |ws: &[Work]| pages.chunks[ws[0].chunk][ws[0].page].location.clone();
+    let mut first = StageBatch::new(&src);
+    let ids: Vec<RequestId> = jobs
+        .iter()
+        .map(|(_, ws, r)| {
+            let n: u64 = ws.iter().map(|w| w.n as u64).sum();
+            first.add(
+                StageOp::Parquet(ParquetOp::ByteDictOffsets),
+                r.clone(),
+                n + 1,
+                at(ws),
+            )
+        })
+        .collect();
+    let ends = first.run(backend)?;
+    let mut second = StageBatch::new(&src);
+    let data_ids: Vec<RequestId> = jobs
+        .iter()
+        .zip(&ids)
+        .map(|((_, ws, r), &id)| {
+            let total = ends.typed::<u32>(id).last().copied().unwrap_or(0);
+            second.add(
+                StageOp::Parquet(ParquetOp::ByteDictData),
+                r.clone(),
+                u64::from(total),
+                at(ws),
+            )
+        })
+        .collect();
+    let bytes = second.run(backend)?;
+    for (((c, _, _), id), did) in jobs.iter().zip(ids).zip(data_ids) {
+        out[*c] = Some((ends.buffer(id), bytes.buffer(did)));
+    }
+    Ok(out)
+}
+
 fn per_chunk(works: &mut [Work], chunks: usize) -> Vec<&mut [Work]> {
     let mut out = Vec::with_capacity(chunks);
     let mut rest = works;
@@ -1001,6 +1172,8 @@ struct Chunk<'a> {
     dict: Option<&'a Dict<'a>>,
     /// Rounds B, C and the dictionary pages (in place, gathered).
     outs: Outs<'a>,
+    /// The chunk's offsets and bytes from the byte dictionary stages.
+    staged: Option<&'a (Buffer, Buffer)>,
 }
 
 impl Chunk<'_> {
@@ -1070,6 +1243,20 @@ impl Chunk<'_> {
         let [out_b, out_c, ..] = outs;
         let page = |w: &Work| self.page(w);
         let n: usize = ws.iter().map(|w| w.n).sum();
+        if let Some((offsets, data)) = self.staged {
+            let Some(Dict::Bytes(d)) = dict else {
+                unreachable!("staged chunks have byte dictionaries")
+            };
+            let ends = ScalarBuffer::<i32>::new(offsets.clone(), 0, offsets.len() / 4);
+            let offsets = Offsets::staged(ends, data.len())
+                .filter(|o| o.values() == n)
+                .ok_or_else(|| err(page(&ws[0]), "dictionary gather gave inconsistent offsets"))?;
+            return Ok(Dense::Bytes {
+                offsets,
+                data: data.clone(),
+                utf8: d.utf8(),
+            });
+        }
         let all_data = ws.iter().all(|w| {
             matches!(
                 (&w.first, &w.second),
@@ -1090,11 +1277,17 @@ impl Chunk<'_> {
             match &mut offsets {
                 Offsets::Small(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
                 Offsets::Large(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
+                Offsets::Staged(_) => unreachable!("with_bound builds vectors"),
             }
+            // Strings whose every byte is ASCII need no UTF-8 pass.
+            let utf8 = ws.iter().all(|w| match &w.second {
+                Some(Second::Data(id)) => out_c.ascii(*id),
+                None => false,
+            });
             return Ok(Dense::Bytes {
                 offsets,
                 data,
-                utf8: false,
+                utf8,
             });
         }
         // Dictionary pages (and any PLAIN pages after a dictionary fallback):
@@ -1108,7 +1301,7 @@ impl Chunk<'_> {
                 (Some(First::Lengths(..)), Some(Second::Data(id))) => {
                     total += out_c.bytes(*id).len();
                     bound += out_c.bytes(*id).len() as u64;
-                    utf8 = false;
+                    utf8 &= out_c.ascii(*id);
                 }
                 (Some(First::Indices(id)), _) => {
                     let Some(Dict::Bytes(d)) = dict else {
@@ -1136,6 +1329,7 @@ impl Chunk<'_> {
         match &mut offsets {
             Offsets::Small(v) => self.gather_into(v, &mut data),
             Offsets::Large(v) => self.gather_into(v, &mut data),
+            Offsets::Staged(_) => unreachable!("with_bound builds vectors"),
         }
         Ok(Dense::Bytes {
             offsets,

@@ -17,6 +17,9 @@ pub enum Offsets {
     Small(Vec<i32>),
     /// The data may reach past 2 GiB.
     Large(Vec<i64>),
+    /// 32-bit offsets a stage wrote (`ParquetOp::ByteDictOffsets`), in its
+    /// output buffer; checked by [`Offsets::staged`].
+    Staged(ScalarBuffer<i32>),
 }
 
 impl Offsets {
@@ -34,11 +37,21 @@ impl Offsets {
         }
     }
 
+    /// Offsets a stage wrote, once checked: a leading 0, never decreasing,
+    /// ending at `data_len`; `None` otherwise.
+    pub fn staged(v: ScalarBuffer<i32>, data_len: usize) -> Option<Self> {
+        let ok = v.first() == Some(&0)
+            && v.windows(2).all(|w| w[0] <= w[1])
+            && v.last().is_some_and(|&o| o as usize == data_len);
+        ok.then_some(Offsets::Staged(v))
+    }
+
     /// Number of values.
     pub fn values(&self) -> usize {
         match self {
             Offsets::Small(v) => v.len() - 1,
             Offsets::Large(v) => v.len() - 1,
+            Offsets::Staged(v) => v.len() - 1,
         }
     }
 
@@ -47,12 +60,15 @@ impl Offsets {
         match self {
             Offsets::Small(v) => Box::new(v.windows(2).map(|w| w[0] as usize..w[1] as usize)),
             Offsets::Large(v) => Box::new(v.windows(2).map(|w| w[0] as usize..w[1] as usize)),
+            Offsets::Staged(v) => Box::new(v.windows(2).map(|w| w[0] as usize..w[1] as usize)),
         }
     }
 
     /// As 32-bit Arrow offsets; an error past 2 GiB.
     pub fn into_small(self) -> Result<OffsetBuffer<i32>, String> {
         let v = match self {
+            // SAFETY: checked when made (`Offsets::staged`).
+            Offsets::Staged(v) => return Ok(unsafe { OffsetBuffer::new_unchecked(v) }),
             Offsets::Small(v) => v,
             Offsets::Large(v) => {
                 if v.last().is_some_and(|&o| i32::try_from(o).is_err()) {
@@ -68,6 +84,7 @@ impl Offsets {
     pub fn into_large(self) -> OffsetBuffer<i64> {
         checked(match self {
             Offsets::Small(v) => v.into_iter().map(i64::from).collect(),
+            Offsets::Staged(v) => v.iter().map(|&o| i64::from(o)).collect(),
             Offsets::Large(v) => v,
         })
     }
@@ -129,6 +146,20 @@ mod tests {
         );
         assert_eq!(small.clone().into_small(), large.clone().into_small());
         assert_eq!(small.into_large(), large.into_large());
+    }
+
+    #[test]
+    fn staged_offsets_are_checked_once() {
+        let v = |o: &[i32]| ScalarBuffer::from(o.to_vec());
+        assert!(Offsets::staged(v(&[0, 2, 2, 5]), 5).is_some());
+        assert!(Offsets::staged(v(&[0, 2, 2, 5]), 6).is_none());
+        assert!(Offsets::staged(v(&[1, 2]), 2).is_none());
+        assert!(Offsets::staged(v(&[0, 3, 2]), 2).is_none());
+        assert!(Offsets::staged(v(&[]), 0).is_none());
+        let s = Offsets::staged(v(&[0, 1, 4]), 4).unwrap();
+        assert_eq!(s.ranges().collect::<Vec<_>>(), [0..1, 1..4]);
+        assert_eq!(s.clone().into_small().unwrap().as_ref(), &[0, 1, 4]);
+        assert_eq!(s.into_large().as_ref(), &[0i64, 1, 4]);
     }
 
     #[test]

@@ -154,6 +154,16 @@ pub enum ParquetOp {
         /// Bytes per value.
         width: u32,
     },
+    /// A column chunk's dictionary-encoded BYTE_ARRAY pages gathered,
+    /// first pass: the Arrow offsets (`u32`, a leading 0, then each
+    /// value's end) of the entries the pages' indices select. One job per
+    /// chunk, its input the dictionary and the pages' index sections
+    /// (`codecs::parquet_dict::bytes`).
+    ByteDictOffsets,
+    /// Second pass of [`ParquetOp::ByteDictOffsets`] over the same input:
+    /// the entries' bytes end to end; a job's `values` is the last offset
+    /// the first pass gave.
+    ByteDictData,
 }
 
 /// Encodings of Parquet BYTE_ARRAY pages decoded in two passes.
@@ -183,8 +193,8 @@ impl ParquetOp {
     /// Bytes per output element.
     pub fn output_width(&self) -> usize {
         match self {
-            Self::Hybrid { .. } | Self::ByteArrayLengths(_) => 4,
-            Self::PlainBool | Self::ByteArrayData(_) => 1,
+            Self::Hybrid { .. } | Self::ByteArrayLengths(_) | Self::ByteDictOffsets => 4,
+            Self::PlainBool | Self::ByteArrayData(_) | Self::ByteDictData => 1,
             Self::PlainFixed { width }
             | Self::ByteStreamSplit { width }
             | Self::DictGather { width }
@@ -205,6 +215,8 @@ impl ParquetOp {
             Self::ByteArrayData(e) => format!("parquet-byte-array-data/{}", e.name()),
             Self::DictGather { width } => format!("parquet-dict-gather/{width}"),
             Self::DictPage { width } => format!("parquet-dict-page/{width}"),
+            Self::ByteDictOffsets => "parquet-byte-dict-offsets".to_string(),
+            Self::ByteDictData => "parquet-byte-dict-data".to_string(),
         }
     }
 }

@@ -85,6 +85,22 @@ impl ChunkStatus {
         }
     }
 
+    /// A success of a byte-array data job (`ParquetOp::ByteArrayData`)
+    /// whose `produced` output bytes are all ASCII or not: the reader then
+    /// knows its strings are valid UTF-8 without a host pass over them.
+    pub fn ok_bytes(produced: u64, ascii: bool) -> Self {
+        Self {
+            detail: u32::from(ascii),
+            ..Self::ok(produced)
+        }
+    }
+
+    /// Whether a successful byte-array data job's output is all ASCII
+    /// ([`ChunkStatus::ok_bytes`]).
+    pub fn ascii(&self) -> bool {
+        self.is_ok() && self.detail == 1
+    }
+
     /// A failure at chunk-relative byte `at` after `produced` elements.
     pub fn failed(code: StatusCode, at: u64, produced: u64) -> Self {
         Self {

@@ -404,6 +404,91 @@ fn long_pages_match_the_parquet_crate() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Strings whose pages are all ASCII skip the host's UTF-8 pass (the data
+/// stage says so in its status); pages of other UTF-8, in every byte-array
+/// encoding and mixed with ASCII pages in one chunk, still read like the
+/// parquet crate; and invalid UTF-8 in a string column is an error on both
+/// backends, as it is for the parquet crate.
+#[test]
+fn ascii_and_other_strings_read_like_the_parquet_crate() {
+    use arrow::array::StringArray;
+    use arrow::datatypes::{Field, Schema};
+    use parquet::basic::Encoding;
+    use parquet::file::properties::WriterProperties;
+    use std::sync::Arc;
+
+    let rows = 20_000usize;
+    let words = ["plain", "café", "日本語", "", "ascii only", "naïve"];
+    // Pages of 1,000 rows: some all ASCII, some not.
+    let strings = StringArray::from_iter((0..rows).map(|i| {
+        (i % 101 != 7).then(|| {
+            let w = if (i / 1000) % 3 == 0 {
+                words[i % 6]
+            } else {
+                words[(i % 2) * 4]
+            };
+            format!("{w}-{i}")
+        })
+    }));
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(strings)]).unwrap();
+    let dir = std::env::temp_dir().join(format!("warpread-pq-ascii-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for enc in [
+        Encoding::PLAIN,
+        Encoding::DELTA_LENGTH_BYTE_ARRAY,
+        Encoding::DELTA_BYTE_ARRAY,
+    ] {
+        let path = dir.join(format!("strings-{enc}.parquet"));
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_encoding(enc)
+            .set_data_page_row_count_limit(1000)
+            .set_write_batch_size(1000)
+            .build();
+        written_matches_the_parquet_crate(&path, &batch, props, "ascii_and_other_strings");
+    }
+
+    // Invalid UTF-8 in an ASCII-free page of a string column.
+    let path = dir.join("invalid-utf8.parquet");
+    {
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::parser::parse_message_type;
+        let schema =
+            Arc::new(parse_message_type("message m { required binary s (STRING); }").unwrap());
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_dictionary_enabled(false)
+                .build(),
+        );
+        let mut w = SerializedFileWriter::new(File::create(&path).unwrap(), schema, props).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let mut col = rg.next_column().unwrap().unwrap();
+        let values: Vec<ByteArray> = [&b"ok"[..], b"\xff\xfe", b"fine"]
+            .iter()
+            .map(|v| ByteArray::from(v.to_vec()))
+            .collect();
+        col.typed::<ByteArrayType>()
+            .write_batch(&values, None, None)
+            .unwrap();
+        col.close().unwrap();
+        rg.close().unwrap();
+        w.close().unwrap();
+    }
+    assert!(
+        expected(&path).is_err(),
+        "the parquet crate accepted invalid UTF-8"
+    );
+    let e = ours(&path, &CpuBackend::new()).expect_err("invalid UTF-8 read on the CPU");
+    assert!(e.to_string().contains("invalid-utf8.parquet"), "{e}");
+    if let Some(cuda) = common::cuda("ascii_and_other_strings") {
+        let e = ours(&path, cuda).expect_err("invalid UTF-8 read on CUDA");
+        assert!(e.to_string().contains("invalid-utf8.parquet"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Writes `batch` to `path` with `props` and reads it back on the CPU (and
 /// CUDA where present), against the parquet crate.
 fn written_matches_the_parquet_crate(

@@ -419,6 +419,118 @@ fn dict_pages_match() {
     }
 }
 
+/// A byte dictionary job (`ParquetOp::ByteDictOffsets` / `ByteDictData`)
+/// of 1..6 pages over a dictionary of `d` random entries of 0..max bytes;
+/// with `bad`, some indices lie past the dictionary. Returns the input and
+/// the gathered strings.
+fn byte_dict_job(rng: &mut Rng, d: usize, max: u64, bad: bool) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let entries: Vec<Vec<u8>> = (0..d)
+        .map(|_| (0..rng.below(max + 1)).map(|_| rng.next() as u8).collect())
+        .collect();
+    let refs: Vec<&[u8]> = entries.iter().map(|e| e.as_slice()).collect();
+    let mut sections = Vec::new();
+    let mut want = Vec::new();
+    for _ in 0..1 + rng.below(6) {
+        let n = if rng.below(5) == 0 {
+            0
+        } else {
+            chunk_len(rng).min(20_000)
+        };
+        let need = (usize::BITS - d.max(2).saturating_sub(1).leading_zeros()) as u8;
+        let bw = (need + rng.below(3) as u8 + u8::from(bad)).min(32);
+        let idx: Vec<u32> = hybrid_values(rng, n, bw)
+            .into_iter()
+            .map(|v| if bad { v } else { v % d as u32 })
+            .collect();
+        want.extend(idx.iter().filter_map(|&k| entries.get(k as usize).cloned()));
+        let mut sec = vec![bw];
+        sec.extend(parquet_hybrid::encode(&idx, bw));
+        sections.push((
+            n as u32,
+            if n == 0 && rng.below(2) == 0 {
+                vec![]
+            } else {
+                sec
+            },
+        ));
+    }
+    let pages: Vec<(u32, &[u8])> = sections.iter().map(|(n, s)| (*n, s.as_slice())).collect();
+    (parquet_dict::bytes::encode_job(&refs, &pages), want)
+}
+
+/// Byte dictionary gathers, kernel against the CPU: offsets, then bytes
+/// sized by them; with indices past the dictionary, wrong output sizes and
+/// damaged inputs, the same statuses.
+#[test]
+fn byte_dict_gathers_match() {
+    let test = "byte_dict_gathers_match";
+    let mut rng = Rng::fresh(test);
+    for round in 0..4 {
+        let mut inputs = Vec::new();
+        let mut wants = Vec::new();
+        for _ in 0..1 + rng.below(20) {
+            let most = [3, 40, 3000][rng.below(3) as usize];
+            let d = 1 + rng.below(most) as usize;
+            let max = [1, 12, 40, 200][rng.below(4) as usize];
+            let bad = round == 3 && rng.below(2) == 0;
+            let (input, want) = byte_dict_job(&mut rng, d, max, bad);
+            inputs.push(input);
+            wants.push(want);
+        }
+        let counts: Vec<u64> = wants.iter().map(|w| w.len() as u64 + 1).collect();
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::ByteDictOffsets, &inputs, &counts);
+        let ends = both(test, &stage, &bytes);
+        let totals: Vec<u64> = wants
+            .iter()
+            .map(|w| w.iter().map(|e| e.len() as u64).sum())
+            .collect();
+        let (bytes, stage) = stage_of(&mut rng, ParquetOp::ByteDictData, &inputs, &totals);
+        let data = both(test, &stage, &bytes);
+        if round < 3 {
+            data.check(&stage).unwrap();
+            assert_eq!(
+                data.data.as_bytes(),
+                wants.concat().concat().as_slice(),
+                "round {round}"
+            );
+            let mut want_ends = Vec::new();
+            for w in &wants {
+                want_ends.push(0u32);
+                let mut o = 0u32;
+                for e in w {
+                    o += e.len() as u32;
+                    want_ends.push(o);
+                }
+            }
+            assert_eq!(
+                ends.data.typed::<u32>(),
+                want_ends.as_slice(),
+                "round {round}"
+            );
+        }
+    }
+    // Wrong sizes (one value or byte off either way) and damaged inputs.
+    for _ in 0..300 {
+        let d = 1 + rng.below(50) as usize;
+        let bad = rng.below(8) == 0;
+        let (input, want) = byte_dict_job(&mut rng, d, 20, bad);
+        let total: u64 = want.iter().map(|e| e.len() as u64).sum();
+        let skew = rng.below(3) as i64 - 1;
+        let values = (want.len() as i64 + 1 + skew).max(0) as u64;
+        let bytes_len = (total as i64 + skew).max(0) as u64;
+        for (op, n) in [
+            (ParquetOp::ByteDictOffsets, values),
+            (ParquetOp::ByteDictData, bytes_len),
+        ] {
+            let (mut bytes, mut stage) = stage_of(&mut rng, op, std::slice::from_ref(&input), &[n]);
+            if rng.below(2) == 0 {
+                mutate(&mut rng, &mut bytes, &mut stage);
+            }
+            both(test, &stage, &bytes);
+        }
+    }
+}
+
 #[test]
 fn dict_page_edge_cases_match() {
     use StatusCode::*;
@@ -1223,6 +1335,14 @@ fn ba_cases() -> Vec<(ParquetOp, Vec<u8>, u64, StatusCode, Option<(u32, u64)>)> 
     vec![
         // PLAIN
         (L(Plain), vec![], 0, Ok, None),
+        // Not ASCII: the data job's status says so.
+        (
+            D(Plain),
+            parquet_plain::encode_byte_array(&["é".as_bytes(), b"x"]),
+            3,
+            Ok,
+            None,
+        ),
         (L(Plain), vec![], 1, OutputShort, Some((0, 0))),
         (L(Plain), vec![1, 0, 0], 1, InputTruncated, Some((0, 0))),
         (
@@ -1501,9 +1621,17 @@ fn byte_array_edge_cases_match() {
     let mut rng = Rng::fresh(test);
     for (k, (op, input, n, code, at)) in ba_cases().into_iter().enumerate() {
         let (bytes, stage) = stage_of(&mut rng, op, std::slice::from_ref(&input), &[n]);
-        let st = both(test, &stage, &bytes).statuses[0];
+        let out = both(test, &stage, &bytes);
+        let st = out.statuses[0];
         if code == StatusCode::Ok {
-            assert_eq!(st, ChunkStatus::ok(n), "case {k} {op:?} n {n}");
+            // Data jobs say whether their bytes are all ASCII.
+            let want = match op {
+                ParquetOp::ByteArrayData(_) => {
+                    ChunkStatus::ok_bytes(n, out.data.as_bytes().is_ascii())
+                }
+                _ => ChunkStatus::ok(n),
+            };
+            assert_eq!(st, want, "case {k} {op:?} n {n}");
         } else {
             assert_eq!(st.status(), code, "case {k} {op:?} n {n}: {st}");
             if let Some((detail, produced)) = at {

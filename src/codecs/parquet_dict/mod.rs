@@ -4,9 +4,10 @@
 //! [`decode`] gathers from indices decoded before. The indices come from the hybrid decoder; a job's
 //! input is `<u32 dictionary size n> <n * width dictionary bytes> <one u32
 //! index per output value>`, built by the reader from the dictionary page
-//! and the decoded indices. Byte-array dictionaries are gathered during
-//! Arrow assembly (variable-length output needs offsets first).
+//! and the decoded indices. Byte-array dictionaries are gathered by
+//! [`bytes`]: offsets first, then the bytes they size.
 
+pub mod bytes;
 mod decode;
 mod page;
 
