@@ -339,6 +339,11 @@ __device__ __forceinline__ u32 status_code(const ChunkStatus* st) {
 template <bool DATA>
 __device__ void byte_dict_job(const u8* in, u64 len, u8* out, u64 cap, ChunkStatus* st, u8* ring) {
     const u32 lane = lane_id();
+    // The CPU's order: no room for the offsets' leading 0 comes first.
+    if (!DATA && cap == 0) {
+        put_status(st, OUTPUT_OVERFLOW, 0, 0);
+        return;
+    }
     if (len < 8) {
         put_status(st, INPUT_CORRUPT, 0, 0);
         return;
@@ -361,10 +366,6 @@ __device__ void byte_dict_job(const u8* in, u64 len, u8* out, u64 cap, ChunkStat
     u32* ends = reinterpret_cast<u32*>(out);
     u64 room = 0;
     if (!DATA) {
-        if (cap == 0) {
-            put_status(st, OUTPUT_OVERFLOW, 0, 0);
-            return;
-        }
         if (lane == 0) ends[0] = 0;
         room = cap - 1;
     }
