@@ -18,8 +18,10 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const PURGE_DELAY_MS: std::os::raw::c_long = 5000;
 
 fn main() {
-    // SAFETY: options are set before any other thread exists.
+    // mimalloc's own variable wins (for A/B runs: `-1` never purges; on the
+    // H100 it changed nothing measurable).
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: options are set before any other thread exists.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     }
     tracing_subscriber::fmt()
