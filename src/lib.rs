@@ -12,8 +12,9 @@
 //! - [`exec`]: the CPU reference and CUDA backends, same plan in, same bytes out;
 //! - [`gpu`]: CUDA probing, NVRTC compilation with a disk cache, launch constants;
 //! - [`gsst`]: GSST string compression (format, compressor, CPU reference decoder);
-//! - [`bench`]: the codec benchmark suite behind `warpread bench`;
-//! - [`datafusion`]: SQL over ORC files through DataFusion, decoded by warpread.
+//! - [`bench`](mod@bench): the benchmark suites behind `warpread bench`;
+//! - `datafusion` (default feature `sql`): SQL over ORC, Parquet and GSST
+//!   files through DataFusion, decoded by warpread.
 //!
 //! ```
 //! use warpread::codecs::orc_rle_v1;
