@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::exec::Backend;
 use crate::exec::batch::{RequestId, StageBatch};
 use crate::parquet::decompress::Pages;
+use crate::parquet::page_header::PageKind;
 use crate::plan::{MAX_CHUNK_INPUT, ParquetOp, StageOp};
 
 /// Whether byte-array dictionary pages are gathered by stages
@@ -66,7 +67,10 @@ pub(super) fn staged_byte_dicts(
     }
     for (c, s) in staged.iter_mut().enumerate() {
         let (values, sections, all_dict) = per[c];
-        let Some(dict_page) = pages.chunks[c].first() else {
+        let dict_page = pages.chunks[c]
+            .iter()
+            .find(|p| p.header.kind == PageKind::Dictionary);
+        let Some(dict_page) = dict_page else {
             continue;
         };
         let dict_len = dict_page.data.len() as u64;
