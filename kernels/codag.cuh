@@ -89,6 +89,12 @@ __device__ __forceinline__ void put_status(ChunkStatus* st, u32 code, u64 detail
         st->produced = produced;
     }
 }
+// The status word lane 0 wrote, in every lane (after put_status or any
+// other lane-0 write of `st`).
+__device__ __forceinline__ u32 status_code(const ChunkStatus* st) {
+    __syncwarp();
+    return __shfl_sync(0xffffffffu, lane_id() == 0 ? st->code : 0u, 0);
+}
 __device__ __forceinline__ u32 lanemask_lt() {
     u32 m;
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));

@@ -693,32 +693,14 @@ __device__ void dba_data(const u8* in, u32 len, u32 cap, u8* out, ChunkStatus* s
     put_status(st, OK, 0, written);
 }
 
-// ---------------------------------------------------------------------------
-// Entries: `param` is unused (0); lengths pass outputs are u32 elements,
-// data pass outputs bytes.
-// ---------------------------------------------------------------------------
-#define PARQUET_BYTE_ARRAY_ENTRY(NAME, T, FN)                                                 \
-    extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)                      \
-        NAME(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,      \
-             T* output, ChunkStatus* __restrict__ status, u32 param) {                        \
-        (void)param;                                                                          \
-        for_each_chunk(njobs, [&](u64 j, u8*) {                                               \
-            const ChunkJob job = jobs[j];                                                     \
-            FN(input + job.in_off, (u32)job.in_len, (u32)job.out_count, output + job.out_off, \
-               status + j);                                                                   \
-        });                                                                                   \
-    }
-
 // A successful data job's status detail says whether every output byte is
 // ASCII (ChunkStatus::ok_bytes): the reader then skips its host UTF-8 pass
 // over the strings. The output was just written by this warp, so the pass
 // reads it back from L2; lanes take 16-byte words where the job's bytes
 // allow, the ragged ends byte by byte.
 __device__ void mark_ascii(const u8* out, u32 cap, ChunkStatus* st) {
-    __syncwarp();
+    if (status_code(st) != OK) return;
     const u32 lane = lane_id();
-    // Lane 0 wrote the status; its word goes to every lane.
-    if (__shfl_sync(FULL_MASK, lane == 0 ? st->code : 0u, 0) != OK) return;
     u32 any = 0;
     const u32 head = (u32)((16 - ((size_t)out & 15)) & 15);
     const u32 lead = head < cap ? head : cap;
@@ -734,22 +716,29 @@ __device__ void mark_ascii(const u8* out, u32 cap, ChunkStatus* st) {
     if (lane == 0) st->detail = ascii ? 1u : 0u;
 }
 
-#define PARQUET_BYTE_ARRAY_DATA_ENTRY(NAME, FN)                                                \
+// Lengths passes leave their statuses as they are.
+__device__ __forceinline__ void keep_status(const u32*, u32, ChunkStatus*) {}
+
+// ---------------------------------------------------------------------------
+// Entries: `param` is unused (0); lengths pass outputs are u32 elements,
+// data pass outputs bytes; AFTER runs on each job's output and status.
+// ---------------------------------------------------------------------------
+#define PARQUET_BYTE_ARRAY_ENTRY(NAME, T, FN, AFTER)                                          \
     extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)                      \
         NAME(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,      \
-             u8* output, ChunkStatus* __restrict__ status, u32 param) {                       \
+             T* output, ChunkStatus* __restrict__ status, u32 param) {                        \
         (void)param;                                                                          \
         for_each_chunk(njobs, [&](u64 j, u8*) {                                               \
             const ChunkJob job = jobs[j];                                                     \
             FN(input + job.in_off, (u32)job.in_len, (u32)job.out_count, output + job.out_off, \
                status + j);                                                                   \
-            mark_ascii(output + job.out_off, (u32)job.out_count, status + j);                 \
+            AFTER(output + job.out_off, (u32)job.out_count, status + j);                      \
         });                                                                                   \
     }
 
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_plain, u32, plain_lengths)
-PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_plain, plain_data)
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta_length, u32, dlba_lengths)
-PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_delta_length, dlba_data)
-PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta, u32, dba_lengths)
-PARQUET_BYTE_ARRAY_DATA_ENTRY(parquet_byte_array_data_delta, dba_data)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_plain, u32, plain_lengths, keep_status)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_plain, u8, plain_data, mark_ascii)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta_length, u32, dlba_lengths, keep_status)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_delta_length, u8, dlba_data, mark_ascii)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_lengths_delta, u32, dba_lengths, keep_status)
+PARQUET_BYTE_ARRAY_ENTRY(parquet_byte_array_data_delta, u8, dba_data, mark_ascii)

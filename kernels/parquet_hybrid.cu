@@ -330,12 +330,6 @@ struct ByteDictSink {
     }
 };
 
-// The lane-0 status word of `st`, in every lane.
-__device__ __forceinline__ u32 status_code(const ChunkStatus* st) {
-    __syncwarp();
-    return __shfl_sync(FULL_MASK, lane_id() == 0 ? st->code : 0u, 0);
-}
-
 template <bool DATA>
 __device__ void byte_dict_job(const u8* in, u64 len, u8* out, u64 cap, ChunkStatus* st, u8* ring) {
     const u32 lane = lane_id();
