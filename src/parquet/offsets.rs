@@ -102,10 +102,10 @@ fn checked<O: OffsetSizeTrait>(v: Vec<O>) -> OffsetBuffer<O> {
     unsafe { OffsetBuffer::new_unchecked(v) }
 }
 
-/// Pushes the end offsets of values of `lengths` whose first starts at
-/// `start` (the caller's bound covers them).
-pub fn push_lengths<O: OffsetSizeTrait>(offsets: &mut Vec<O>, start: usize, lengths: &[u32]) {
-    let mut last = start;
+/// Pushes the end offsets of values of `lengths`, the first starting where
+/// the last offset ends (the caller's bound covers them).
+pub fn push_lengths<O: OffsetSizeTrait>(offsets: &mut Vec<O>, lengths: &[u32]) {
+    let mut last = offsets.last().map_or(0, |o| o.as_usize());
     offsets.extend(lengths.iter().map(|&l| {
         last += l as usize;
         O::usize_as(last)
@@ -137,8 +137,8 @@ mod tests {
         let (Offsets::Small(s), Offsets::Large(l)) = (&mut small, &mut large) else {
             unreachable!()
         };
-        push_lengths(s, 0, &lengths);
-        push_lengths(l, 0, &lengths);
+        push_lengths(s, &lengths);
+        push_lengths(l, &lengths);
         assert_eq!(small.values(), 4);
         assert_eq!(
             small.ranges().collect::<Vec<_>>(),

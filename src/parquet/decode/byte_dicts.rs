@@ -108,12 +108,8 @@ pub(super) fn run_byte_dicts(
     // Each staged chunk's works and where its job lies in the input.
     let mut jobs: Vec<(usize, &[Work], Range<usize>)> = Vec::new();
     let mut len = 0usize;
-    let mut rest = works;
-    while let Some(first) = rest.first() {
-        let c = first.chunk;
-        let k = rest.iter().take_while(|w| w.chunk == c).count();
-        let (ws, tail) = rest.split_at(k);
-        rest = tail;
+    for ws in works.chunk_by(|a, b| a.chunk == b.chunk) {
+        let c = ws[0].chunk;
         if !staged[c] {
             continue;
         }

@@ -1123,8 +1123,8 @@ impl Chunk<'_> {
                 out_b.typed::<u32>(*lid)
             });
             match &mut offsets {
-                Offsets::Small(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
-                Offsets::Large(v) => lengths.for_each(|l| push_lengths(v, offsets_end(v), l)),
+                Offsets::Small(v) => lengths.for_each(|l| push_lengths(v, l)),
+                Offsets::Large(v) => lengths.for_each(|l| push_lengths(v, l)),
                 Offsets::Staged(_) => unreachable!("with_bound builds vectors"),
             }
             // Strings whose every byte is ASCII need no UTF-8 pass.
@@ -1141,14 +1141,14 @@ impl Chunk<'_> {
         // Dictionary pages (and any PLAIN pages after a dictionary fallback):
         // indices checked first; plain pages' bytes are not known to be
         // UTF-8, dictionary entries were checked once.
+        // Plain pages' bytes, and a bound on the gathered ones.
         let mut total = 0usize;
-        let mut bound = 0u64;
+        let mut gathered = 0u64;
         let mut utf8 = true;
         for w in ws {
             match (&w.first, &w.second) {
                 (Some(First::Lengths(..)), Some(Second::Data(id))) => {
                     total += out_c.bytes(*id).len();
-                    bound += out_c.bytes(*id).len() as u64;
                     utf8 &= out_c.ascii(*id);
                 }
                 (Some(First::Indices(id)), _) => {
@@ -1166,14 +1166,14 @@ impl Chunk<'_> {
                             format!("dictionary index {k} past {entries} entries"),
                         ));
                     }
-                    bound += indices.len() as u64 * d.max_len() as u64;
+                    gathered += indices.len() as u64 * d.max_len() as u64;
                     utf8 &= d.utf8();
                 }
                 _ => return Err(cannot(page(w), info)),
             }
         }
         let mut data = Vec::with_capacity(total);
-        let mut offsets = Offsets::with_bound(n, bound);
+        let mut offsets = Offsets::with_bound(n, total as u64 + gathered);
         match &mut offsets {
             Offsets::Small(v) => self.gather_into(v, &mut data),
             Offsets::Large(v) => self.gather_into(v, &mut data),
@@ -1193,7 +1193,7 @@ impl Chunk<'_> {
         for w in self.ws {
             match (&w.first, &w.second) {
                 (Some(First::Lengths(lid, _)), Some(Second::Data(id))) => {
-                    push_lengths(offsets, data.len(), out_b.typed::<u32>(*lid));
+                    push_lengths(offsets, out_b.typed::<u32>(*lid));
                     data.extend_from_slice(out_c.bytes(*id));
                 }
                 (Some(First::Indices(id)), _) => {
@@ -1206,11 +1206,6 @@ impl Chunk<'_> {
             }
         }
     }
-}
-
-/// Where the next value starts.
-fn offsets_end<O: OffsetSizeTrait>(v: &[O]) -> usize {
-    v.last().map_or(0, |o| o.as_usize())
 }
 
 fn cannot(p: &Page, info: &LeafInfo) -> Error {
