@@ -2,7 +2,7 @@
 //! from `warpread bench codecs`, which times kernels with CUDA events).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use warpread::codecs::orc_rle_v1;
+use warpread::codecs::{orc_rle_v1, parquet_dict, parquet_hybrid};
 
 fn rle_v1(c: &mut Criterion) {
     let mut g = c.benchmark_group("orc_rle_v1_cpu");
@@ -32,5 +32,36 @@ fn rle_v1(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, rle_v1);
+/// A dictionary page job of `n` random indices into `entries` entries of
+/// `width` bytes (bit-packed runs, as writers emit for varied values).
+fn dict_page(width: usize, entries: usize, n: usize) -> (Vec<u8>, u64) {
+    let bw = (usize::BITS - (entries - 1).leading_zeros()) as u8;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let idx: Vec<u32> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % entries as u64) as u32
+        })
+        .collect();
+    let dict: Vec<u8> = (0..entries * width).map(|i| i as u8).collect();
+    parquet_dict::page_input(&dict, bw, &parquet_hybrid::encode(&idx, bw))
+}
+
+fn parquet_dict_pages(c: &mut Criterion) {
+    let mut g = c.benchmark_group("parquet_dict_page_cpu");
+    let n = 1 << 20;
+    for (width, entries) in [(8, 1000), (4, 200), (8, 7)] {
+        let (input, aux) = dict_page(width, entries, n);
+        g.throughput(Throughput::Bytes((n * width) as u64));
+        g.bench_function(format!("w{width}_entries{entries}"), |b| {
+            let mut out = vec![0u8; n * width];
+            b.iter(|| parquet_dict::decode_page(width, &input, aux, &mut out))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, rle_v1, parquet_dict_pages);
 criterion_main!(benches);

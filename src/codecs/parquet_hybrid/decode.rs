@@ -45,12 +45,20 @@ pub fn uniform(bit_width: u8, input: &[u8], count: usize) -> Option<u32> {
 /// Value `i` of a bit-packed run starting at byte `base` (LSB first).
 fn unpack(input: &[u8], base: usize, bit_width: u32, i: usize) -> u32 {
     let bit = i * bit_width as usize;
-    let mut v = 0u64;
     let first = base + bit / 8;
-    let nbytes = (bit % 8 + bit_width as usize).div_ceil(8);
-    for k in 0..nbytes {
-        v |= u64::from(input[first + k]) << (8 * k);
-    }
+    // One 8-byte load covers any value (at most 7 + 32 bits) wherever the
+    // input has 8 bytes left; byte by byte only near its end, reading no
+    // byte past the value's last.
+    let v = match input.get(first..first + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => {
+            let nbytes = (bit % 8 + bit_width as usize).div_ceil(8);
+            input[first..first + nbytes]
+                .iter()
+                .rev()
+                .fold(0u64, |v, &b| (v << 8) | u64::from(b))
+        }
+    };
     ((v >> (bit % 8)) & ((1u64 << bit_width) - 1)) as u32
 }
 
