@@ -34,12 +34,16 @@ pub fn uniform(bit_width: u8, input: &[u8], count: usize) -> Option<u32> {
         return None;
     }
     let bw = u32::from(bit_width);
-    let bytes = input.get(n..n + bw.div_ceil(8) as usize)?;
-    let v = bytes
+    let v = le_u64(input.get(n..n + bw.div_ceil(8) as usize)?);
+    (bw == 32 || v >> bw == 0).then_some(v as u32)
+}
+
+/// The little-endian value of `bytes` (at most 8).
+fn le_u64(bytes: &[u8]) -> u64 {
+    bytes
         .iter()
         .rev()
-        .fold(0u64, |v, &b| (v << 8) | u64::from(b));
-    (bw == 32 || v >> bw == 0).then_some(v as u32)
+        .fold(0u64, |v, &b| (v << 8) | u64::from(b))
 }
 
 /// Value `i` of a bit-packed run starting at byte `base` (LSB first).
@@ -51,13 +55,7 @@ fn unpack(input: &[u8], base: usize, bit_width: u32, i: usize) -> u32 {
     // byte past the value's last.
     let v = match input.get(first..first + 8) {
         Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
-        None => {
-            let nbytes = (bit % 8 + bit_width as usize).div_ceil(8);
-            input[first..first + nbytes]
-                .iter()
-                .rev()
-                .fold(0u64, |v, &b| (v << 8) | u64::from(b))
-        }
+        None => le_u64(&input[first..][..(bit % 8 + bit_width as usize).div_ceil(8)]),
     };
     ((v >> (bit % 8)) & ((1u64 << bit_width) - 1)) as u32
 }
@@ -102,10 +100,7 @@ pub(crate) fn walk(bit_width: u8, input: &[u8], count: usize, sink: &mut impl Si
             if input.len() - pos < value_bytes {
                 return fail(StatusCode::InputTruncated, run_at, produced);
             }
-            let mut v = 0u64;
-            for k in 0..value_bytes {
-                v |= u64::from(input[pos + k]) << (8 * k);
-            }
+            let v = le_u64(&input[pos..pos + value_bytes]);
             if bw < 32 && v >> bw != 0 {
                 return fail(StatusCode::ValueOutOfRange, run_at, produced);
             }
