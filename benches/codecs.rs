@@ -4,19 +4,22 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use warpread::codecs::{orc_rle_v1, parquet_dict, parquet_hybrid};
 
+/// A xorshift64 generator from `seed` (not 0): reproducible inputs.
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 fn rle_v1(c: &mut Criterion) {
     let mut g = c.benchmark_group("orc_rle_v1_cpu");
     // Sorted keys with repeats (runs) and small random codes (literals).
     let runs: Vec<u64> = (0..1u64 << 20).map(|i| 1_000_000 + i / 50).collect();
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let literals: Vec<u8> = (0..1usize << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % 6) as u8
-        })
-        .collect();
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    let literals: Vec<u8> = (0..1usize << 20).map(|_| (next() % 6) as u8).collect();
     let enc_runs = orc_rle_v1::encode(&runs);
     let enc_lits = orc_rle_v1::encode(&literals);
     g.throughput(Throughput::Bytes((runs.len() * 8) as u64));
@@ -36,15 +39,8 @@ fn rle_v1(c: &mut Criterion) {
 /// `width` bytes (bit-packed runs, as writers emit for varied values).
 fn dict_page(width: usize, entries: usize, n: usize) -> (Vec<u8>, u64) {
     let bw = (usize::BITS - (entries - 1).leading_zeros()) as u8;
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let idx: Vec<u32> = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % entries as u64) as u32
-        })
-        .collect();
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+    let idx: Vec<u32> = (0..n).map(|_| (next() % entries as u64) as u32).collect();
     let dict: Vec<u8> = (0..entries * width).map(|i| i as u8).collect();
     parquet_dict::page_input(&dict, bw, &parquet_hybrid::encode(&idx, bw))
 }

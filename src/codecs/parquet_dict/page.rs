@@ -202,13 +202,7 @@ mod tests {
     /// written.
     #[test]
     fn every_width_gathers_like_a_plain_lookup() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for width in [1usize, 3, 4, 8, 12, 16] {
             let entries = 37;
             let dict: Vec<u8> = (0..entries * width).map(|_| next() as u8).collect();
