@@ -79,14 +79,14 @@ struct Gather<'a> {
     out: &'a mut [u8],
 }
 
-impl Gather<'_> {
-    fn bad(&self, run_at: usize, at: usize) -> Option<ChunkStatus> {
-        Some(ChunkStatus::failed(
-            StatusCode::ValueOutOfRange,
-            run_at as u64,
-            at as u64,
-        ))
-    }
+/// The status of an index past the dictionary at value `at`, in the run
+/// whose header is at `run_at`.
+fn bad(run_at: usize, at: usize) -> Option<ChunkStatus> {
+    Some(ChunkStatus::failed(
+        StatusCode::ValueOutOfRange,
+        run_at as u64,
+        at as u64,
+    ))
 }
 
 impl parquet_hybrid::Sink for Gather<'_> {
@@ -96,7 +96,7 @@ impl parquet_hybrid::Sink for Gather<'_> {
         }
         let k = v as usize;
         if k >= self.entries {
-            return self.bad(run_at, at);
+            return bad(run_at, at);
         }
         let w = self.width;
         let value = &self.dict[k * w..(k + 1) * w];
@@ -119,35 +119,30 @@ impl parquet_hybrid::Sink for Gather<'_> {
         let out = &mut self.out[at * w..(at + values.len()) * w];
         // The common widths copy as fixed-size arrays: a copy of a run-time
         // length per value was most of this loop's time.
-        let bad = match w {
-            4 => gather::<4>(self.dict, self.entries, values, out),
-            8 => gather::<8>(self.dict, self.entries, values, out),
-            16 => gather::<16>(self.dict, self.entries, values, out),
-            _ => values.iter().enumerate().find_map(|(i, &v)| {
-                let k = v as usize;
-                if k >= self.entries {
-                    return Some(i);
+        let stopped = match w {
+            4 => gather::<4>(self.dict, values, out),
+            8 => gather::<8>(self.dict, values, out),
+            16 => gather::<16>(self.dict, values, out),
+            _ => {
+                for (i, &v) in values.iter().enumerate() {
+                    let k = v as usize;
+                    if k >= self.entries {
+                        return bad(run_at, at + i);
+                    }
+                    out[i * w..(i + 1) * w].copy_from_slice(&self.dict[k * w..(k + 1) * w]);
                 }
-                out[i * w..(i + 1) * w].copy_from_slice(&self.dict[k * w..(k + 1) * w]);
                 None
-            }),
+            }
         };
-        bad.and_then(|i| self.bad(run_at, at + i))
+        stopped.and_then(|i| bad(run_at, at + i))
     }
 }
 
-/// Copies entry `values[i]` of `dict` (entries of `W` bytes, the first
-/// `entries` of them valid) to value `i` of `out`, stopping at the first
-/// index past `entries` (its position is returned; the values before it
-/// are written).
-fn gather<const W: usize>(
-    dict: &[u8],
-    entries: usize,
-    values: &[u32],
-    out: &mut [u8],
-) -> Option<usize> {
+/// Copies entry `values[i]` of `dict` (whole entries of `W` bytes) to
+/// value `i` of `out`, stopping at the first index past the dictionary
+/// (its position is returned; the values before it are written).
+fn gather<const W: usize>(dict: &[u8], values: &[u32], out: &mut [u8]) -> Option<usize> {
     let (table, _) = dict.as_chunks::<W>();
-    let table = &table[..entries.min(table.len())];
     let (slots, _) = out.as_chunks_mut::<W>();
     for (i, (slot, &v)) in slots.iter_mut().zip(values).enumerate() {
         // The table lookup is the range check.
