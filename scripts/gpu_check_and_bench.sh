@@ -3,7 +3,8 @@
 #   bash scripts/gpu_check_and_bench.sh BUNDLE OUT_DIR
 # 0. with SQL_SCALE=S, first TPC-H through DataFusion at scale S on Parquet
 #    GZIP (BUNDLE/warpread-sql bench sql, CUDA backend against DataFusion's
-#    own reader, an untimed run of each query first), traced into OUT_DIR;
+#    own reader, an untimed run of each query first; its table also in
+#    OUT_DIR/sql.log; SQL_TRACE=1 traces it into OUT_DIR);
 # 1. generates the benchmark files in the background (gpu_read_bench.sh
 #    genpq and sf10gen side by side: lineitem SF 1 and the taxi sample x16 as
 #    Parquet GZIP by pyarrow, lineitem SF 10 GZIP by warpread) while the
@@ -30,10 +31,13 @@ if [ -n "${SQL_SCALE:-}" ]; then
   "$B/warpread-sql" gen tpch --scale "$SQL_SCALE" --format parquet \
     --compression gzip "/tmp/wc/tpch-sf$SQL_SCALE-parquet-gzip" > /dev/null 2>&1
   echo "== generated TPC-H SF $SQL_SCALE (warpread gen, all tables) in $(( $(date +%s) - t )) s"
-  WARPREAD_CACHE=/tmp/wc WARPREAD_TRACE=$out/sql.json "$B/warpread-sql" bench sql --scale "$SQL_SCALE" \
-    --format parquet --backends cuda --runs 1 --warmup 1
-  python3 scripts/trace_summary.py "$out/sql.json" | head -60
-  xz -9 -T0 "$out/sql.json"
+  trace=(); [ "${SQL_TRACE:-0}" = 1 ] && trace=(WARPREAD_TRACE="$out/sql.json")
+  env WARPREAD_CACHE=/tmp/wc "${trace[@]}" "$B/warpread-sql" bench sql --scale "$SQL_SCALE" \
+    --format parquet --backends cuda --runs 1 --warmup 1 2>&1 | tee "$out/sql.log"
+  if [ -f "$out/sql.json" ]; then
+    python3 scripts/trace_summary.py "$out/sql.json" | head -60
+    xz -9 -T0 "$out/sql.json"
+  fi
   echo "== sql $(( $(date +%s) - t )) s"
 fi
 bash scripts/gpu_read_bench.sh "$B" genpq > "$out/gen.log" 2>&1 &
