@@ -30,7 +30,7 @@ pub struct Columns<'a> {
 
 /// An entry's definition level (0 when the column has none).
 fn def_at(leaf: &Leaf, entry: usize) -> u16 {
-    leaf.def.get(entry).copied().unwrap_or(leaf.max_def)
+    leaf.def_at(entry)
 }
 
 impl Columns<'_> {
@@ -178,7 +178,7 @@ fn list_array(
 
 fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef> {
     let (lf, dense) = cols.leaf(c)?;
-    if lf.def.is_empty() && slots.len() == dense.len() {
+    if lf.all_defined() && slots.len() == dense.len() {
         // Required and flat: the values are the column.
         return Ok(dense.clone());
     }
@@ -188,7 +188,7 @@ fn leaf(node: &Node, c: usize, slots: &Slots, cols: &Columns<'_>) -> R<ArrayRef>
     let mut k = 0u32;
     for i in 0..lf.entries {
         rank.push(k);
-        if lf.def.get(i).is_none_or(|&d| d as i16 >= max) {
+        if lf.def_at(i) as i16 >= max {
             k += 1;
         }
     }
@@ -238,11 +238,16 @@ fn flat_leaf(max: i16, lf: &Leaf, dense: &ArrayRef) -> R<ArrayRef> {
             ))
         }
     };
-    if lf.def.is_empty() {
+    if lf.all_defined() {
         defined(lf.entries)?;
         return Ok(dense.clone());
     }
-    let valid = BooleanBuffer::collect_bool(lf.entries, |i| def_at(lf, i) as i16 >= max);
+    let valid = match &lf.valid {
+        // Bits are levels 0 and 1: set where the level reaches `max` when
+        // that is 1, never above it.
+        Some(v) if v.len() == lf.entries && max == 1 => v.clone(),
+        _ => BooleanBuffer::collect_bool(lf.entries, |i| def_at(lf, i) as i16 >= max),
+    };
     let k = valid.count_set_bits();
     defined(k)?;
     if k == lf.entries {

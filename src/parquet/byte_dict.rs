@@ -31,6 +31,10 @@ pub struct ByteDict<'a> {
     data: &'a [u8],
     /// The longest entry.
     max_len: usize,
+    /// Whether every entry is `max_len` long (flags, codes, fixed-width
+    /// keys): a gather's offsets are then a progression and its bytes a
+    /// fixed-width copy.
+    same_len: bool,
     /// Whether every entry is valid UTF-8.
     utf8: bool,
 }
@@ -41,10 +45,11 @@ impl<'a> ByteDict<'a> {
     pub fn new(lengths: &[u32], data: &'a [u8]) -> Option<Self> {
         let mut offsets = Vec::with_capacity(lengths.len() + 1);
         offsets.push(0u32);
-        let (mut end, mut max_len) = (0u64, 0u32);
+        let (mut end, mut max_len, mut min_len) = (0u64, 0u32, u32::MAX);
         for &l in lengths {
             end += u64::from(l);
             max_len = max_len.max(l);
+            min_len = min_len.min(l);
             offsets.push(u32::try_from(end).ok()?);
         }
         if end != data.len() as u64 {
@@ -61,6 +66,7 @@ impl<'a> ByteDict<'a> {
             offsets,
             data,
             max_len: max_len as usize,
+            same_len: min_len == max_len,
             utf8,
         })
     }
@@ -111,7 +117,11 @@ impl<'a> ByteDict<'a> {
     ) {
         let n = indices.len();
         let pieces: Vec<&[u32]> = indices.chunks(PIECE).collect();
-        let totals: Vec<usize> = pieces.par_iter().map(|p| self.bytes_of(p)).collect();
+        let totals: Vec<usize> = if self.same_len {
+            pieces.iter().map(|p| p.len() * self.max_len).collect()
+        } else {
+            pieces.par_iter().map(|p| self.bytes_of(p)).collect()
+        };
         let total: usize = totals.iter().sum();
         let (base, first) = (out.len(), offsets.len());
         out.reserve(total);
@@ -126,8 +136,13 @@ impl<'a> ByteDict<'a> {
         }
         let ends = offsets.spare_capacity_mut()[..n].chunks_mut(PIECE);
         let work: Vec<_> = pieces.into_iter().zip(data).zip(ends).collect();
-        work.into_par_iter()
-            .for_each(|((idx, (d, start)), e)| self.fill(idx, d, e, start));
+        work.into_par_iter().for_each(|((idx, (d, start)), e)| {
+            if self.same_len {
+                self.fill_same_len(idx, d, e, start)
+            } else {
+                self.fill(idx, d, e, start)
+            }
+        });
         // SAFETY: `fill` wrote every byte of each piece's data slice (its
         // values are consecutive and their lengths sum to the slice) and
         // every slot of its offsets slice; the slices cover `total` bytes
@@ -141,6 +156,35 @@ impl<'a> ByteDict<'a> {
     /// Bytes the entries `indices` name.
     fn bytes_of(&self, indices: &[u32]) -> usize {
         indices.iter().map(|&k| self.entry_len(k as usize)).sum()
+    }
+
+    /// [`ByteDict::fill`] where every entry is `max_len` long: entry `k`
+    /// starts at `k * max_len`, the ends step by it.
+    fn fill_same_len<O: OffsetSizeTrait>(
+        &self,
+        indices: &[u32],
+        out: &mut [MaybeUninit<u8>],
+        ends: &mut [MaybeUninit<O>],
+        pos: usize,
+    ) {
+        let l = self.max_len;
+        for (i, end) in ends.iter_mut().enumerate() {
+            end.write(O::usize_as(pos + (i + 1) * l));
+        }
+        match l {
+            0 => {}
+            1 => {
+                for (o, &k) in out.iter_mut().zip(indices) {
+                    o.write(self.data[k as usize]);
+                }
+            }
+            _ => {
+                for (o, &k) in out.chunks_exact_mut(l).zip(indices) {
+                    let s = k as usize * l;
+                    o.write_copy_of_slice(&self.data[s..s + l]);
+                }
+            }
+        }
     }
 
     /// Writes the entries `indices` name to `out` (exactly their bytes
@@ -207,6 +251,10 @@ mod tests {
         for entries in [
             vec![&b"AIR"[..], b"", b"DELIVER IN PERSON", b"R"],
             vec![&b"a"[..], &long[..], b"bc"],
+            // Entries of one length take the fixed-width gather.
+            vec![&b"N"[..], b"Y"],
+            vec![&b"abc"[..], b"def", b"ghi"],
+            vec![&b""[..], b""],
         ] {
             let d = dict(&entries);
             let idx: Vec<u32> = (0..50).map(|i| (i * 7 % entries.len()) as u32).collect();
@@ -226,20 +274,24 @@ mod tests {
     #[test]
     fn long_index_arrays_gather_in_pieces_alike() {
         let long = [b'y'; 70];
-        let entries = vec![&b"N"[..], b"Y", b"", &long[..], b"MAIL"];
-        let d = dict(&entries);
-        let idx: Vec<u32> = (0..5 * PIECE as u32 + 17)
-            .map(|i| (i / 3 + i % 11) % entries.len() as u32)
-            .collect();
-        let (out, offsets) = gathered(&d, &idx, b"xy");
-        let mut want = b"xy".to_vec();
-        let mut want_off = vec![2];
-        for &k in &idx {
-            want.extend_from_slice(entries[k as usize]);
-            want_off.push(want.len());
+        for entries in [
+            vec![&b"N"[..], b"Y", b"", &long[..], b"MAIL"],
+            vec![&b"N"[..], b"Y", b"A"],
+        ] {
+            let d = dict(&entries);
+            let idx: Vec<u32> = (0..5 * PIECE as u32 + 17)
+                .map(|i| (i / 3 + i % 11) % entries.len() as u32)
+                .collect();
+            let (out, offsets) = gathered(&d, &idx, b"xy");
+            let mut want = b"xy".to_vec();
+            let mut want_off = vec![2];
+            for &k in &idx {
+                want.extend_from_slice(entries[k as usize]);
+                want_off.push(want.len());
+            }
+            assert_eq!(out, want);
+            assert_eq!(offsets, want_off);
         }
-        assert_eq!(out, want);
-        assert_eq!(offsets, want_off);
     }
 
     #[test]

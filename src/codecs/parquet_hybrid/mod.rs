@@ -7,15 +7,18 @@
 //! `ceil(bit_width / 8)` little-endian bytes. `h & 1 == 1`: `h >> 1` groups
 //! of eight values bit-packed LSB first, `bit_width` bytes per group.
 //!
-//! [`decode`] is the CPU reference. Like the parquet crate it stops once the
+//! [`decode`] is the CPU reference; [`decode_bits`] decodes bit width 1
+//! into a bitmap, for definition levels the host reads. Like the parquet crate it stops once the
 //! job's count is reached (writers pad the last bit-packed group, and a page
 //! may hold more levels than it needs), and a final bit-packed run cut short
 //! is accepted while it still covers the values asked for.
 
+mod bits;
 mod decode;
 mod encode;
 mod split;
 
+pub use bits::decode_bits;
 pub(crate) use decode::{Sink, walk};
 pub use decode::{decode, uniform};
 pub use encode::encode;

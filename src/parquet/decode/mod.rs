@@ -16,8 +16,9 @@
 
 use std::ops::Range;
 
+use arrow::array::BooleanBufferBuilder;
 use arrow::array::OffsetSizeTrait;
-use arrow::buffer::{Buffer, MutableBuffer, ScalarBuffer};
+use arrow::buffer::{BooleanBuffer, Buffer, MutableBuffer, ScalarBuffer};
 use arrow::datatypes::DataType;
 use parquet::basic::Type as PhysicalType;
 use rayon::prelude::*;
@@ -177,6 +178,11 @@ pub struct Leaf {
     /// run: the taxi table's nullable columns without nulls held 2 bytes
     /// per row of such levels, filled and read back for nothing).
     pub def: Vec<u16>,
+    /// The definition levels as bits (set where the level is 1), in place
+    /// of `def`, for a column whose highest level is 1 with levels below
+    /// it: decoded on the host straight from the pages (see
+    /// [`parquet_hybrid::decode_bits`]). `def` is then empty.
+    pub valid: Option<BooleanBuffer>,
     /// The column's highest definition level.
     pub max_def: u16,
     /// Repetition levels (empty when the column's max is 0).
@@ -185,6 +191,22 @@ pub struct Leaf {
     pub entries: usize,
     /// Non-null values.
     pub values: Dense,
+}
+
+impl Leaf {
+    /// The definition level of entry `i` (`max_def` where none are kept).
+    pub fn def_at(&self, i: usize) -> u16 {
+        match &self.valid {
+            Some(v) => u16::from(v.value(i)),
+            None => self.def.get(i).copied().unwrap_or(self.max_def),
+        }
+    }
+
+    /// Whether every entry is at the highest definition level (no levels
+    /// are kept).
+    pub fn all_defined(&self) -> bool {
+        self.def.is_empty() && self.valid.is_none()
+    }
 }
 
 fn bit_width(max: i16) -> u8 {
@@ -199,6 +221,9 @@ struct Work {
     entries: usize,
     rep: Option<RequestId>,
     def: Option<RequestId>,
+    /// Where the page's definition levels lie in the pages buffer, when
+    /// the host decodes them into bits ([`Leaf::valid`]).
+    def_bits: Option<Range<usize>>,
     /// The one definition level of every entry, when the page's levels are
     /// a single RLE run (no nulls, or all null): no stage decodes them.
     def_uniform: Option<u32>,
@@ -303,6 +328,20 @@ pub fn host_reads_pages(info: &LeafInfo, chunk: &RawChunk) -> Vec<bool> {
         .collect()
 }
 
+/// The chunk's bits so far, begun where needed with the `implicit`
+/// entries before them (all defined), `entries` long in the end.
+fn bits_after<'b>(
+    bits: &'b mut Option<BooleanBufferBuilder>,
+    implicit: &mut usize,
+    entries: usize,
+) -> &'b mut BooleanBufferBuilder {
+    bits.get_or_insert_with(|| {
+        let mut b = BooleanBufferBuilder::new(entries);
+        b.append_n(std::mem::take(implicit), true);
+        b
+    })
+}
+
 /// A v1 page's levels: a 4-byte length, then the hybrid stream.
 fn v1_levels(
     buf: &[u8],
@@ -399,7 +438,10 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                             )
                         })
                         .flatten();
-                    let def = (info.max_def > 0 && def_uniform.is_none()).then(|| {
+                    // Levels of 0 or 1 are the validity bits themselves.
+                    let def_bits =
+                        (info.max_def == 1 && def_uniform.is_none()).then(|| def_r.clone());
+                    let def = (info.max_def > 1 && def_uniform.is_none()).then(|| {
                         a.add(
                             hybrid(info.max_def),
                             def_r,
@@ -414,6 +456,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         entries,
                         rep,
                         def,
+                        def_bits,
                         def_uniform,
                         n: entries,
                         first: None,
@@ -434,6 +477,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         .iter()
         .map(|info| Leaf {
             def: Vec::new(),
+            valid: None,
             max_def: info.max_def.max(0) as u16,
             rep: Vec::new(),
             entries: 0,
@@ -461,6 +505,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                     *implicit = 0;
                 }
             };
+            let mut bits: Option<BooleanBufferBuilder> = None;
             for w in ws.iter_mut() {
                 let p = &pages.chunks[w.chunk][w.page];
                 if let Some(id) = w.rep {
@@ -482,13 +527,27 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                     } else {
                         0
                     };
-                    if level == u32::from(max_def) && leaf.def.is_empty() {
+                    if level == u32::from(max_def) && leaf.def.is_empty() && bits.is_none() {
                         implicit += w.entries;
+                    } else if max_def == 1 {
+                        bits_after(&mut bits, &mut implicit, entries)
+                            .append_n(w.entries, level == 1);
                     } else {
                         materialize(&mut leaf.def, &mut implicit);
                         let new_len = leaf.def.len() + w.entries;
                         leaf.def.resize(new_len, level as u16);
                     }
+                }
+                if let Some(r) = &w.def_bits {
+                    let b = bits_after(&mut bits, &mut implicit, entries);
+                    w.n = parquet_hybrid::decode_bits(&buf[r.clone()], w.entries, b).map_err(
+                        |status| Error::Corrupt {
+                            location: Box::new(
+                                p.location.clone().with_chunk(0, u64::from(status.detail)),
+                            ),
+                            status,
+                        },
+                    )?;
                 }
                 if let Some(id) = w.def {
                     materialize(&mut leaf.def, &mut implicit);
@@ -508,6 +567,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                     w.n = full;
                 }
             }
+            leaf.valid = bits.map(|mut b| b.finish());
             Ok(())
         })?;
 
