@@ -261,6 +261,11 @@ enum Dict<'a> {
     /// entries widened to 16 bytes.
     Fixed(std::borrow::Cow<'a, [u8]>),
     Bytes(ByteDict<'a>),
+    /// A byte-array dictionary whose entries all have one length (flags,
+    /// codes): its entries end to end are a fixed-width dictionary, so its
+    /// pages are gathered as `DictPage` jobs of that width, on the device
+    /// where there is one, and the values' offsets are a progression.
+    OneLength(ByteDict<'a>),
 }
 
 fn err(p: &Page, msg: impl Into<String>) -> Error {
@@ -645,11 +650,18 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             raw_dicts[c] = None;
         }
     }
-    let infos = &eff[..];
 
     // Byte-array chunks whose data pages are all dictionary-encoded may be
     // gathered by stages, their indices never decoded apart.
-    let staged = staged_byte_dicts(&works, infos, &dict_data, pages, backend);
+    let mut staged = staged_byte_dicts(&works, infos, &dict_data, pages, backend);
+    let one_len = one_length_dicts(&works, infos, &dict_data, &out_a, pages);
+    for (c, l) in one_len.iter().enumerate() {
+        if let Some(l) = l {
+            staged[c] = false;
+            eff[c].width = *l;
+        }
+    }
+    let infos = &eff[..];
 
     // Round B: values (or indices, or lengths); fixed-width dictionary pages
     // as whole pages (their inputs assembled below).
@@ -681,7 +693,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                 }
                 if staged[w.chunk] {
                     First::ByteDict
-                } else if let Some(Dict::Fixed(_)) = &dicts[w.chunk] {
+                } else if matches!(&dicts[w.chunk], Some(Dict::Fixed(_)))
+                    || one_len[w.chunk].is_some()
+                {
                     // The job reads the bit width itself (and reports a bad
                     // one): the page's bytes may lie on the device alone
                     // (`host_reads_pages`).
@@ -755,15 +769,6 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
     let span = crate::trace::span("pq.round_b");
     let out_b = b.run(backend)?;
     drop(span);
-    let [out_dp, out_dg] = run_dict_pages(
-        &mut works,
-        &dict_pages,
-        &dicts,
-        &raw_dicts,
-        infos,
-        pages,
-        backend,
-    )?;
     // Byte-array dictionaries borrow their entries from round B's output.
     let span = crate::trace::span("pq.byte_dicts");
     let byte_dicts: Vec<(usize, ByteDict)> = dict_data
@@ -782,9 +787,22 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         })
         .collect::<Result<_>>()?;
     for (c, d) in byte_dicts {
-        dicts[c] = Some(Dict::Bytes(d));
+        dicts[c] = Some(match one_len[c] {
+            // Lengths were all one value when planned; so they still are.
+            Some(_) => Dict::OneLength(d),
+            None => Dict::Bytes(d),
+        });
     }
     drop(span);
+    let [out_dp, out_dg] = run_dict_pages(
+        &mut works,
+        &dict_pages,
+        &dicts,
+        &raw_dicts,
+        infos,
+        pages,
+        backend,
+    )?;
 
     let span = crate::trace::span("pq.byte_dict_stages");
     let staged = run_byte_dicts(&works, &staged, &dicts, pages, backend)?;
@@ -840,6 +858,49 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
             Ok(())
         })?;
     Ok(leaves)
+}
+
+/// Appends the ends of `n` values of `l` bytes each.
+fn push_progression<O: OffsetSizeTrait>(offsets: &mut Vec<O>, n: usize, l: usize) {
+    let last = offsets.last().map_or(0, |o| o.as_usize());
+    offsets.extend((1..=n).map(|i| O::usize_as(last + i * l)));
+}
+
+/// Longest entries a one-length byte dictionary may have to be gathered as
+/// a fixed-width one: longer values gain little over the byte gather, and
+/// the fixed-width jobs copy a value per lane.
+const MAX_ONE_LENGTH: usize = 32;
+
+/// Per chunk, the entries' length when its byte-array dictionary's entries
+/// all have one length (1 to [`MAX_ONE_LENGTH`] bytes) and every data page
+/// is dictionary-encoded: such a chunk is gathered as a fixed-width
+/// dictionary of that width (`Dict::OneLength`). The taxi table's
+/// `store_and_fwd_flag` (`N`/`Y`, a million indices per page) gathered on
+/// the host ended its reads.
+fn one_length_dicts(
+    works: &[Work],
+    infos: &[LeafInfo],
+    dict_data: &[Option<(RequestId, RequestId)>],
+    out_a: &BatchOutput,
+    pages: &Pages,
+) -> Vec<Option<usize>> {
+    let mut all_dict = vec![true; infos.len()];
+    for w in works {
+        let e = pages.chunks[w.chunk][w.page].header.encoding;
+        all_dict[w.chunk] &= matches!(e, PLAIN_DICTIONARY | RLE_DICTIONARY);
+    }
+    (0..infos.len())
+        .map(|c| {
+            let (_, lengths) = dict_data[c]?;
+            let lengths = out_a.typed::<u32>(lengths);
+            let l = *lengths.first()? as usize;
+            (infos[c].is_bytes()
+                && all_dict[c]
+                && (1..=MAX_ONE_LENGTH).contains(&l)
+                && lengths.iter().all(|&x| x as usize == l))
+            .then_some(l)
+        })
+        .collect()
 }
 
 /// Whether dictionary-encoded Decimal128 chunks are gathered widened
@@ -905,6 +966,7 @@ fn run_dict_pages(
     };
     let dict_of = |chunk: usize| match &dicts[chunk] {
         Some(Dict::Fixed(d)) => d.as_ref(),
+        Some(Dict::OneLength(d)) => d.data(),
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
     let span = crate::trace::span("pq.dict_records");
@@ -1151,6 +1213,29 @@ impl Chunk<'_> {
         let [out_b, out_c, ..] = outs;
         let page = |w: &Work| self.page(w);
         let n: usize = ws.iter().map(|w| w.n).sum();
+        if let Some(Dict::OneLength(d)) = dict {
+            // Every page a `DictPage` job of the entries' length (planned
+            // so): the gathered bytes are the values end to end.
+            let data = joined(ws, outs).ok_or_else(|| err(page(&ws[0]), "no gathered values"))?;
+            let l = d.max_len();
+            if data.len() != n * l {
+                return Err(err(
+                    page(&ws[0]),
+                    "dictionary gather gave inconsistent values",
+                ));
+            }
+            let mut offsets = Offsets::with_bound(n, data.len() as u64);
+            match &mut offsets {
+                Offsets::Small(v) => push_progression(v, n, l),
+                Offsets::Large(v) => push_progression(v, n, l),
+                Offsets::Staged(_) => unreachable!("with_bound builds vectors"),
+            }
+            return Ok(Dense::Bytes {
+                offsets,
+                data,
+                utf8: d.utf8(),
+            });
+        }
         if let Some((offsets, data)) = self.staged {
             let Some(Dict::Bytes(d)) = dict else {
                 unreachable!("staged chunks have byte dictionaries")
