@@ -52,6 +52,7 @@ pub mod gsst;
 pub mod orc;
 pub mod parquet;
 pub mod plan;
+pub mod query;
 pub mod source;
 #[cfg(test)]
 mod testing;

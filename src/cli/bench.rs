@@ -304,6 +304,12 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
         total += &format!(" warpread {input} {w:.3} s,");
     }
     println!("{total} DataFusion {d:.3} s");
+    let (device, host) = crate::exec::cuda::aggregate_batches();
+    if device + host > 0 {
+        println!(
+            "scan aggregates: {device} batches aggregated on the device, {host} by the CPU reference"
+        );
+    }
     if r.rows.iter().any(|q| !q.results_match()) {
         return Err(Error::Mismatch {
             what: "TPC-H results".into(),

@@ -26,6 +26,7 @@
 //! files are read a group of stripes or row groups at a time, so a
 //! satisfied `LIMIT` stops reading.
 
+mod aggregate;
 mod compare;
 mod config;
 mod file_format;
@@ -38,6 +39,7 @@ mod source;
 mod statements;
 mod tables;
 
+pub use aggregate::{ScanAggregate, ScanAggregateExec};
 pub use compare::{compare_results, sorted_rows};
 pub use config::{StatsSink, WarpreadConfig, default_backend};
 pub use file_format::{WarpFileFormat, WarpFormatFactory};

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+
+use super::aggregate::ScanAggregate;
 use datafusion::datasource::listing::ListingOptions;
 use datafusion::datasource::listing_table_factory::ListingTableFactory;
 use datafusion::error::Result as DfResult;
@@ -45,9 +47,16 @@ impl WarpReadOptions {
 /// A session whose warpread scans use `config`, where
 /// `CREATE EXTERNAL TABLE ... STORED AS ORC`, `STORED AS WARPREAD_PARQUET`
 /// and `STORED AS GSST` read with warpread. `STORED AS PARQUET` stays
-/// DataFusion's own Parquet reader.
+/// DataFusion's own Parquet reader. Partial aggregates over warpread scans
+/// run on the backend where they can ([`ScanAggregate`]).
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
-    let ctx = SessionContext::new_with_config(config.install(session_config));
+    let rule = ScanAggregate::new(config.cpu_aggregates);
+    let state = datafusion::execution::SessionStateBuilder::new()
+        .with_config(config.install(session_config))
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(rule))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     ctx.register_orc_format();
     ctx.register_warp_format(Arc::new(ParquetFormat));
     ctx.register_warp_format(Arc::new(GsstFormat));

@@ -76,6 +76,11 @@ impl WarpSource {
         self
     }
 
+    /// The backend reads decode on.
+    pub(crate) fn backend(&self) -> Arc<dyn Backend> {
+        self.backend.clone().unwrap_or_else(default_backend)
+    }
+
     /// Whether a backend was chosen.
     pub fn has_backend(&self) -> bool {
         self.backend.is_some()

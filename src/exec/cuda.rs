@@ -290,6 +290,9 @@ pub struct CudaBackend {
     freed: Condvar,
     /// Whether inflate stages may give jobs to the host's cores.
     host_share: bool,
+    /// Holders of [`Backend::retain_decoded`]: while any, decode stages'
+    /// outputs stay on the device as their blocks' mirrors too.
+    retain_decoded: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -328,6 +331,19 @@ enum DeviceInput {
 /// mirror: decompressed pages and streams, which later stages decode.
 fn keeps_mirror(op: &StageOp) -> bool {
     matches!(op, StageOp::Inflate | StageOp::Decompress(_))
+}
+
+mod aggregate;
+
+/// Batches the CUDA backend aggregated on the device, and those it left
+/// to the CPU reference (inputs with nulls, keys that do not pack, full
+/// group tables), process-wide.
+pub fn aggregate_batches() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        aggregate::DEVICE_BATCHES.load(Relaxed),
+        aggregate::HOST_BATCHES.load(Relaxed),
+    )
 }
 
 /// Whether inflate stages may hand jobs to the host's cores
@@ -473,7 +489,20 @@ impl CudaBackend {
             lanes: Mutex::new(Lanes::default()),
             freed: Condvar::new(),
             host_share: host_share_on(),
+            retain_decoded: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// [`keeps_mirror`], and every decode stage's output while a caller
+    /// retains decoded outputs (their consumers, such as aggregate
+    /// programs, read them on the device); CRC32 checks are never read.
+    fn keeps_mirror(&self, op: &StageOp) -> bool {
+        keeps_mirror(op)
+            || (*op != StageOp::Crc32
+                && self
+                    .retain_decoded
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    > 0)
     }
 
     /// The same backend with the host's share of inflate stages on or off
@@ -729,7 +758,7 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
-        let partial = host_reads.filter(|_| block.is_some() && keeps_mirror(&stage.op));
+        let partial = host_reads.filter(|_| block.is_some() && self.keeps_mirror(&stage.op));
         let wanted = match partial {
             Some(reads) => intersect(&gaps(host_filled, out_bytes), reads),
             None => gaps(host_filled, out_bytes),
@@ -791,7 +820,7 @@ impl CudaBackend {
         let t = std::time::Instant::now();
         let mut downloaded: usize = wanted.iter().map(|r| r.len()).sum();
         if let Some(b) = &mut block
-            && keeps_mirror(&stage.op)
+            && self.keeps_mirror(&stage.op)
         {
             if partial.is_some() {
                 let dev = s.output.take().expect("the stage's output buffer");
@@ -892,7 +921,7 @@ impl CudaBackend {
         // the block still holds whatever its last use left there.
         out.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
         let statuses = cpu.run_into(stage, input, out);
-        if keeps_mirror(&stage.op) {
+        if self.keeps_mirror(&stage.op) {
             self.upload_mirror(&mut block, bytes)?;
         }
         Ok(StageOutput {
@@ -979,6 +1008,40 @@ impl Backend for CudaBackend {
 
     fn release_on_device(&self, source: &[u8]) {
         self.pool.release_mirror(source);
+    }
+
+    fn aggregates_on_device(&self) -> bool {
+        true
+    }
+
+    fn aggregate_on_device(
+        &self,
+        program: &crate::query::AggProgram,
+        batch: &arrow::record_batch::RecordBatch,
+    ) -> Result<Option<crate::query::Groups>> {
+        self.aggregate_with_device(program, batch)
+    }
+
+    fn retain_decoded(&self, on: bool) {
+        use std::sync::atomic::Ordering;
+        if on {
+            self.retain_decoded.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .retain_decoded
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+    }
+
+    fn aggregate(
+        &self,
+        program: &crate::query::AggProgram,
+        batch: &arrow::record_batch::RecordBatch,
+    ) -> Result<crate::query::Groups> {
+        match self.aggregate_with_device(program, batch)? {
+            Some(groups) => Ok(groups),
+            None => crate::query::eval::aggregate(program, batch),
+        }
     }
 
     fn run_stage(&self, stage: &Stage, input: &[u8]) -> Result<StageOutput> {

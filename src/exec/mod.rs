@@ -155,6 +155,40 @@ pub trait Backend: Send + Sync {
     fn release_on_device(&self, source: &[u8]) {
         let _ = source;
     }
+    /// Runs an aggregate program over a batch, giving its partial groups
+    /// (the CPU reference, [`crate::query::eval`], unless the backend has
+    /// its own).
+    fn aggregate(
+        &self,
+        program: &crate::query::AggProgram,
+        batch: &arrow::record_batch::RecordBatch,
+    ) -> Result<crate::query::Groups> {
+        crate::query::eval::aggregate(program, batch)
+    }
+    /// [`aggregate`](Self::aggregate) on the backend's device only: `None`
+    /// when the device cannot take this batch (or there is none), so the
+    /// caller may prefer another plan over the CPU reference.
+    fn aggregate_on_device(
+        &self,
+        program: &crate::query::AggProgram,
+        batch: &arrow::record_batch::RecordBatch,
+    ) -> Result<Option<crate::query::Groups>> {
+        let _ = (program, batch);
+        Ok(None)
+    }
+    /// Whether [`aggregate`](Self::aggregate) runs on a device of the
+    /// backend's own (not the CPU reference): query engines then hand it
+    /// their partial aggregates.
+    fn aggregates_on_device(&self) -> bool {
+        false
+    }
+    /// Counts a caller that will aggregate the decoded columns of the reads
+    /// it starts (`true`) or is done (`false`): a device backend keeps decode
+    /// stages' outputs on the device meanwhile, where [`aggregate`]
+    /// (Self::aggregate) reads them without an upload.
+    fn retain_decoded(&self, on: bool) {
+        let _ = on;
+    }
 }
 
 /// Runs every stage of `plan` (stage `i` reads `inputs[i]`) and fails on the

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod aggregate_differential;
 mod cli;
 mod column_sets;
 mod common;

@@ -50,12 +50,18 @@ fn cpu_session() -> SessionContext {
     session(cpu_config(), Default::default())
 }
 
+/// A CPU session whose partial aggregates over warpread scans run as
+/// aggregate programs (the CPU reference of the device's kernels).
+fn cpu_program_session() -> SessionContext {
+    session(cpu_config().with_cpu_aggregates(true), Default::default())
+}
+
 /// warpread on ORC, warpread on Parquet, DataFusion on the same Parquet.
 async fn sessions() -> (SessionContext, SessionContext, SessionContext) {
     let (orc, parquet) = data();
-    let warp = cpu_session();
+    let warp = cpu_program_session();
     register_tpch(&warp, orc, "orc").await.unwrap();
-    let warp_pq = cpu_session();
+    let warp_pq = cpu_program_session();
     register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
         .await
         .unwrap();
@@ -617,5 +623,115 @@ fn tpch_22_queries_on_gsst_containers_match_datafusion_parquet() {
             .await
             .unwrap();
         compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
+
+#[test]
+fn scan_aggregates_take_q1_and_q6_and_leave_what_they_cannot_express() {
+    rt().block_on(async {
+        let (_, warp_pq, _) = sessions().await;
+        let explain = |q: &'static str| {
+            let s = &warp_pq;
+            async move { plan_text(&run_sql(s, &format!("EXPLAIN {q}")).await.unwrap()[0].batches) }
+        };
+        for q in [TPCH[0], TPCH[5]] {
+            let text = explain(q).await;
+            assert!(text.contains("ScanAggregateExec"), "{text}");
+            assert!(!text.contains("mode=Partial"), "{text}");
+        }
+        // A string predicate (LIKE) is not in the program's vocabulary.
+        let text = explain(
+            "SELECT l_returnflag, sum(l_quantity) FROM lineitem \
+             WHERE l_shipmode LIKE 'MA%' GROUP BY l_returnflag",
+        )
+        .await;
+        assert!(!text.contains("ScanAggregateExec"), "{text}");
+        assert!(text.contains("mode=Partial"), "{text}");
+        // Nor are float aggregates (their sums depend on the order).
+        let text = explain("SELECT avg(CAST(l_quantity AS DOUBLE)) FROM lineitem").await;
+        assert!(!text.contains("ScanAggregateExec"), "{text}");
+        // A session without device aggregates on the CPU keeps DataFusion's.
+        let plain = cpu_session();
+        let (_, parquet) = data();
+        register_tpch_with(&plain, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let text = plan_text(
+            &run_sql(&plain, &format!("EXPLAIN {}", TPCH[0]))
+                .await
+                .unwrap()[0]
+                .batches,
+        );
+        assert!(!text.contains("ScanAggregateExec"), "{text}");
+    });
+}
+
+/// The CPU backend acting as a device that aggregates: batches of at most
+/// 64 groups "on the device" (the CPU reference), none otherwise, so
+/// partitions with more groups restart on DataFusion's partial aggregate,
+/// as on the CUDA backend. Two scan partitions, as a device asks for.
+struct DeviceLike(CpuBackend);
+
+impl warpread::exec::Backend for DeviceLike {
+    fn name(&self) -> &'static str {
+        "device-like"
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn run_stage(
+        &self,
+        stage: &warpread::plan::Stage,
+        input: &[u8],
+    ) -> warpread::Result<warpread::exec::StageOutput> {
+        self.0.run_stage(stage, input)
+    }
+    fn reads_host_input(&self, op: &warpread::plan::StageOp) -> bool {
+        self.0.reads_host_input(op)
+    }
+    fn scan_partitions(&self) -> Option<usize> {
+        Some(2)
+    }
+    fn aggregates_on_device(&self) -> bool {
+        true
+    }
+    fn aggregate_on_device(
+        &self,
+        program: &warpread::query::AggProgram,
+        batch: &arrow::array::RecordBatch,
+    ) -> warpread::Result<Option<warpread::query::Groups>> {
+        let g = warpread::query::eval::aggregate(program, batch)?;
+        Ok((g.len() <= 64).then_some(g))
+    }
+}
+
+#[test]
+fn device_aggregates_and_their_restarts_match_datafusion() {
+    let (_, parquet) = data();
+    rt().block_on(async {
+        let config = WarpreadConfig::with_backend(Arc::new(DeviceLike(CpuBackend::new())));
+        let warp = session(config, Default::default());
+        register_tpch_with(&warp, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let (_, _, df) = sessions().await;
+        // Q18 groups by order key: every partition restarts.
+        let text = plan_text(
+            &run_sql(&warp, &format!("EXPLAIN ANALYZE {}", TPCH[17]))
+                .await
+                .unwrap()[0]
+                .batches,
+        );
+        assert!(text.contains("restarted_partitions=2"), "{text}");
+        let text = plan_text(
+            &run_sql(&warp, &format!("EXPLAIN ANALYZE {}", TPCH[0]))
+                .await
+                .unwrap()[0]
+                .batches,
+        );
+        assert!(text.contains("ScanAggregateExec"), "{text}");
+        assert!(!text.contains("restarted_partitions=1"), "{text}");
+        assert!(!text.contains("restarted_partitions=2"), "{text}");
+        tpch_22_match(&warp, &df).await;
     });
 }

@@ -1,0 +1,247 @@
+//! `ScanAggregateExec`: a partial aggregate run by the backend over a
+//! warpread scan's batches, emitting the partial aggregate's states.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{
+    BaselineMetrics, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties, SendableRecordBatchStream,
+};
+use futures::StreamExt;
+
+use crate::exec::Backend;
+use crate::query::{AggProgram, Groups};
+
+/// Runs an [`AggProgram`] over each partition of a scan on the scan's
+/// backend; each partition emits its groups' states once its scan is done.
+pub struct ScanAggregateExec {
+    input: Arc<dyn ExecutionPlan>,
+    program: Arc<AggProgram>,
+    backend: Arc<dyn Backend>,
+    /// DataFusion's partial aggregate over the same scan partitions.
+    fallback: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for ScanAggregateExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScanAggregateExec")
+            .field("program", &self.program)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScanAggregateExec {
+    /// `program` over `input` (a warpread scan) on `backend`; a partition
+    /// whose first batch the backend's device cannot aggregate (too many
+    /// groups for a block's table, keys that do not pack, nulls) runs
+    /// `fallback` instead, DataFusion's partial aggregate over the same
+    /// scan partitions, rather than the CPU reference.
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        program: AggProgram,
+        backend: Arc<dyn Backend>,
+        fallback: Arc<dyn ExecutionPlan>,
+    ) -> Self {
+        let partitions = input.output_partitioning().partition_count();
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(program.schema.clone()),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        Self {
+            input,
+            program: Arc::new(program),
+            backend,
+            fallback,
+            properties,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &AggProgram {
+        &self.program
+    }
+}
+
+impl DisplayAs for ScanAggregateExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = &self.program;
+        match t {
+            DisplayFormatType::TreeRender => writeln!(f, "backend={}", self.backend.name()),
+            _ => write!(
+                f,
+                "ScanAggregateExec: backend={}, keys={}, aggregates={}, filter={}",
+                self.backend.name(),
+                p.keys.len(),
+                p.aggs.len(),
+                p.filter.is_some()
+            ),
+        }
+    }
+}
+
+/// `context` for this exec's scans: each partition reads only its own
+/// files (no work stealing between the partitions of a scan: a partition
+/// that restarts on the fallback must find its files again, and no other
+/// partition may take them), in batches of `batch_size` rows.
+fn scan_context(context: &Arc<TaskContext>, batch_size: usize) -> Arc<TaskContext> {
+    let mut config = context.session_config().clone().with_batch_size(batch_size);
+    config
+        .options_mut()
+        .execution
+        .enable_file_stream_work_stealing = false;
+    Arc::new(TaskContext::new(
+        context.task_id(),
+        context.session_id(),
+        config,
+        context.scalar_functions().clone(),
+        context.higher_order_functions().clone(),
+        context.aggregate_functions().clone(),
+        context.window_functions().clone(),
+        context.runtime_env(),
+    ))
+}
+
+/// Keeps the backend retaining decoded outputs while a partition runs.
+struct Retain(Arc<dyn Backend>);
+
+impl Retain {
+    fn new(b: Arc<dyn Backend>) -> Self {
+        b.retain_decoded(true);
+        Self(b)
+    }
+}
+
+impl Drop for Retain {
+    fn drop(&mut self) {
+        self.0.retain_decoded(false);
+    }
+}
+
+impl ExecutionPlan for ScanAggregateExec {
+    fn name(&self) -> &str {
+        "ScanAggregateExec"
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        // The program is not made of DataFusion expressions.
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let [input] = <[_; 1]>::try_from(children)
+            .map_err(|_| DataFusionError::Internal("ScanAggregateExec has one input".into()))?;
+        Ok(Arc::new(Self::new(
+            input,
+            (*self.program).clone(),
+            Arc::clone(&self.backend),
+            Arc::clone(&self.fallback),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let retain = Retain::new(Arc::clone(&self.backend));
+        // A batch size no read unit reaches: DataFusion's scan splits its
+        // source's batches to the session's batch size, and a unit should
+        // reach the backend as one batch (one launch over its decoded
+        // columns, not one per 8192 rows).
+        let mut input = self
+            .input
+            .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?;
+        let program = Arc::clone(&self.program);
+        let backend = Arc::clone(&self.backend);
+        let metrics = BaselineMetrics::new(&self.metrics, partition);
+        let restarted =
+            MetricBuilder::new(&self.metrics).counter("restarted_partitions", partition);
+        let device_first = backend.aggregates_on_device();
+        let schema: SchemaRef = program.schema.clone();
+        let run = async move {
+            let _retain = retain;
+            let mut groups = Groups::new(&program);
+            let mut first = device_first;
+            while let Some(batch) = input.next().await {
+                let batch = batch?;
+                // On this worker thread, as DataFusion's own operators run:
+                // a blocking-pool thread would free the scan's buffers in a
+                // heap the reader's next group does not allocate from.
+                let timer = metrics.elapsed_compute().timer();
+                let part = if std::mem::take(&mut first) {
+                    match backend.aggregate_on_device(&program, &batch)? {
+                        Some(g) => g,
+                        // Nothing emitted yet: DataFusion's plan takes over
+                        // (this batch is read again, a unit's worth).
+                        None => return Ok(None),
+                    }
+                } else {
+                    backend.aggregate(&program, &batch)?
+                };
+                drop(batch);
+                groups.merge(&part);
+                timer.done();
+            }
+            let out = groups.to_batch(&program)?;
+            metrics.record_output(out.num_rows());
+            Ok::<_, DataFusionError>(Some(out))
+        };
+        let fallback = Arc::clone(&self.fallback);
+        let stream = futures::stream::once(run)
+            .map(move |r| -> SendableRecordBatchStream {
+                let one = |r: DfResult<_>| {
+                    Box::pin(RecordBatchStreamAdapter::new(
+                        fallback.schema(),
+                        futures::stream::once(async move { r }),
+                    )) as SendableRecordBatchStream
+                };
+                match r {
+                    Ok(Some(batch)) => one(Ok(batch)),
+                    Ok(None) => {
+                        restarted.add(1);
+                        let batch_size = context.session_config().batch_size();
+                        fallback
+                            .execute(partition, scan_context(&context, batch_size))
+                            .unwrap_or_else(|e| one(Err(e)))
+                    }
+                    Err(e) => one(Err(e)),
+                }
+            })
+            .flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}

@@ -1,0 +1,136 @@
+//! Aggregates on the backend: a physical optimizer rule that replaces a
+//! partial `AggregateExec` over filters and projections of a warpread scan
+//! with a [`ScanAggregateExec`] running the same work as one
+//! [`AggProgram`](crate::query::AggProgram) on the scan's backend (on a
+//! CUDA device, over the columns the decode stages left there). The final
+//! aggregate above stays DataFusion's and merges the states unchanged.
+//! Plans the program cannot express keep DataFusion's operators; set
+//! `WARPREAD_DEVICE_AGGREGATE=0` to keep them always (A/B runs).
+
+mod compile;
+mod exec;
+
+use std::sync::Arc;
+
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::config::ConfigOptions;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::Result as DfResult;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+
+pub use exec::ScanAggregateExec;
+
+use super::source::WarpSource;
+
+/// Rows per scan batch under a [`ScanAggregateExec`] (its scan runs with
+/// this batch size): a row group or read unit stays one batch, so each is
+/// one launch over its decoded columns rather than many small ones.
+const SCAN_BATCH_ROWS: usize = 1 << 24;
+
+/// Whether the rule is on (`WARPREAD_DEVICE_AGGREGATE=0` turns it off).
+fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPREAD_DEVICE_AGGREGATE").map_or(true, |v| v != "0"))
+}
+
+/// The rule (see the module docs).
+#[derive(Debug, Default)]
+pub struct ScanAggregate {
+    /// Also over scans whose backend has no device of its own.
+    everywhere: bool,
+}
+
+impl ScanAggregate {
+    /// The rule; `everywhere`: also on backends that would run the CPU
+    /// reference ([`crate::exec::Backend::aggregates_on_device`] false).
+    pub fn new(everywhere: bool) -> Self {
+        Self { everywhere }
+    }
+}
+
+impl PhysicalOptimizerRule for ScanAggregate {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if !enabled() {
+            return Ok(plan);
+        }
+        plan.transform_up(|node| {
+            Ok(match rewrite(&node, self.everywhere) {
+                Some(new) => Transformed::yes(new),
+                None => Transformed::no(node),
+            })
+        })
+        .data()
+    }
+
+    fn name(&self) -> &str {
+        "warpread_scan_aggregate"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// The replacement of `node` when it is a partial aggregate the rule takes.
+fn rewrite(node: &Arc<dyn ExecutionPlan>, everywhere: bool) -> Option<Arc<dyn ExecutionPlan>> {
+    let agg = node.downcast_ref::<AggregateExec>()?;
+    if *agg.mode() != AggregateMode::Partial || agg.limit_options().is_some() {
+        return None;
+    }
+    let (levels, scan) = compile::chain(agg)?;
+    let source = scan.downcast_ref::<DataSourceExec>()?;
+    let (config, warp) = source.downcast_to_file_source::<WarpSource>()?;
+    let backend = warp.backend();
+    if config.limit.is_some() || !(everywhere || backend.aggregates_on_device()) {
+        return None;
+    }
+    let program = match compile::program(agg, &levels, &scan) {
+        Ok(p) => p,
+        Err(why) => {
+            tracing::debug!("aggregate stays DataFusion's: {why}");
+            return None;
+        }
+    };
+    let fallback = match fallback(node, &levels, &scan) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!("aggregate stays DataFusion's: {e}");
+            return None;
+        }
+    };
+    Some(Arc::new(ScanAggregateExec::new(
+        Arc::clone(&scan),
+        program,
+        backend,
+        fallback,
+    )))
+}
+
+fn recompute() -> ReplaceChildrenOptions {
+    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute)
+}
+
+/// The partial aggregate as DataFusion planned it, over the same scan
+/// partitions (round-robin repartitioning dropped, so its partition `i` is
+/// the scan's), for partitions whose data the device cannot aggregate.
+fn fallback(
+    agg: &Arc<dyn ExecutionPlan>,
+    levels: &[Arc<dyn ExecutionPlan>],
+    scan: &Arc<dyn ExecutionPlan>,
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let mut node = Arc::clone(scan);
+    for level in levels.iter().rev() {
+        if level.is::<datafusion::physical_plan::repartition::RepartitionExec>() {
+            continue;
+        }
+        node = Arc::clone(level).replace_children(vec![node], recompute())?;
+    }
+    Arc::clone(agg).replace_children(vec![node], recompute())
+}

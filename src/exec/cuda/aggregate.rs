@@ -1,0 +1,367 @@
+//! Aggregate programs on the device: the batch's columns where the decode
+//! stages left them (pool blocks' device mirrors, kept while a caller
+//! [retains decoded outputs](crate::exec::Backend::retain_decoded)) or
+//! uploaded, one launch of the program's generated kernel
+//! ([`crate::query::cuda_source`]), the blocks' group tables merged here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arrow::array::{Array, AsArray};
+use arrow::buffer::Buffer;
+use arrow::datatypes::DataType;
+use arrow::record_batch::RecordBatch;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+
+use super::{CudaBackend, counters};
+use crate::error::{Error, Result};
+use crate::gpu::kernels::KernelSource;
+use crate::query::cuda_source::{self, ENTRY, GROUPS, KEY_BITS, THREADS};
+use crate::query::groups::{KeyValue, encode_key};
+use crate::query::{AggFn, AggProgram, Groups, Load};
+
+/// Batches aggregated on the device, and those the CPU reference took
+/// (inputs with nulls, keys that do not pack, full group tables).
+pub static DEVICE_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// See [`DEVICE_BATCHES`].
+pub static HOST_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The kernel source of a program, compiled once per distinct text: the
+/// runtime caches entry points by `'static` source, so each text is leaked
+/// once (a session has a handful of distinct programs).
+fn kernel_source(program: &AggProgram) -> &'static KernelSource {
+    static SOURCES: OnceLock<Mutex<HashMap<String, &'static KernelSource>>> = OnceLock::new();
+    let text = cuda_source::source(program);
+    let mut map = SOURCES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = map.get(&text) {
+        return s;
+    }
+    let mut h = crate::query::groups::KeyHasher::default();
+    std::hash::Hasher::write(&mut h, text.as_bytes());
+    let file: &'static str =
+        Box::leak(format!("aggregate_{:016x}.cu", std::hash::Hasher::finish(&h)).into_boxed_str());
+    let src: &'static KernelSource = Box::leak(Box::new(KernelSource {
+        file,
+        text: Box::leak(text.clone().into_boxed_str()),
+    }));
+    map.insert(text, src);
+    src
+}
+
+/// A bytes key's value bytes and its one value length, or `None` when the
+/// lengths differ (or the type is not offsets and bytes).
+fn fixed_length_bytes(a: &dyn Array) -> Option<(Buffer, usize)> {
+    fn check<O: arrow::array::OffsetSizeTrait>(
+        offsets: &[O],
+        values: &Buffer,
+    ) -> Option<(Buffer, usize)> {
+        let first = offsets.first()?.as_usize();
+        let n = offsets.len() - 1;
+        let l = if n == 0 {
+            0
+        } else {
+            offsets[1].as_usize().checked_sub(first)?
+        };
+        offsets
+            .windows(2)
+            .all(|w| w[1].as_usize().wrapping_sub(w[0].as_usize()) == l)
+            .then_some(())?;
+        let len = n.checked_mul(l)?;
+        (first.checked_add(len)? <= values.len()).then(|| (values.slice_with_length(first, len), l))
+    }
+    match a.data_type() {
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>();
+            check(s.value_offsets(), s.values())
+        }
+        DataType::LargeUtf8 => {
+            let s = a.as_string::<i64>();
+            check(s.value_offsets(), s.values())
+        }
+        _ => None,
+    }
+}
+
+/// Where each used input lies, ready for the kernel.
+struct Placed {
+    /// Per input: its bytes (`None`: unused).
+    bytes: Vec<Option<Buffer>>,
+    /// Value length of each bytes key, in key order.
+    key_lengths: Vec<usize>,
+}
+
+fn place(program: &AggProgram, batch: &RecordBatch) -> Option<Placed> {
+    let n = batch.num_rows();
+    let mut bytes: Vec<Option<Buffer>> = vec![None; program.inputs.len()];
+    let mut lengths: HashMap<usize, usize> = HashMap::new();
+    for i in program.used_inputs() {
+        let input = program.inputs[i];
+        let a = batch.columns().get(input.column)?;
+        if a.null_count() > 0 {
+            return None;
+        }
+        let fixed = |width: usize| -> Option<Buffer> {
+            let d = a.to_data();
+            let buf = d.buffers().first()?;
+            let at = d.offset().checked_mul(width)?;
+            let len = n.checked_mul(width)?;
+            (at.checked_add(len)? <= buf.len()).then(|| buf.slice_with_length(at, len))
+        };
+        bytes[i] = Some(match input.load {
+            Load::Int { bytes, .. } => fixed(usize::from(bytes))?,
+            Load::Decimal128 => fixed(16)?,
+            Load::Bytes => {
+                let (s, l) = fixed_length_bytes(a.as_ref())?;
+                lengths.insert(i, l);
+                s
+            }
+            Load::Bool => return None,
+        });
+    }
+    let mut key_lengths = Vec::new();
+    let mut bits = 0u32;
+    for &k in &program.keys {
+        bits += match program.inputs[k].load {
+            Load::Bytes => {
+                let l = *lengths.get(&k)?;
+                key_lengths.push(l);
+                u32::try_from(l).ok()?.checked_mul(8)?
+            }
+            load => cuda_source::key_bits(load)?,
+        };
+    }
+    (bits <= KEY_BITS).then_some(Placed { bytes, key_lengths })
+}
+
+/// The group key bytes of a packed key (see the kernel's packing).
+fn unpack_key(program: &AggProgram, key_lengths: &[usize], packed: u64, out: &mut Vec<u8>) {
+    out.clear();
+    let mut sh = 0u32;
+    let mut bk = 0;
+    for &k in &program.keys {
+        let load = program.inputs[k].load;
+        let bits = match load {
+            Load::Bytes => {
+                let l = key_lengths[bk];
+                bk += 1;
+                (l * 8) as u32
+            }
+            _ => cuda_source::key_bits(load).unwrap_or(32),
+        };
+        let x = if bits == 0 {
+            0
+        } else {
+            (packed >> sh) & (u64::MAX >> (64 - bits))
+        };
+        sh += bits;
+        let v = match load {
+            Load::Bytes => {
+                let b = x.to_le_bytes();
+                encode_key(out, Some(KeyValue::Bytes(&b[..(bits / 8) as usize])));
+                continue;
+            }
+            Load::Int { signed: false, .. } => i128::from(x),
+            // Signed integers and decimals: sign-extend from their width.
+            _ => i128::from(((x << (64 - bits)) as i64) >> (64 - bits)),
+        };
+        encode_key(out, Some(KeyValue::Int(v)));
+    }
+}
+
+impl CudaBackend {
+    /// Runs `program` over `batch` on the device; `None` when the kernel
+    /// cannot take this batch (the caller runs the CPU reference).
+    pub(super) fn aggregate_with_device(
+        &self,
+        program: &AggProgram,
+        batch: &RecordBatch,
+    ) -> Result<Option<Groups>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(Some(Groups::new(program)));
+        }
+        let placed = match cuda_source::supported(program)
+            .then(|| place(program, batch))
+            .flatten()
+        {
+            Some(p) => p,
+            None => {
+                HOST_BATCHES.fetch_add(1, Relaxed);
+                return Ok(None);
+            }
+        };
+        let _span = crate::trace::span("cuda.aggregate");
+        let func = self.rt.function(kernel_source(program), ENTRY)?;
+        let lane = self.take()?;
+        let stream = &lane.stream;
+        let err = |what: &'static str| move |e| Error::cuda(what, e);
+
+        // Inputs: device mirrors where the decode stages left them, else
+        // uploaded (kept alive in `uploads` until the kernel is done).
+        let mut uploads: Vec<CudaSlice<u8>> = Vec::new();
+        let mut mirrors: Vec<(Arc<CudaSlice<u8>>, usize)> = Vec::new();
+        let mut where_: Vec<(bool, usize)> = Vec::new();
+        for b in &placed.bytes {
+            match b {
+                None => where_.push((false, usize::MAX)),
+                Some(bytes) => match self.pool.mirror_of(bytes.as_slice()) {
+                    Some(m) => {
+                        counters::BYTES_MIRRORED.fetch_add(bytes.len() as u64, Relaxed);
+                        mirrors.push(m);
+                        where_.push((true, mirrors.len() - 1));
+                    }
+                    None => {
+                        counters::BYTES_IN.fetch_add(bytes.len() as u64, Relaxed);
+                        // SAFETY: written whole by the copy below before the kernel reads it.
+                        let mut d = unsafe { stream.alloc::<u8>(bytes.len().max(1)) }
+                            .map_err(err("allocating device memory"))?;
+                        if !bytes.is_empty() {
+                            stream
+                                .memcpy_htod(bytes.as_slice(), &mut d.slice_mut(..bytes.len()))
+                                .map_err(err("copying input to the device"))?;
+                        }
+                        uploads.push(d);
+                        where_.push((false, uploads.len() - 1));
+                    }
+                },
+            }
+        }
+        let mut params: Vec<u64> = Vec::with_capacity(where_.len() + placed.key_lengths.len());
+        let mut guards = Vec::new();
+        for &(mirrored, at) in &where_ {
+            if at == usize::MAX {
+                params.push(0);
+            } else if mirrored {
+                let (m, off) = &mirrors[at];
+                let (ptr, g) = m.device_ptr(stream);
+                guards.push(g);
+                params.push(ptr + *off as u64);
+            } else {
+                let (ptr, g) = uploads[at].device_ptr(stream);
+                guards.push(g);
+                params.push(ptr);
+            }
+        }
+        params.extend(placed.key_lengths.iter().map(|&l| l as u64));
+        let params_dev = stream
+            .clone_htod(&params)
+            .map_err(err("copying input to the device"))?;
+        let sms = self.rt.info().sm_count.max(1) as usize;
+        let blocks = n.div_ceil(THREADS as usize * 4).clamp(1, sms * 8);
+        let words = cuda_source::slot_words(program.aggs.len());
+        let mut out = stream
+            .alloc_zeros::<u64>(blocks * GROUPS * words)
+            .map_err(err("allocating device memory"))?;
+        let mut status = stream
+            .alloc_zeros::<u32>(blocks)
+            .map_err(err("allocating device memory"))?;
+        let rows = n as u64;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = stream.launch_builder(&func);
+        b.arg(&params_dev).arg(&rows).arg(&mut out).arg(&mut status);
+        // SAFETY: the arguments match the generated entry's signature; every
+        // input address holds `n` values of its load (or `n * len` bytes of
+        // a bytes key), checked in `place`, and the kernel reads rows below
+        // `n` only; `out` and `status` are sized for `blocks`.
+        unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
+        let status = stream
+            .clone_dtoh(&status)
+            .map_err(err("copying results to the host"))?;
+        let out = stream
+            .clone_dtoh(&out)
+            .map_err(err("copying results to the host"))?;
+        drop(guards);
+        drop(uploads);
+        drop(lane);
+        if status.iter().any(|&s| s != 0) {
+            HOST_BATCHES.fetch_add(1, Relaxed);
+            return Ok(None);
+        }
+        let mut groups = Groups::new(program);
+        let mut key = Vec::new();
+        for slot in out.chunks_exact(words) {
+            if slot[0] == u64::MAX {
+                continue;
+            }
+            unpack_key(program, &placed.key_lengths, slot[0], &mut key);
+            let g = groups.group(&key);
+            let rows = slot[1];
+            for (a, agg) in program.aggs.iter().enumerate() {
+                let sum = match agg.func {
+                    AggFn::Count => 0,
+                    _ => {
+                        (u128::from(slot[2 + 2 * a]) | (u128::from(slot[3 + 2 * a]) << 64)) as i128
+                    }
+                };
+                groups.add(g, a, rows, sum);
+            }
+        }
+        DEVICE_BATCHES.fetch_add(1, Relaxed);
+        Ok(Some(groups))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{Agg, Input};
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+
+    #[test]
+    fn packed_keys_unpack_as_the_cpu_encodes_them() {
+        let program = AggProgram {
+            inputs: vec![
+                Input {
+                    column: 0,
+                    load: Load::Int {
+                        bytes: 8,
+                        signed: true,
+                    },
+                },
+                Input {
+                    column: 1,
+                    load: Load::Bytes,
+                },
+            ],
+            filter: None,
+            keys: vec![0, 1],
+            aggs: vec![Agg {
+                func: AggFn::Count,
+                arg: crate::query::Expr::Int(1),
+            }],
+            schema: Arc::new(Schema::new(vec![
+                Field::new("a", DataType::Int64, true),
+                Field::new("b", DataType::Utf8, true),
+                Field::new("c", DataType::Int64, true),
+            ])),
+        };
+        // -5 packed in 32 bits, then "AB" in the next 16.
+        let packed = u64::from(-5i32 as u32) | (u64::from(u16::from_le_bytes(*b"AB")) << 32);
+        let mut got = Vec::new();
+        unpack_key(&program, &[2], packed, &mut got);
+        let mut want = Vec::new();
+        encode_key(&mut want, Some(KeyValue::Int(-5)));
+        encode_key(&mut want, Some(KeyValue::Bytes(b"AB")));
+        assert_eq!(got, want);
+
+        let batch = RecordBatch::try_new(
+            program.schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2])),
+                Arc::new(StringArray::from(vec!["AB", "CDE"])),
+                Arc::new(Int64Array::from(vec![1, 2])),
+            ],
+        )
+        .unwrap();
+        assert!(place(&program, &batch).is_none(), "lengths differ");
+    }
+}

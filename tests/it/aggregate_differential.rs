@@ -1,0 +1,320 @@
+//! Aggregate programs on the CUDA backend against the CPU reference, on
+//! fresh random batches (and on TPC-H lineitem read by each backend, the
+//! device run over the decode stages' device-resident outputs); batches the
+//! kernel must leave to the CPU (nulls, variable-length keys, more groups
+//! than a block's table, keys out of their packed range) must match too.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Int8Array, Int64Array, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use warpread::exec::{Backend, CpuBackend};
+use warpread::query::{Agg, AggFn, AggProgram, ArithOp, CmpOp, Expr, Input, Load, eval};
+
+use crate::common::{Rng, cuda};
+
+fn decimal(v: Vec<Option<i128>>) -> ArrayRef {
+    Arc::new(
+        Decimal128Array::from(v)
+            .with_precision_and_scale(15, 2)
+            .unwrap(),
+    )
+}
+
+/// Columns: flag (Utf8), status (Utf8), qty, price, disc (Decimal 15,2),
+/// ship (Date32), small (Int8), big (Int64).
+fn batch(rng: &mut Rng, n: usize, nulls: bool, flags: &[&str]) -> RecordBatch {
+    let null = |rng: &mut Rng| nulls && rng.below(10) == 0;
+    let flag: Vec<Option<&str>> = (0..n)
+        .map(|_| (!null(rng)).then(|| flags[rng.below(flags.len() as u64) as usize]))
+        .collect();
+    let status: Vec<&str> = (0..n)
+        .map(|_| if rng.below(2) == 0 { "O" } else { "F" })
+        .collect();
+    let qty = (0..n)
+        .map(|_| Some(100 * (1 + rng.below(50) as i128)))
+        .collect();
+    let price = (0..n)
+        .map(|_| Some(90_000 + rng.below(10_000_000) as i128))
+        .collect();
+    let disc = (0..n)
+        .map(|_| (!null(rng)).then(|| rng.below(11) as i128))
+        .collect();
+    let ship: Vec<i32> = (0..n).map(|_| 8000 + rng.below(2500) as i32).collect();
+    let small: Vec<i8> = (0..n).map(|_| rng.below(7) as i8 - 3).collect();
+    let big: Vec<i64> = (0..n)
+        .map(|_| rng.next() as i64 >> (1 + rng.below(40)))
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("flag", DataType::Utf8, true),
+        Field::new("status", DataType::Utf8, false),
+        Field::new("qty", DataType::Decimal128(15, 2), true),
+        Field::new("price", DataType::Decimal128(15, 2), true),
+        Field::new("disc", DataType::Decimal128(15, 2), true),
+        Field::new("ship", DataType::Date32, false),
+        Field::new("small", DataType::Int8, false),
+        Field::new("big", DataType::Int64, false),
+    ]));
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(flag)),
+            Arc::new(StringArray::from(status)),
+            decimal(qty),
+            decimal(price),
+            decimal(disc),
+            Arc::new(Date32Array::from(ship)),
+            Arc::new(Int8Array::from(small)),
+            Arc::new(Int64Array::from(big)),
+        ],
+    )
+    .unwrap()
+}
+
+fn input(column: usize, load: Load) -> Input {
+    Input { column, load }
+}
+
+fn int(bytes: u8) -> Load {
+    Load::Int {
+        bytes,
+        signed: true,
+    }
+}
+
+fn b(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+
+/// Q1's shape: keys (inputs 0, 1), a date filter, decimal sums, avgs and
+/// a count; `keys` picks the key inputs.
+fn q1_like(keys: Vec<usize>, key_fields: Vec<Field>) -> AggProgram {
+    let inputs = vec![
+        input(0, Load::Bytes),
+        input(1, Load::Bytes),
+        input(2, Load::Decimal128),
+        input(3, Load::Decimal128),
+        input(4, Load::Decimal128),
+        input(5, int(4)),
+        input(6, int(1)),
+        input(7, int(8)),
+    ];
+    // price * (1 - disc), at scale 4.
+    let disc_price = Expr::Arith {
+        op: ArithOp::Mul,
+        bits: 128,
+        l: b(Expr::Input(3)),
+        r: b(Expr::Arith {
+            op: ArithOp::Sub,
+            bits: 128,
+            l: b(Expr::Int(100)),
+            r: b(Expr::Input(4)),
+        }),
+    };
+    let filter = Expr::And(
+        b(Expr::Cmp {
+            op: CmpOp::Le,
+            l: b(Expr::Input(5)),
+            r: b(Expr::Int(10_300)),
+        }),
+        b(Expr::Not(b(Expr::Cmp {
+            op: CmpOp::Eq,
+            l: b(Expr::Input(6)),
+            r: b(Expr::Int(0)),
+        }))),
+    );
+    let mut fields = key_fields;
+    let dec = |name: &str, s| Field::new(name, DataType::Decimal128(38, s), true);
+    fields.push(dec("sum_qty", 2));
+    fields.push(dec("sum_disc_price", 4));
+    fields.push(Field::new("avg_n", DataType::UInt64, true));
+    fields.push(dec("avg_disc", 2));
+    fields.push(Field::new("count", DataType::Int64, true));
+    fields.push(Field::new("sum_big", DataType::Int64, true));
+    AggProgram {
+        inputs,
+        filter: Some(filter),
+        keys,
+        aggs: vec![
+            Agg {
+                func: AggFn::Sum { bits: 128 },
+                arg: Expr::Input(2),
+            },
+            Agg {
+                func: AggFn::Sum { bits: 128 },
+                arg: disc_price,
+            },
+            Agg {
+                func: AggFn::Avg,
+                arg: Expr::Input(4),
+            },
+            Agg {
+                func: AggFn::Count,
+                arg: Expr::Int(1),
+            },
+            Agg {
+                func: AggFn::Sum { bits: 64 },
+                arg: Expr::Arith {
+                    op: ArithOp::Mul,
+                    bits: 64,
+                    l: b(Expr::Input(7)),
+                    r: b(Expr::Int(3)),
+                },
+            },
+        ],
+        schema: Arc::new(Schema::new(fields)),
+    }
+}
+
+fn rows(b: &RecordBatch) -> Vec<String> {
+    let mut rows: Vec<String> = (0..b.num_rows())
+        .map(|r| {
+            b.columns()
+                .iter()
+                .map(|c| arrow::util::display::array_value_to_string(c, r).unwrap())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn check(cuda: &dyn Backend, p: &AggProgram, batch: &RecordBatch, what: &str) {
+    let want = eval::aggregate(p, batch).unwrap().to_batch(p).unwrap();
+    let got = cuda.aggregate(p, batch).unwrap().to_batch(p).unwrap();
+    assert_eq!(rows(&got), rows(&want), "{what}");
+}
+
+#[test]
+fn aggregate_programs_match_the_cpu_reference() {
+    let Some(cuda) = cuda("aggregate_programs_match_the_cpu_reference") else {
+        return;
+    };
+    let mut rng = Rng::fresh("aggregate_programs_match_the_cpu_reference");
+    let utf8 = |n: &str| Field::new(n, DataType::Utf8, true);
+    let two_keys = q1_like(vec![0, 1], vec![utf8("flag"), utf8("status")]);
+    let int_keys = q1_like(
+        vec![6, 5],
+        vec![
+            Field::new("small", DataType::Int8, false),
+            Field::new("ship", DataType::Date32, false),
+        ],
+    );
+    let no_keys = q1_like(vec![], vec![]);
+    let big_key = q1_like(vec![7], vec![Field::new("big", DataType::Int64, false)]);
+    let (device_before, host_before) = warpread::exec::cuda::aggregate_batches();
+    for round in 0..6 {
+        let n = [1, 31, 1000, 65_537, 300_000, 1_000_003][round];
+        let b = batch(&mut rng, n, false, &["A", "N", "R"]);
+        check(cuda, &two_keys, &b, &format!("two string keys, {n} rows"));
+        check(cuda, &no_keys, &b, &format!("no keys, {n} rows"));
+        // Thousands of (small, ship) groups: full tables fall back.
+        check(cuda, &int_keys, &b, &format!("int keys, {n} rows"));
+        // Int64 keys mostly beyond 32 bits: out of range, falls back.
+        check(cuda, &big_key, &b, &format!("Int64 key, {n} rows"));
+        // Nulls in a key and in an argument.
+        let b = batch(&mut rng, n, true, &["A", "N", "R"]);
+        check(cuda, &two_keys, &b, &format!("nulls, {n} rows"));
+        // Keys of different lengths.
+        let b = batch(&mut rng, n, false, &["A", "NN", "RRR"]);
+        check(
+            cuda,
+            &two_keys,
+            &b,
+            &format!("variable-length keys, {n} rows"),
+        );
+        // Sliced batches: inputs start at an offset.
+        let b = batch(&mut rng, n + 5, false, &["AB", "NO"]);
+        check(
+            cuda,
+            &two_keys,
+            &b.slice(3, n),
+            &format!("sliced, {n} rows"),
+        );
+    }
+    let (device, host) = warpread::exec::cuda::aggregate_batches();
+    assert!(device - device_before >= 18, "the device ran the programs");
+    assert!(host - host_before >= 6, "the fallbacks were taken");
+}
+
+#[test]
+fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
+    let Some(cuda) = cuda("aggregates_over_decoded_lineitem_read_on_each_backend_match") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("warpread-agg-{}", std::process::id()));
+    let opts = warpread::datagen::tpch::GenOptions {
+        rows_per_group: 50_000,
+        ..warpread::datagen::tpch::GenOptions::new(
+            warpread::datagen::tpch::GenFormat::Parquet,
+            warpread::datagen::tpch::GenCompression::Gzip,
+        )
+    };
+    warpread::datagen::tpch::generate(0.05, &opts, &dir, &["lineitem".to_string()]).unwrap();
+    let file = warpread::parquet::ParquetFile::open(dir.join("lineitem.parquet")).unwrap();
+    let cols = [
+        "l_returnflag",
+        "l_linestatus",
+        "l_quantity",
+        "l_extendedprice",
+        "l_discount",
+        "l_shipdate",
+        "l_linenumber",
+        "l_orderkey",
+    ];
+    let options = warpread::orc::ReadOptions {
+        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
+        batch_size: 1 << 24,
+        ..Default::default()
+    };
+    let schema = file.projected_schema(&options).unwrap();
+    let load = |c: usize| match schema.field(c).data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 => Load::Bytes,
+        DataType::Decimal128(..) => Load::Decimal128,
+        DataType::Int32 | DataType::Date32 => int(4),
+        DataType::Int64 => int(8),
+        t => panic!("lineitem column of type {t}"),
+    };
+    let mut p = q1_like(
+        vec![0, 1],
+        vec![
+            schema.field(0).as_ref().clone(),
+            schema.field(1).as_ref().clone(),
+        ],
+    );
+    for (i, inp) in p.inputs.iter_mut().enumerate() {
+        *inp = input(i, load(i));
+    }
+    // l_linenumber (Int32) as the "small" input of the filter.
+    let cpu = CpuBackend::new();
+    let want_batches = file.read(&options, &cpu).unwrap();
+    let mut want = warpread::query::Groups::new(&p);
+    for b in &want_batches {
+        want.merge(&eval::aggregate(&p, b).unwrap());
+    }
+    let mirrored_before = warpread::exec::cuda::profile().bytes_mirrored;
+    cuda.retain_decoded(true);
+    let got_batches = file.read(&options, cuda);
+    let mut got = warpread::query::Groups::new(&p);
+    let mut ran = Ok(());
+    if let Ok(batches) = &got_batches {
+        for b in batches {
+            match cuda.aggregate(&p, b) {
+                Ok(g) => got.merge(&g),
+                Err(e) => ran = Err(e),
+            }
+        }
+    }
+    cuda.retain_decoded(false);
+    let _ = std::fs::remove_dir_all(&dir);
+    got_batches.unwrap();
+    ran.unwrap();
+    assert_eq!(
+        rows(&got.to_batch(&p).unwrap()),
+        rows(&want.to_batch(&p).unwrap())
+    );
+    let mirrored = warpread::exec::cuda::profile().bytes_mirrored - mirrored_before;
+    println!("aggregate inputs read from device mirrors: {mirrored} bytes");
+}
