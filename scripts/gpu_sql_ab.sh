@@ -1,50 +1,20 @@
 #!/usr/bin/env bash
-# TPC-H through DataFusion on the GPU host, A/B over environment settings:
-#   [SQL_SCALE=10] [QUERIES=1,6] [RUNS=3] [CHECKS=1] bash scripts/gpu_sql_ab.sh BUNDLE OUT_DIR [NAME:VAR=VALUE,...]...
-# 0. with CHECKS=1, the aggregate-program tests on the GPU (and under
-#    compute-sanitizer memcheck), then every integration test;
-# 1. generates TPC-H at SQL_SCALE (Parquet GZIP, warpread gen) unless there;
-# 2. for each configuration (the default build first, as "new"), `bench sql`
-#    on the CUDA backend against DataFusion's own reader over QUERIES
-#    (empty: all 22), median of RUNS after an untimed run; tables in
-#    OUT_DIR/sql-NAME.log.
+# TPC-H through DataFusion on the GPU host, A/B over scan partitions:
+#   bash scripts/gpu_sql_ab.sh BUNDLE FORMAT [PARTITIONS...]
+# Each run: `warpread-sql bench sql --scale ${SCALE:-10} --format FORMAT
+# --backends cuda --runs 1 --warmup ${WARMUP:-0}` with WARPREAD_SCAN_PARTITIONS
+# set, and the variables in ENVS (e.g. ENVS=WARPREAD_GROUP_MIB=64) (a
+# first, untimed, Q1 run generates the data into /tmp/wc and compiles the
+# kernels).
 set -u
-B=$1; out=$2; shift 2
-root=$PWD
-cd "$B"
-for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done
-chmod +x warpread* it-tests 2>/dev/null
-cd "$root"
-export WARPREAD_KERNEL_CACHE=/tmp/kc
-scale=${SQL_SCALE:-10}
-if [ "${CHECKS:-1}" = 1 ]; then
+B=$1; fmt=$2; shift 2
+cd "$B"; [ -f warpread-sql ] || xz -dk warpread-sql.xz; chmod +x warpread-sql; cd ..
+export WARPREAD_KERNEL_CACHE=/tmp/kc WARPREAD_CACHE=/tmp/wc
+# Generates the data and compiles the kernels before the timed runs.
+./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1 --queries 1 > /dev/null 2>&1
+for p in "${@:-4}"; do
   t=$(date +%s)
-  (
-    cd "$B"
-    export WARPREAD_REALDATA="$PWD-data/realdata" WARPREAD_BIN="$PWD/warpread"
-    export WARPREAD_ROOT="$root" WARPREAD_EXPECTED_CACHE="$PWD/.corpus-expected"
-    [ -d corpus ] && export WARPREAD_CORPUS="$PWD/corpus"
-    ln -sfn "$PWD-data/realdata" realdata
-    ./it-tests --test-threads=1 --nocapture aggregate 2>&1 | grep -E "^test |result|skipped|mirrors|panicked" | head -20
-    compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 aggregate \
-      > "$out/sanitize-aggregate.log" 2>&1
-    echo "sanitize rc=$?"; grep -E "ERROR SUMMARY|test result" "$out/sanitize-aggregate.log" | head -5
-    ./it-tests --test-threads=1 > "$out/tests.log" 2>&1
-    echo "it-tests rc=$?"; grep -E "^test result|FAILED|panicked" "$out/tests.log" | head -20
-  )
-  echo "== checks $(( $(date +%s) - t )) s"
-fi
-dir=/tmp/wc/tpch-sf$scale-parquet-gzip
-if [ ! -f "$dir/lineitem.parquet" ]; then
-  t=$(date +%s)
-  "$B/warpread-sql" gen tpch --scale "$scale" --format parquet --compression gzip "$dir" > /dev/null 2>&1
-  echo "== generated TPC-H SF $scale in $(( $(date +%s) - t )) s"
-fi
-q=(); [ -n "${QUERIES-1,6}" ] && q=(--queries "${QUERIES-1,6}")
-for config in "new:" "$@"; do
-  name=${config%%:*}; vars=${config#*:}
-  IFS=, read -r -a env_vars <<< "$vars"
-  echo "== $name ${vars:-(defaults)}"
-  env WARPREAD_CACHE=/tmp/wc "${env_vars[@]}" "$B/warpread-sql" bench sql --scale "$scale" \
-    --format parquet --backends cuda --runs "${RUNS:-3}" --warmup 1 "${q[@]}" 2>&1 | tee "$out/sql-$name.log"
+  echo "== WARPREAD_SCAN_PARTITIONS=$p ${ENVS:-}"
+  env ${ENVS:-} WARPREAD_SCAN_PARTITIONS=$p ./$B/warpread-sql bench sql --scale "${SCALE:-10}" --format "$fmt" --backends cuda --runs 1 --warmup "${WARMUP:-0}"
+  echo "== $(( $(date +%s) - t )) s"
 done
