@@ -90,6 +90,9 @@ pub struct WarpOpener {
     pub stats: Option<Arc<StatsSink>>,
     /// This partition's metrics.
     pub metrics: ScanMetrics,
+    /// The first unit is a group of its own, read before anything else
+    /// ([`super::WarpSource::with_probe_first`]).
+    pub probe_first: bool,
 }
 
 fn external(e: Error) -> DataFusionError {
@@ -135,6 +138,7 @@ impl FileOpener for WarpOpener {
         let stats = self.stats.clone();
         let metrics = self.metrics.clone();
         let limit = self.limit;
+        let probe_first = self.probe_first;
         let request = ScanRequest {
             columns: self.columns.clone(),
             predicates: self.predicates.clone(),
@@ -173,49 +177,60 @@ impl FileOpener for WarpOpener {
             // this one's batches; with one, nothing is read ahead of need.
             let ahead = if limit.is_some() { 1 } else { READ_AHEAD };
             let exact = request.predicates.is_empty();
-            let stream = futures::stream::iter(groups(units, limit, exact))
-                .map(move |group| {
-                    let opened = Arc::clone(&opened);
-                    let backend = Arc::clone(&backend);
-                    let request = request.clone();
-                    let stats = stats.clone();
-                    let metrics = metrics.clone();
-                    // A group holds several units; count units, as units_pruned does.
-                    let units_in_group = group.len();
-                    async move {
-                        let (batches, s) = tokio::task::spawn_blocking(move || {
-                            opened.read(&group, &request, backend.as_ref())
-                        })
-                        .await
-                        .map_err(joined)?
-                        .map_err(external)?;
-                        metrics.io.add_duration(Duration::from_secs_f64(s.io_s));
-                        metrics
-                            .decompress
-                            .add_duration(Duration::from_secs_f64(s.decompress_s));
-                        metrics
-                            .decode
-                            .add_duration(Duration::from_secs_f64(s.decode_s));
-                        metrics
-                            .assemble
-                            .add_duration(Duration::from_secs_f64(s.assemble_s));
-                        metrics.units_read.add(units_in_group);
-                        metrics.pages_read.add(s.pages_read as usize);
-                        metrics.pages_skipped.add(s.pages_skipped as usize);
-                        // ORC row groups inside the read stripes (the row
-                        // index); units_pruned counts whole stripes.
-                        metrics.row_groups_read.add(s.row_groups_read as usize);
-                        metrics.row_groups_pruned.add(s.row_groups_pruned as usize);
-                        if let Some(sink) = &stats {
-                            sink.add(&s);
-                        }
-                        Ok::<_, DataFusionError>(futures::stream::iter(
-                            batches.into_iter().map(Ok::<_, DataFusionError>),
-                        ))
+            let mut groups = groups(units, limit, exact);
+            let probe = match groups.first_mut() {
+                Some(g) if probe_first && g.len() > 1 => vec![g.remove(0)],
+                Some(_) if probe_first => groups.remove(0),
+                _ => Vec::new(),
+            };
+            let read = move |group: Vec<ReadUnit>| {
+                let opened = Arc::clone(&opened);
+                let backend = Arc::clone(&backend);
+                let request = request.clone();
+                let stats = stats.clone();
+                let metrics = metrics.clone();
+                let units_in_group = group.len();
+                async move {
+                    let (batches, s) = tokio::task::spawn_blocking(move || {
+                        opened.read(&group, &request, backend.as_ref())
+                    })
+                    .await
+                    .map_err(joined)?
+                    .map_err(external)?;
+                    metrics.io.add_duration(Duration::from_secs_f64(s.io_s));
+                    metrics
+                        .decompress
+                        .add_duration(Duration::from_secs_f64(s.decompress_s));
+                    metrics
+                        .decode
+                        .add_duration(Duration::from_secs_f64(s.decode_s));
+                    metrics
+                        .assemble
+                        .add_duration(Duration::from_secs_f64(s.assemble_s));
+                    metrics.units_read.add(units_in_group);
+                    metrics.pages_read.add(s.pages_read as usize);
+                    metrics.pages_skipped.add(s.pages_skipped as usize);
+                    metrics.row_groups_read.add(s.row_groups_read as usize);
+                    metrics.row_groups_pruned.add(s.row_groups_pruned as usize);
+                    if let Some(sink) = &stats {
+                        sink.add(&s);
                     }
-                })
+                    Ok::<_, DataFusionError>(futures::stream::iter(
+                        batches.into_iter().map(Ok::<_, DataFusionError>),
+                    ))
+                }
+            };
+            // The probe group is read on its own: `chain` polls the rest
+            // (and starts its read-ahead) only once the probe's batches are
+            // consumed.
+            let first = futures::stream::iter((!probe.is_empty()).then_some(probe))
+                .then(read.clone())
+                .try_flatten();
+            let rest = futures::stream::iter(groups)
+                .map(read)
                 .buffered(ahead)
                 .try_flatten();
+            let stream = first.chain(rest);
             Ok(stream.boxed())
         }))
     }

@@ -38,6 +38,9 @@ pub struct WarpSource {
     backend: Option<Arc<dyn Backend>>,
     stats: Option<Arc<StatsSink>>,
     metrics: ExecutionPlanMetricsSet,
+    /// Read each file's first unit alone before reading ahead (see
+    /// [`WarpSource::with_probe_first`]).
+    probe_first: bool,
 }
 
 impl fmt::Debug for WarpSource {
@@ -61,6 +64,7 @@ impl WarpSource {
             backend: None,
             stats: None,
             metrics: ExecutionPlanMetricsSet::new(),
+            probe_first: false,
         }
     }
 
@@ -73,6 +77,15 @@ impl WarpSource {
     /// Adds stage timings to `stats`.
     pub fn with_stats(mut self, stats: Option<Arc<StatsSink>>) -> Self {
         self.stats = stats;
+        self
+    }
+
+    /// The same scan reading each file's first unit alone, with nothing
+    /// read ahead until it is consumed: a consumer that may give up after
+    /// one batch (an aggregate the device cannot take) wastes one unit's
+    /// read, not a group's and the read-ahead.
+    pub fn with_probe_first(mut self, on: bool) -> Self {
+        self.probe_first = on;
         self
     }
 
@@ -115,6 +128,7 @@ impl FileSource for WarpSource {
             limit: base_config.limit,
             stats: self.stats.clone(),
             metrics: ScanMetrics::new(&self.metrics, partition),
+            probe_first: self.probe_first,
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }

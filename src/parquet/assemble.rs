@@ -247,6 +247,14 @@ fn flat_leaf(max: i16, lf: &Leaf, dense: &ArrayRef) -> R<ArrayRef> {
         // Bits are levels 0 and 1: set where the level reaches `max` when
         // that is 1, never above it.
         Some(v) if v.len() == lf.entries && max == 1 => v.clone(),
+        // `def_at` would index past them.
+        Some(v) if v.len() != lf.entries => {
+            return Err(format!(
+                "{} validity bits for {} level entries",
+                v.len(),
+                lf.entries
+            ));
+        }
         _ => BooleanBuffer::collect_bool(lf.entries, |i| def_at(lf, i) as i16 >= max),
     };
     let k = valid.count_set_bits();
@@ -291,10 +299,19 @@ fn spread_fixed(dense: &ArrayRef, valid: &BooleanBuffer) -> Option<R<ArrayRef>> 
     if !matches!(w, 1 | 2 | 4 | 8 | 16) {
         return None;
     }
-    // Written once, runs and gaps alike, rather than zeroed first.
+    // Written once, runs and gaps alike, rather than zeroed first; in
+    // 16-byte words, as Arrow asks decimals to be 16-aligned.
     let len = valid.len() * w;
-    let mut out: Vec<u8> = Vec::with_capacity(len);
-    let dst = &mut out.spare_capacity_mut()[..len];
+    let words = len.div_ceil(16);
+    let mut out: Vec<u128> = Vec::with_capacity(words);
+    let spare = out.spare_capacity_mut();
+    // SAFETY: the spare capacity holds `words * 16 >= len` bytes, and
+    // `MaybeUninit<u8>` has no alignment or validity requirement.
+    let bytes = unsafe {
+        std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast::<MaybeUninit<u8>>(), words * 16)
+    };
+    let (dst, tail) = bytes.split_at_mut(len);
+    tail.iter_mut().for_each(|b| _ = b.write(0));
     // Pieces of rows on all cores: a piece's first value is the count of
     // set bits before it (a million-row taxi chunk per task was the longest
     // step of its column set).
@@ -325,12 +342,13 @@ fn spread_fixed(dense: &ArrayRef, valid: &BooleanBuffer) -> Option<R<ArrayRef>> 
         .for_each(|(d, (&(at, n), (&v, &c)))| {
             spread(&src[v * w..(v + c) * w], d, &valid.slice(at, n), w);
         });
-    // SAFETY: `spread` wrote every byte of each piece, and the pieces
-    // cover the first `len` bytes of the capacity end to end.
-    unsafe { out.set_len(len) };
+    // SAFETY: `spread` wrote every byte of each piece, the pieces cover
+    // the first `len` bytes end to end and the tail was zeroed: all of the
+    // first `words` words are written.
+    unsafe { out.set_len(words) };
     let built = ArrayData::builder(dense.data_type().clone())
         .len(valid.len())
-        .add_buffer(arrow::buffer::Buffer::from_vec(out))
+        .add_buffer(arrow::buffer::Buffer::from_vec(out).slice_with_length(0, len))
         .nulls(Some(NullBuffer::new(valid.clone())))
         .build()
         .map_err(|e| e.to_string());

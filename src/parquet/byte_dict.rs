@@ -143,10 +143,10 @@ impl<'a> ByteDict<'a> {
                 self.fill(idx, d, e, start)
             }
         });
-        // SAFETY: `fill` wrote every byte of each piece's data slice (its
-        // values are consecutive and their lengths sum to the slice) and
-        // every slot of its offsets slice; the slices cover `total` bytes
-        // and `n` offsets end to end.
+        // SAFETY: `fill` (or `fill_same_len`) wrote every byte of each
+        // piece's data slice (its values are consecutive and their lengths
+        // sum to the slice) and every slot of its offsets slice; the slices
+        // cover `total` bytes and `n` offsets end to end.
         unsafe {
             out.set_len(base + total);
             offsets.set_len(first + n);

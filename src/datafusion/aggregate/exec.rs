@@ -44,11 +44,11 @@ impl fmt::Debug for ScanAggregateExec {
 }
 
 impl ScanAggregateExec {
-    /// `program` over `input` (a warpread scan) on `backend`; a partition
-    /// whose first batch the backend's device cannot aggregate (too many
-    /// groups for a block's table, keys that do not pack, nulls) runs
-    /// `fallback` instead, DataFusion's partial aggregate over the same
-    /// scan partitions, rather than the CPU reference.
+    /// `program` over `input` (a warpread scan) on `backend`; on a backend
+    /// that aggregates on its device, a partition with a batch the device
+    /// cannot aggregate (too many groups for a block's table, keys that do
+    /// not pack, nulls) runs `fallback` instead from its start,
+    /// DataFusion's partial aggregate over the same scan partitions.
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
         program: AggProgram,
@@ -186,23 +186,25 @@ impl ExecutionPlan for ScanAggregateExec {
         let metrics = BaselineMetrics::new(&self.metrics, partition);
         let restarted =
             MetricBuilder::new(&self.metrics).counter("restarted_partitions", partition);
-        let device_first = backend.aggregates_on_device();
+        let on_device = backend.aggregates_on_device();
         let schema: SchemaRef = program.schema.clone();
         let run = async move {
             let _retain = retain;
             let mut groups = Groups::new(&program);
-            let mut first = device_first;
             while let Some(batch) = input.next().await {
                 let batch = batch?;
                 // On this worker thread, as DataFusion's own operators run:
                 // a blocking-pool thread would free the scan's buffers in a
                 // heap the reader's next group does not allocate from.
                 let timer = metrics.elapsed_compute().timer();
-                let part = if std::mem::take(&mut first) {
+                let part = if on_device {
                     match backend.aggregate_on_device(&program, &batch)? {
                         Some(g) => g,
-                        // Nothing emitted yet: DataFusion's plan takes over
-                        // (this batch is read again, a unit's worth).
+                        // Nothing emitted yet: DataFusion's plan takes the
+                        // partition over from its start (usually after the
+                        // probe, one unit's read), rather than the CPU
+                        // reference, which is slower than DataFusion's
+                        // operators (and on many groups much slower).
                         None => return Ok(None),
                     }
                 } else {

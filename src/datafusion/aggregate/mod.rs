@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::config::ConfigOptions;
+use datafusion::datasource::physical_plan::FileScanConfigBuilder;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
@@ -105,11 +106,18 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>, everywhere: bool) -> Option<Arc<dyn Ex
             return None;
         }
     };
+    // Its own scan (the fallback keeps DataFusion's), probing each file's
+    // first unit alone: a partition the device cannot aggregate restarts
+    // after one unit's read.
+    let probing = warp
+        .clone()
+        .with_probe_first(backend.aggregates_on_device());
+    let config = FileScanConfigBuilder::from(config.clone())
+        .with_source(Arc::new(probing))
+        .build();
+    let scan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
     Some(Arc::new(ScanAggregateExec::new(
-        Arc::clone(&scan),
-        program,
-        backend,
-        fallback,
+        scan, program, backend, fallback,
     )))
 }
 

@@ -444,8 +444,9 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
                         })
                         .flatten();
                     // Levels of 0 or 1 are the validity bits themselves.
-                    let def_bits =
-                        (info.max_def == 1 && def_uniform.is_none()).then(|| def_r.clone());
+                    // (A page of no entries has none to give.)
+                    let def_bits = (info.max_def == 1 && def_uniform.is_none() && entries > 0)
+                        .then(|| def_r.clone());
                     let def = (info.max_def > 1 && def_uniform.is_none()).then(|| {
                         a.add(
                             hybrid(info.max_def),
@@ -894,9 +895,14 @@ fn one_length_dicts(
             let (_, lengths) = dict_data[c]?;
             let lengths = out_a.typed::<u32>(lengths);
             let l = *lengths.first()? as usize;
+            // A page's gather job reads the dictionary and its section
+            // as one input: half the job limit for the dictionary leaves
+            // pages room (larger ones gather on the host as byte arrays).
+            let dict_bytes = (lengths.len() as u64).saturating_mul(l as u64);
             (infos[c].is_bytes()
                 && all_dict[c]
                 && (1..=MAX_ONE_LENGTH).contains(&l)
+                && dict_bytes <= MAX_CHUNK_INPUT / 2
                 && lengths.iter().all(|&x| x as usize == l))
             .then_some(l)
         })
