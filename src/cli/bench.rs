@@ -307,7 +307,7 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
     let (device, host) = crate::exec::cuda::aggregate_batches();
     if device + host > 0 {
         println!(
-            "scan aggregates: {device} batches aggregated on the device, {host} by the CPU reference"
+            "scan aggregates: {device} batches aggregated on the device, {host} refused by it (their partitions restarted on DataFusion's operators)"
         );
     }
     if r.rows.iter().any(|q| !q.results_match()) {

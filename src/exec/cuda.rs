@@ -335,9 +335,10 @@ fn keeps_mirror(op: &StageOp) -> bool {
 
 mod aggregate;
 
-/// Batches the CUDA backend aggregated on the device, and those it left
-/// to the CPU reference (inputs with nulls, keys that do not pack, full
-/// group tables), process-wide.
+/// Batches the CUDA backend aggregated on the device, and those the
+/// device refused (inputs with nulls, keys that do not pack, full group
+/// tables: their callers restart on other operators or run the CPU
+/// reference), process-wide.
 pub fn aggregate_batches() -> (u64, u64) {
     use std::sync::atomic::Ordering::Relaxed;
     (

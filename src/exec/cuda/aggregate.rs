@@ -20,8 +20,8 @@ use crate::query::cuda_source::{self, ENTRY, GROUPS, KEY_BITS, THREADS};
 use crate::query::groups::{KeyValue, encode_key};
 use crate::query::{AggFn, AggProgram, Groups, Load};
 
-/// Batches aggregated on the device, and those the CPU reference took
-/// (inputs with nulls, keys that do not pack, full group tables).
+/// Batches aggregated on the device, and those it refused (inputs with
+/// nulls, keys that do not pack, full group tables).
 pub static DEVICE_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// See [`DEVICE_BATCHES`].
 pub static HOST_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
