@@ -48,6 +48,9 @@ pub struct ScanRequest {
     pub byte_range: Option<Range<u64>>,
     /// Most rows per batch.
     pub batch_size: usize,
+    /// Values of flat required columns are read on the device only
+    /// ([`ReadOptions::device_values`](crate::orc::ReadOptions::device_values)).
+    pub device_values: bool,
 }
 
 /// One independently readable piece of a file.
@@ -112,6 +115,7 @@ fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOpt
         // Parquet on CUDA: 59.5 s with them, 44.4 s without; on the CPU
         // backend at SF 1, 2 cores: 9.1 s against 8.9 s).
         column_sets: crate::exec::column_sets::Split::NONE,
+        device_values: request.device_values,
         ..Default::default()
     }
 }

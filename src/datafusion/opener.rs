@@ -93,6 +93,8 @@ pub struct WarpOpener {
     /// The first unit is a group of its own, read before anything else
     /// ([`super::WarpSource::with_probe_first`]).
     pub probe_first: bool,
+    /// Values read on the device only ([`ScanRequest::device_values`]).
+    pub device_values: bool,
 }
 
 fn external(e: Error) -> DataFusionError {
@@ -147,6 +149,7 @@ impl FileOpener for WarpOpener {
                 .as_ref()
                 .map(|r| r.start.max(0) as u64..r.end.max(0) as u64),
             batch_size: self.batch_size,
+            device_values: self.device_values,
         };
         Ok(Box::pin(async move {
             let req = request;

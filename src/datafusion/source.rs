@@ -41,6 +41,8 @@ pub struct WarpSource {
     /// Read each file's first unit alone before reading ahead (see
     /// [`WarpSource::with_probe_first`]).
     probe_first: bool,
+    /// See [`WarpSource::with_device_values`].
+    device_values: bool,
 }
 
 impl fmt::Debug for WarpSource {
@@ -65,6 +67,7 @@ impl WarpSource {
             stats: None,
             metrics: ExecutionPlanMetricsSet::new(),
             probe_first: false,
+            device_values: false,
         }
     }
 
@@ -86,6 +89,16 @@ impl WarpSource {
     /// read, not a group's and the read-ahead.
     pub fn with_probe_first(mut self, on: bool) -> Self {
         self.probe_first = on;
+        self
+    }
+
+    /// The same scan for a consumer that reads the values of flat required
+    /// columns only on the backend's device, where it keeps the decode
+    /// stages' outputs ([`ScanRequest::device_values`](super::ScanRequest::device_values)):
+    /// those values never come down to the host, whose copies of them are
+    /// left unwritten. Only an aggregate program's scan sets it.
+    pub fn with_device_values(mut self, on: bool) -> Self {
+        self.device_values = on;
         self
     }
 
@@ -129,6 +142,7 @@ impl FileSource for WarpSource {
             stats: self.stats.clone(),
             metrics: ScanMetrics::new(&self.metrics, partition),
             probe_first: self.probe_first,
+            device_values: self.device_values,
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }

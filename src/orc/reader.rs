@@ -97,6 +97,13 @@ pub struct ReadOptions {
     /// [`pipeline::ENV_GROUPS_IN_FLIGHT`](crate::exec::pipeline::ENV_GROUPS_IN_FLIGHT),
     /// else 1 ([`pipeline::depth`](crate::exec::pipeline::depth)).
     pub groups_in_flight: Option<usize>,
+    /// The caller reads the values of flat required columns only on the
+    /// backend's device (an aggregate over the decode stages' outputs,
+    /// which it must keep there: [`Backend::retain_decoded`](crate::exec::Backend::retain_decoded)):
+    /// Parquet chunks whose Arrow buffers are those outputs as they are
+    /// (every data page dictionary-encoded) leave them on the device and
+    /// their host bytes unwritten. Off by default; ORC ignores it.
+    pub device_values: bool,
 }
 
 impl Default for ReadOptions {
@@ -109,6 +116,7 @@ impl Default for ReadOptions {
             column_sets: column_sets::Split::default(),
             group_bytes: None,
             groups_in_flight: None,
+            device_values: false,
         }
     }
 }

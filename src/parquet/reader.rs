@@ -315,15 +315,7 @@ impl ParquetFile {
             bytes += size;
         }
         let out = crate::orc::read_groups(groups, options, &mut stats, |group, front, stats| {
-            self.read_sets(
-                &group,
-                &cols,
-                &schema,
-                options.column_sets,
-                backend,
-                front,
-                stats,
-            )
+            self.read_sets(&group, &cols, &schema, options, backend, front, stats)
         })?;
         Ok((out, stats))
     }
@@ -339,11 +331,13 @@ impl ParquetFile {
         group: &[(usize, Option<RowRanges>)],
         cols: &[usize],
         schema: &SchemaRef,
-        split: column_sets::Split,
+        options: &ReadOptions,
         backend: &dyn Backend,
         front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
+        let split = options.column_sets;
+        let device_values = options.device_values;
         let leaves_of = |f: usize| {
             let mut l = Vec::new();
             self.nodes[f].leaves(&mut l);
@@ -371,8 +365,16 @@ impl ParquetFile {
             let cols: Vec<usize> = set.iter().map(|&i| cols[i]).collect();
             let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();
             let mut stats = ReadStats::default();
-            let batches =
-                self.read_group(group, &cols, &leaves, schema, backend, front, &mut stats)?;
+            let batches = self.read_group(
+                group,
+                &cols,
+                &leaves,
+                schema,
+                device_values,
+                backend,
+                front,
+                &mut stats,
+            )?;
             Ok((batches, stats))
         })?;
         stats.add_concurrent(&set_stats);
@@ -388,6 +390,7 @@ impl ParquetFile {
         cols: &[usize],
         leaves: &[usize],
         schema: &SchemaRef,
+        device_values: bool,
         backend: &dyn Backend,
         front: &Front,
         stats: &mut ReadStats,
@@ -493,7 +496,13 @@ impl ParquetFile {
                 });
                 codecs.push(cc.compression());
                 infos.push(match types.get(&c) {
-                    Some(dt) => LeafInfo::for_type(&descr.column(c), dt),
+                    Some(dt) => {
+                        let mut info = LeafInfo::for_type(&descr.column(c), dt);
+                        // Rows cut after assembly would copy the values.
+                        info.device_values =
+                            device_values && kept.is_none() && info.shares_values(dt);
+                        info
+                    }
                     None => LeafInfo::new(&descr.column(c)),
                 });
             }

@@ -294,27 +294,46 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
     for b in &want_batches {
         want.merge(&eval::aggregate(&p, b).unwrap());
     }
-    let mirrored_before = warpread::exec::cuda::profile().bytes_mirrored;
-    cuda.retain_decoded(true);
-    let got_batches = file.read(&options, cuda);
-    let mut got = warpread::query::Groups::new(&p);
-    let mut ran = Ok(());
-    if let Ok(batches) = &got_batches {
-        for b in batches {
-            match cuda.aggregate(&p, b) {
-                Ok(g) => got.merge(&g),
-                Err(e) => ran = Err(e),
+    // As the SQL provider reads for an aggregate: without column sets, and
+    // then with the values of the gathered chunks left on the device alone
+    // (their host bytes unwritten: a wrong input would show here).
+    let plain = warpread::orc::ReadOptions {
+        column_sets: warpread::exec::column_sets::Split::NONE,
+        ..options.clone()
+    };
+    let device_only = warpread::orc::ReadOptions {
+        device_values: true,
+        ..plain.clone()
+    };
+    let mut outcome = Vec::new();
+    for (what, options) in [("host copies", &plain), ("device values", &device_only)] {
+        let before = warpread::exec::cuda::profile();
+        cuda.retain_decoded(true);
+        let got_batches = file.read(options, cuda);
+        let mut got = warpread::query::Groups::new(&p);
+        let mut ran = Ok(());
+        if let Ok(batches) = &got_batches {
+            for b in batches {
+                match cuda.aggregate_on_device(&p, b) {
+                    Ok(Some(g)) => got.merge(&g),
+                    Ok(None) => ran = Err(format!("{what}: the device refused a batch")),
+                    Err(e) => ran = Err(format!("{what}: {e}")),
+                }
             }
         }
+        cuda.retain_decoded(false);
+        let after = warpread::exec::cuda::profile();
+        outcome.push((what, got_batches.map(|_| got), ran, before, after));
     }
-    cuda.retain_decoded(false);
     let _ = std::fs::remove_dir_all(&dir);
-    got_batches.unwrap();
-    ran.unwrap();
-    assert_eq!(
-        rows(&got.to_batch(&p).unwrap()),
-        rows(&want.to_batch(&p).unwrap())
-    );
-    let mirrored = warpread::exec::cuda::profile().bytes_mirrored - mirrored_before;
-    println!("aggregate inputs read from device mirrors: {mirrored} bytes");
+    let want = rows(&want.to_batch(&p).unwrap());
+    for (what, got, ran, before, after) in outcome {
+        ran.unwrap();
+        assert_eq!(rows(&got.unwrap().to_batch(&p).unwrap()), want, "{what}");
+        println!(
+            "{what}: aggregate inputs from device mirrors {} bytes, {} bytes downloaded",
+            after.bytes_mirrored - before.bytes_mirrored,
+            after.bytes_out - before.bytes_out
+        );
+    }
 }

@@ -108,10 +108,14 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>, everywhere: bool) -> Option<Arc<dyn Ex
     };
     // Its own scan (the fallback keeps DataFusion's), probing each file's
     // first unit alone: a partition the device cannot aggregate restarts
-    // after one unit's read.
+    // after one unit's read. Its values stay on the device when the device
+    // aggregates them (a batch the device refuses restarts the partition
+    // on the fallback, whose scan reads everything to the host).
+    let on_device = backend.aggregates_on_device();
     let probing = warp
         .clone()
-        .with_probe_first(backend.aggregates_on_device());
+        .with_probe_first(on_device)
+        .with_device_values(on_device);
     let config = FileScanConfigBuilder::from(config.clone())
         .with_source(Arc::new(probing))
         .build();

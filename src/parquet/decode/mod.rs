@@ -79,6 +79,12 @@ pub struct LeafInfo {
     /// to 16 bytes (the dictionary is widened, not the values), so the
     /// gather's output is the Arrow buffer as it is.
     pub decimal128: bool,
+    /// The caller reads this chunk's values only on the device (an
+    /// aggregate over device-resident columns) and its Arrow type shares
+    /// the decoded values as they are: when every data page is
+    /// dictionary-encoded, the gathers' outputs stay on the device alone
+    /// (see [`ReadOptions::device_values`](crate::orc::ReadOptions::device_values)).
+    pub device_values: bool,
 }
 
 impl LeafInfo {
@@ -99,6 +105,7 @@ impl LeafInfo {
             max_def: c.max_def_level(),
             max_rep: c.max_rep_level(),
             decimal128: false,
+            device_values: false,
         }
     }
 
@@ -112,6 +119,25 @@ impl LeafInfo {
 
     fn is_bytes(&self) -> bool {
         self.physical == PhysicalType::BYTE_ARRAY
+    }
+
+    /// Whether values read as `dt` are the decoded values as they are (the
+    /// Arrow buffer is the gather's output, no host pass over it): flat
+    /// required columns of these types only.
+    pub fn shares_values(&self, dt: &DataType) -> bool {
+        let p = self.physical;
+        self.max_def == 0
+            && self.max_rep == 0
+            && match dt {
+                DataType::Int32 | DataType::Date32 => p == PhysicalType::INT32,
+                DataType::Int64 => p == PhysicalType::INT64,
+                DataType::Float32 => p == PhysicalType::FLOAT,
+                DataType::Float64 => p == PhysicalType::DOUBLE,
+                // Widened by the gather (checked where it is decided).
+                DataType::Decimal128(..) => self.decimal128,
+                DataType::Utf8 | DataType::LargeUtf8 => p == PhysicalType::BYTE_ARRAY,
+                _ => false,
+            }
     }
 }
 
@@ -976,6 +1002,21 @@ fn run_dict_pages(
         _ => unreachable!("dictionary pages are pages of fixed dictionaries"),
     };
     let span = crate::trace::span("pq.dict_records");
+    // Chunks whose values only the device reads: every data page a
+    // dictionary page gathered here (so its values lie end to end in one
+    // stage's output, shared as the Arrow buffer), decimals widened.
+    let mut pages_of = vec![0usize; infos.len()];
+    for w in works.iter() {
+        pages_of[w.chunk] += 1;
+    }
+    let mut dict_pages_of = vec![0usize; infos.len()];
+    for (wi, _) in dict_pages {
+        dict_pages_of[works[*wi].chunk] += 1;
+    }
+    let device_only = |c: usize| {
+        let i = &infos[c];
+        i.device_values && pages_of[c] == dict_pages_of[c] && (!i.decimal128 || i.width == 16)
+    };
     let mut direct = StageBatch::new(buf);
     // A job spanning other pages must never be gathered piece by piece.
     let in_place = direct.in_place(backend);
@@ -1000,6 +1041,9 @@ fn run_dict_pages(
             aux,
             p.location.clone(),
         );
+        if device_only(w.chunk) {
+            direct.leave_on_device(id);
+        }
         works[*wi].first = Some(First::DictPage(Some((DP_IN_PLACE, id))));
     }
 
@@ -1070,6 +1114,9 @@ fn run_dict_pages(
         let w = &works[wi];
         let p = &pages.chunks[w.chunk][w.page];
         let id = gathered.add_with_aux(op(w.chunk), r, w.n as u64, aux, p.location.clone());
+        if device_only(w.chunk) {
+            gathered.leave_on_device(id);
+        }
         works[wi].first = Some(First::DictPage(Some((DP_GATHERED, id))));
     }
     drop(span);
@@ -1407,6 +1454,7 @@ mod tests {
             max_def: 0,
             max_rep: 0,
             decimal128: false,
+            device_values: false,
         }
     }
 
