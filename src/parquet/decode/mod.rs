@@ -1013,22 +1013,42 @@ fn run_dict_pages(
     for (wi, _) in dict_pages {
         dict_pages_of[works[*wi].chunk] += 1;
     }
-    let device_only = |c: usize| {
-        let i = &infos[c];
-        i.device_values && pages_of[c] == dict_pages_of[c] && (!i.decimal128 || i.width == 16)
-    };
     let mut direct = StageBatch::new(buf);
     // A job spanning other pages must never be gathered piece by piece.
     let in_place = direct.in_place(backend);
+    let fits: Vec<Option<&Range<usize>>> = dict_pages
+        .iter()
+        .map(|(wi, vals)| {
+            let c = works[*wi].chunk;
+            raw_dicts[c].as_ref().filter(|d| {
+                in_place(&op(c))
+                    && d.end <= vals.start
+                    && (vals.end - d.start) as u64 <= MAX_CHUNK_INPUT
+            })
+        })
+        .collect();
+    // A chunk's pages split between the two batches are joined by a copy
+    // on the host, which must then have their values.
+    let mut split = vec![(false, false); infos.len()];
+    for ((wi, _), f) in dict_pages.iter().zip(&fits) {
+        let s = &mut split[works[*wi].chunk];
+        if f.is_some() {
+            s.0 = true;
+        } else {
+            s.1 = true;
+        }
+    }
+    let device_only = |c: usize| {
+        let i = &infos[c];
+        i.device_values
+            && pages_of[c] == dict_pages_of[c]
+            && split[c] != (true, true)
+            && (!i.decimal128 || i.width == 16)
+    };
     let mut copied: Vec<usize> = Vec::new();
     for (k, (wi, vals)) in dict_pages.iter().enumerate() {
         let w = &works[*wi];
-        let fits = raw_dicts[w.chunk].as_ref().filter(|d| {
-            in_place(&op(w.chunk))
-                && d.end <= vals.start
-                && (vals.end - d.start) as u64 <= MAX_CHUNK_INPUT
-        });
-        let Some(d) = fits else {
+        let Some(d) = fits[k] else {
             copied.push(k);
             continue;
         };
