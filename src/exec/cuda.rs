@@ -759,7 +759,10 @@ impl CudaBackend {
         let ctx = self.rt.context();
         let err = |e| Error::cuda("copying results to the host", e);
         let out_bytes = stage.output_bytes();
-        let partial = host_reads.filter(|_| block.is_some() && self.keeps_mirror(&stage.op));
+        // Read once: `retain_decoded` may change meanwhile, and a partial
+        // download must end as a mirror or be completed below.
+        let keeps_mirror = self.keeps_mirror(&stage.op);
+        let partial = host_reads.filter(|_| block.is_some() && keeps_mirror);
         let wanted = match partial {
             Some(reads) => intersect(&gaps(host_filled, out_bytes), reads),
             None => gaps(host_filled, out_bytes),
@@ -821,7 +824,7 @@ impl CudaBackend {
         let t = std::time::Instant::now();
         let mut downloaded: usize = wanted.iter().map(|r| r.len()).sum();
         if let Some(b) = &mut block
-            && self.keeps_mirror(&stage.op)
+            && keeps_mirror
         {
             if partial.is_some() {
                 let dev = s.output.take().expect("the stage's output buffer");

@@ -13,8 +13,9 @@
 //! The kernel reads columns without nulls only, and keys that pack into
 //! [`KEY_BITS`] bits (the host checks both per batch and otherwise runs the
 //! CPU reference). Status per block: bit 0 the table overflowed, bit 1 a
-//! key value did not fit its packed width; the host then runs the CPU
-//! reference for that batch, so neither is ever a wrong result.
+//! key value did not fit its packed width, bit 2 decimal arithmetic
+//! overflowed; the batch is then refused (its caller restarts on other
+//! operators or runs the CPU reference), so none is ever a wrong result.
 
 use std::fmt::Write;
 
@@ -33,6 +34,12 @@ pub const THREADS: u32 = 256;
 pub const STATUS_GROUPS: u32 = 1;
 /// Status bit: a key value did not fit its packed width.
 pub const STATUS_KEY_RANGE: u32 = 2;
+/// Status bit: decimal arithmetic overflowed (arrow's kernels fail there;
+/// the batch is refused and DataFusion's plan reports it).
+pub const STATUS_OVERFLOW: u32 = 4;
+/// Most aggregates of a program the kernel takes: each adds 1 KiB of
+/// shared memory to a block's table (48 KiB of static shared memory).
+pub const MAX_AGGS: usize = 32;
 
 /// How a key part packs: `bits` of the value (integers wider than 32 bits
 /// pack as 32 and are range-checked); bytes keys take `8 * L` bits for the
@@ -45,12 +52,14 @@ pub fn key_bits(load: Load) -> Option<u32> {
     }
 }
 
-/// Whether the kernel can run the program at all (no boolean inputs).
+/// Whether the kernel can run the program at all (no boolean inputs, at
+/// most [`MAX_AGGS`] aggregates).
 pub fn supported(program: &AggProgram) -> bool {
-    program
-        .used_inputs()
-        .iter()
-        .all(|&i| program.inputs[i].load != Load::Bool)
+    program.aggs.len() <= MAX_AGGS
+        && program
+            .used_inputs()
+            .iter()
+            .all(|&i| program.inputs[i].load != Load::Bool)
 }
 
 const PRELUDE: &str = r#"
@@ -61,6 +70,27 @@ __device__ __forceinline__ W w_lit(unsigned long long lo, unsigned long long hi)
 __device__ __forceinline__ W w_add(W a, W b) { W r; r.lo = a.lo + b.lo; r.hi = a.hi + b.hi + (r.lo < a.lo ? 1ull : 0ull); return r; }
 __device__ __forceinline__ W w_sub(W a, W b) { W r; r.lo = a.lo - b.lo; r.hi = a.hi - b.hi - (a.lo < b.lo ? 1ull : 0ull); return r; }
 __device__ __forceinline__ W w_mul(W a, W b) { W r; r.lo = a.lo * b.lo; r.hi = __umul64hi(a.lo, b.lo) + a.lo * b.hi + a.hi * b.lo; return r; }
+// Checked two's complement 128-bit operations: `*ov` set on overflow
+// (a product is checked on magnitudes, conservatively refusing -2^127).
+__device__ __forceinline__ bool w_neg(W a) { return (long long)a.hi < 0; }
+__device__ __forceinline__ W w_abs(W a) { if (!w_neg(a)) return a; W z; z.lo = 0ull; z.hi = 0ull; return w_sub(z, a); }
+__device__ __forceinline__ W w_addc(W a, W b, unsigned* ov) { W r = w_add(a, b); if (w_neg(a) == w_neg(b) && w_neg(r) != w_neg(a)) *ov = 1u; return r; }
+__device__ __forceinline__ W w_subc(W a, W b, unsigned* ov) { W r = w_sub(a, b); if (w_neg(a) != w_neg(b) && w_neg(r) != w_neg(a)) *ov = 1u; return r; }
+__device__ __forceinline__ W w_mulc(W a, W b, unsigned* ov) {
+  W x = w_abs(a), y = w_abs(b);
+  if (x.hi != 0ull && y.hi != 0ull) *ov = 1u;
+  if (y.hi != 0ull) { W t = x; x = y; y = t; }
+  // x * y.lo, y.hi == 0 (else flagged above): 192 bits, the top must be 0.
+  unsigned long long lo = x.lo * y.lo;
+  unsigned long long c1 = __umul64hi(x.lo, y.lo);
+  unsigned long long m_lo = x.hi * y.lo;
+  unsigned long long m_hi = __umul64hi(x.hi, y.lo);
+  unsigned long long hi = c1 + m_lo;
+  if (m_hi != 0ull || hi < c1 || (long long)hi < 0) *ov = 1u;
+  W p; p.lo = lo; p.hi = hi;
+  if (w_neg(a) != w_neg(b)) { W z; z.lo = 0ull; z.hi = 0ull; p = w_sub(z, p); }
+  return p;
+}
 __device__ __forceinline__ W w_wrap(W a, int bits) {
   if (bits == 64) return w_i64((long long)a.lo);
   if (bits == 32) return w_i64((long long)(int)(unsigned)a.lo);
@@ -161,6 +191,14 @@ fn expr(program: &AggProgram, e: &Expr) -> (String, Kind) {
         Expr::Input(i) => (load(program, *i), Kind::Num),
         Expr::Int(v) => (lit(*v), Kind::Num),
         Expr::Bool(b) => (b.to_string(), Kind::Bool),
+        Expr::Arith { op, bits, l, r } if *bits == 128 => {
+            let f = match op {
+                ArithOp::Add => "w_addc",
+                ArithOp::Sub => "w_subc",
+                ArithOp::Mul => "w_mulc",
+            };
+            (format!("{f}({}, {}, &ovf)", num(l), num(r)), Kind::Num)
+        }
         Expr::Arith { op, bits, l, r } => {
             let f = match op {
                 ArithOp::Add => "w_add",
@@ -172,7 +210,10 @@ fn expr(program: &AggProgram, e: &Expr) -> (String, Kind) {
                 Kind::Num,
             )
         }
-        Expr::Scale { e, factor } => (format!("w_mul({}, {})", num(e), lit(*factor)), Kind::Num),
+        Expr::Scale { e, factor } => (
+            format!("w_mulc({}, {}, &ovf)", num(e), lit(*factor)),
+            Kind::Num,
+        ),
         Expr::Cmp { op, l, r } => {
             let (a, b) = (num(l), num(r));
             let s = match op {
@@ -242,7 +283,7 @@ pub fn source(program: &AggProgram) -> String {
     s.push_str("  const unsigned lane = threadIdx.x & 31u;\n");
     s.push_str("  const unsigned long long step = ((unsigned long long)gridDim.x * blockDim.x);\n");
     s.push_str("  for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < n; base += step) {\n");
-    s.push_str("    const unsigned long long row = base + lane;\n    bool act = row < n;\n");
+    s.push_str("    const unsigned long long row = base + lane;\n    bool act = row < n;\n    unsigned ovf = 0u;\n");
     if let Some(f) = &program.filter {
         let (c, k) = expr(program, f);
         let c = if k == Kind::Bool {
@@ -300,7 +341,7 @@ pub fn source(program: &AggProgram) -> String {
             let _ = writeln!(s, "      v{a} = {c};");
         }
     }
-    s.push_str("    }\n    if (bad) atomicOr(&sflag, 2u);\n");
+    s.push_str("    }\n    if (bad) atomicOr(&sflag, 2u);\n    if (ovf) atomicOr(&sflag, 4u);\n");
     s.push_str("    const unsigned peers = __match_any_sync(0xffffffffu, key);\n");
     for (a, agg) in program.aggs.iter().enumerate() {
         if agg.func != AggFn::Count {

@@ -175,7 +175,16 @@ fn wrap(v: i128, bits: u8) -> i128 {
     }
 }
 
-fn eval(e: &Expr, cols: &[Option<Column<'_>>], rows: std::ops::Range<usize>) -> Vals {
+/// Set when a decimal operation overflowed (the batch then fails, as
+/// arrow's checked decimal kernels do).
+type Overflow = std::cell::Cell<bool>;
+
+fn eval(
+    e: &Expr,
+    cols: &[Option<Column<'_>>],
+    rows: std::ops::Range<usize>,
+    ov: &Overflow,
+) -> Vals {
     let n = rows.len();
     match e {
         Expr::Input(i) => {
@@ -198,30 +207,52 @@ fn eval(e: &Expr, cols: &[Option<Column<'_>>], rows: std::ops::Range<usize>) -> 
             valid: Vec::new(),
         },
         Expr::Arith { op, bits, l, r } => {
-            let (a, b) = (eval(l, cols, rows.clone()), eval(r, cols, rows));
-            let f = match op {
-                ArithOp::Add => i128::wrapping_add,
-                ArithOp::Sub => i128::wrapping_sub,
-                ArithOp::Mul => i128::wrapping_mul,
-            };
-            Vals {
-                v: a.v
-                    .iter()
+            let (a, b) = (eval(l, cols, rows.clone(), ov), eval(r, cols, rows, ov));
+            let valid = both_valid(&a, &b);
+            let v = if *bits == 128 {
+                let f = match op {
+                    ArithOp::Add => i128::checked_add,
+                    ArithOp::Sub => i128::checked_sub,
+                    ArithOp::Mul => i128::checked_mul,
+                };
+                // Null rows hold whatever their slots held: not checked.
+                (0..n)
+                    .map(|i| {
+                        f(a.v[i], b.v[i]).unwrap_or_else(|| {
+                            if valid.is_empty() || valid[i] {
+                                ov.set(true);
+                            }
+                            0
+                        })
+                    })
+                    .collect()
+            } else {
+                let f = match op {
+                    ArithOp::Add => i128::wrapping_add,
+                    ArithOp::Sub => i128::wrapping_sub,
+                    ArithOp::Mul => i128::wrapping_mul,
+                };
+                a.v.iter()
                     .zip(&b.v)
                     .map(|(&x, &y)| wrap(f(x, y), *bits))
-                    .collect(),
-                valid: both_valid(&a, &b),
-            }
+                    .collect()
+            };
+            Vals { v, valid }
         }
         Expr::Scale { e, factor } => {
-            let mut a = eval(e, cols, rows);
-            for x in &mut a.v {
-                *x = x.wrapping_mul(*factor);
+            let mut a = eval(e, cols, rows, ov);
+            for (i, x) in a.v.iter_mut().enumerate() {
+                *x = x.checked_mul(*factor).unwrap_or_else(|| {
+                    if a.valid.is_empty() || a.valid[i] {
+                        ov.set(true);
+                    }
+                    0
+                });
             }
             a
         }
         Expr::Cmp { op, l, r } => {
-            let (a, b) = (eval(l, cols, rows.clone()), eval(r, cols, rows));
+            let (a, b) = (eval(l, cols, rows.clone(), ov), eval(r, cols, rows, ov));
             Vals {
                 v: a.v
                     .iter()
@@ -233,7 +264,7 @@ fn eval(e: &Expr, cols: &[Option<Column<'_>>], rows: std::ops::Range<usize>) -> 
         }
         Expr::And(l, r) | Expr::Or(l, r) => {
             let and = matches!(e, Expr::And(..));
-            let (a, b) = (eval(l, cols, rows.clone()), eval(r, cols, rows));
+            let (a, b) = (eval(l, cols, rows.clone(), ov), eval(r, cols, rows, ov));
             let mut v = Vec::with_capacity(n);
             let mut valid = Vec::new();
             let any_null = !a.valid.is_empty() || !b.valid.is_empty();
@@ -261,7 +292,7 @@ fn eval(e: &Expr, cols: &[Option<Column<'_>>], rows: std::ops::Range<usize>) -> 
             Vals { v, valid }
         }
         Expr::Not(x) => {
-            let mut a = eval(x, cols, rows);
+            let mut a = eval(x, cols, rows, ov);
             for v in &mut a.v {
                 *v = (*v == 0) as i128;
             }
@@ -269,7 +300,7 @@ fn eval(e: &Expr, cols: &[Option<Column<'_>>], rows: std::ops::Range<usize>) -> 
         }
         Expr::IsNull(x) | Expr::IsNotNull(x) => {
             let want_null = matches!(e, Expr::IsNull(_));
-            let a = eval(x, cols, rows);
+            let a = eval(x, cols, rows, ov);
             Vals {
                 v: (0..n)
                     .map(|i| (a.is_valid(i) != want_null) as i128)
@@ -285,7 +316,8 @@ fn run_rows(
     program: &AggProgram,
     cols: &[Option<Column<'_>>],
     rows: std::ops::Range<usize>,
-) -> Groups {
+) -> Result<Groups> {
+    let ov = Overflow::new(false);
     let mut groups = Groups::new(program);
     let mut key = Vec::new();
     let mut last: Option<(Vec<u8>, usize)> = None;
@@ -295,7 +327,7 @@ fn run_rows(
         start = block.end;
         let pass: Vec<bool> = match &program.filter {
             Some(f) => {
-                let p = eval(f, cols, block.clone());
+                let p = eval(f, cols, block.clone(), &ov);
                 (0..block.len())
                     .map(|i| p.is_valid(i) && p.v[i] != 0)
                     .collect()
@@ -325,15 +357,21 @@ fn run_rows(
             };
         }
         for (a, agg) in program.aggs.iter().enumerate() {
-            let v = eval(&agg.arg, cols, block.clone());
+            let v = eval(&agg.arg, cols, block.clone(), &ov);
             for i in 0..block.len() {
                 if pass[i] && v.is_valid(i) {
                     groups.add(gid[i], a, 1, v.v[i]);
                 }
             }
         }
+        if ov.get() {
+            return Err(Error::Unsupported(
+                "decimal overflow in an aggregate program (arrow's decimal kernels fail here too)"
+                    .into(),
+            ));
+        }
     }
-    groups
+    Ok(groups)
 }
 
 /// Runs `program` over `batch` on the CPU: the reference every backend's
@@ -352,7 +390,7 @@ pub fn aggregate(program: &AggProgram, batch: &RecordBatch) -> Result<Groups> {
     let parts: Vec<Groups> = tasks
         .into_par_iter()
         .map(|rows| run_rows(program, &cols, rows))
-        .collect();
+        .collect::<Result<_>>()?;
     let mut all = Groups::new(program);
     for p in &parts {
         all.merge(p);
@@ -554,7 +592,7 @@ mod tests {
     }
 
     #[test]
-    fn arithmetic_wraps_at_its_width() {
+    fn integer_arithmetic_wraps_at_its_width_and_decimals_overflow() {
         let big = i64::MAX as i128;
         let e = Expr::Arith {
             op: ArithOp::Add,
@@ -563,14 +601,26 @@ mod tests {
             r: Box::new(Expr::Int(1)),
         };
         let cols: Vec<Option<Column<'_>>> = vec![];
-        assert_eq!(eval(&e, &cols, 0..1).v[0], i64::MIN as i128);
+        let none = Overflow::new(false);
+        assert_eq!(eval(&e, &cols, 0..1, &none).v[0], i64::MIN as i128);
+        assert!(!none.get());
+        // Decimals (128 bits) overflow instead, as arrow's kernels do.
         let e = Expr::Arith {
             op: ArithOp::Mul,
             bits: 128,
             l: Box::new(Expr::Int(i128::MAX)),
             r: Box::new(Expr::Int(2)),
         };
-        assert_eq!(eval(&e, &cols, 0..1).v[0], -2);
+        let ov = Overflow::new(false);
+        eval(&e, &cols, 0..1, &ov);
+        assert!(ov.get());
+        let scale = Expr::Scale {
+            e: Box::new(Expr::Int(i128::MAX / 5)),
+            factor: 10,
+        };
+        let ov = Overflow::new(false);
+        eval(&scale, &cols, 0..1, &ov);
+        assert!(ov.get());
     }
 
     #[test]

@@ -2,9 +2,12 @@
 //! terms a backend can run without a query engine.
 //!
 //! Every number is a scaled integer held in 128 bits (integers and dates at
-//! scale 0, decimals at their scale); arithmetic wraps at the width of the
-//! engine's result type, as DataFusion's wrapping kernels do, so a program
-//! gives bit-identical results to the plan it replaces. Booleans are 0 or 1.
+//! scale 0, decimals at their scale). Integer arithmetic wraps at the width
+//! of the engine's result type, as DataFusion's wrapping kernels do;
+//! decimal arithmetic (128 bits) and rescaling fail on overflow as arrow's
+//! decimal kernels do (the CPU reference errs, the device refuses the
+//! batch), so a program gives bit-identical results to the plan it
+//! replaces, or none. Booleans are 0 or 1.
 //! Nulls follow SQL: arithmetic and comparisons on a null are null, `AND`
 //! and `OR` use three-valued logic, a row passes the filter only when the
 //! predicate is true.
@@ -91,7 +94,8 @@ pub enum Expr {
     /// A boolean constant.
     Bool(bool),
     /// `l op r`, both at the same scale (multiplication: any scales), the
-    /// result wrapped to `bits` (8, 16, 32, 64 or 128) as two's complement.
+    /// result wrapped to `bits` (8, 16, 32 or 64) as two's complement, or
+    /// at 128 bits (decimals) an overflow.
     Arith {
         /// The operation.
         op: ArithOp,
@@ -103,7 +107,7 @@ pub enum Expr {
         r: Box<Expr>,
     },
     /// The operand multiplied by `factor` (a power of ten: a cast to a
-    /// larger scale), wrapping at 128 bits.
+    /// larger scale); past 128 bits an overflow.
     Scale {
         /// Operand.
         e: Box<Expr>,

@@ -337,3 +337,33 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
         );
     }
 }
+
+#[test]
+fn decimal_overflow_is_refused_not_wrapped() {
+    let Some(cuda) = cuda("decimal_overflow_is_refused_not_wrapped") else {
+        return;
+    };
+    let mut rng = Rng::fresh("decimal_overflow_is_refused_not_wrapped");
+    let b = batch(&mut rng, 10_000, false, &["A", "N"]);
+    let mut p = q1_like(vec![], vec![]);
+    // price (at least 900.00) times a tenth of the largest 128-bit value.
+    p.aggs[1].arg = Expr::Arith {
+        op: ArithOp::Mul,
+        bits: 128,
+        l: Box::new(Expr::Input(3)),
+        r: Box::new(Expr::Int(i128::MAX / 10)),
+    };
+    assert!(eval::aggregate(&p, &b).is_err(), "the CPU reference fails");
+    assert!(
+        cuda.aggregate_on_device(&p, &b).unwrap().is_none(),
+        "the device refuses the batch"
+    );
+    // Within range the same shape runs.
+    p.aggs[1].arg = Expr::Arith {
+        op: ArithOp::Mul,
+        bits: 128,
+        l: Box::new(Expr::Input(3)),
+        r: Box::new(Expr::Int(-(i128::MAX / 100_000_000_000))),
+    };
+    check(cuda, &p, &b, "large products within range");
+}

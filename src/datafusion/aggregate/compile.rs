@@ -10,12 +10,16 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::ScalarValue;
+use datafusion::functions_aggregate::average::Avg;
+use datafusion::functions_aggregate::count::Count;
+use datafusion::functions_aggregate::sum::Sum;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::{
     BinaryExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, Literal, NotExpr, TryCastExpr,
 };
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::InputOrderMode;
 use datafusion::physical_plan::aggregates::AggregateExec;
 #[allow(deprecated)]
 use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
@@ -66,9 +70,11 @@ pub fn chain(agg: &AggregateExec) -> Option<(Vec<Plan>, Plan)> {
     let mut levels: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     loop {
         let any: &dyn ExecutionPlan = node.as_ref();
-        let next = if any.is::<ProjectionExec>()
+        // A fetch (a limit inside the operator) is not the program's.
+        let next = if (any.is::<ProjectionExec>()
             || any.is::<FilterExec>()
-            || any.is::<CoalesceBatchesExec>()
+            || any.is::<CoalesceBatchesExec>())
+            && any.fetch().is_none()
         {
             Arc::clone(*node.children().first()?)
         } else if let Some(r) =
@@ -262,6 +268,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn binary(&mut self, b: &BinaryExpr, dt: &DataType, level: usize) -> Result<(Expr, Ty), Why> {
+        // An expression that fails on integer overflow (no getter: equal
+        // to the default one or not) errs where the program would wrap.
+        if *b != BinaryExpr::new(Arc::clone(b.left()), *b.op(), Arc::clone(b.right())) {
+            return Err("arithmetic that fails on overflow".into());
+        }
         let (l, lt) = self.expr(b.left(), level)?;
         let (r, rt) = self.expr(b.right(), level)?;
         let op = *b.op();
@@ -449,6 +460,11 @@ pub fn program(
     if !group.is_single() {
         return Err("grouping sets".into());
     }
+    // Ordered input lets the final aggregate emit groups early; the
+    // program's output has no order.
+    if *agg.input_order_mode() != InputOrderMode::Linear {
+        return Err("an ordered aggregate".into());
+    }
     let filter = c.filters()?;
     let mut keys = Vec::new();
     for (e, _) in group.expr() {
@@ -466,7 +482,18 @@ pub fn program(
         let (arg, ty) = c.expr(arg, 0)?;
         let states = a.state_fields().map_err(|e| e.to_string())?;
         let types: Vec<&DataType> = states.iter().map(|f| f.data_type()).collect();
-        let func = match (a.fun().name(), ty, types.as_slice()) {
+        // The built-in functions, not user functions of the same name.
+        let f = a.fun().inner();
+        let name = if f.is::<Sum>() {
+            "sum"
+        } else if f.is::<Avg>() {
+            "avg"
+        } else if f.is::<Count>() {
+            "count"
+        } else {
+            return Err(format!("the aggregate {}", a.name()));
+        };
+        let func = match (name, ty, types.as_slice()) {
             ("count", _, [DataType::Int64]) => AggFn::Count,
             ("sum", Ty::Num { scale }, [DataType::Decimal128(_, s)]) if *s == scale => {
                 AggFn::Sum { bits: 128 }

@@ -160,6 +160,12 @@ impl ExecutionPlan for ScanAggregateExec {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let [input] = <[_; 1]>::try_from(children)
             .map_err(|_| DataFusionError::Internal("ScanAggregateExec has one input".into()))?;
+        // The program and the fallback address the scan's columns.
+        if input.schema() != self.input.schema() {
+            return Err(DataFusionError::Internal(
+                "ScanAggregateExec's scan cannot change its schema".into(),
+            ));
+        }
         Ok(Arc::new(Self::new(
             input,
             (*self.program).clone(),

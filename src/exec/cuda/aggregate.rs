@@ -100,7 +100,16 @@ fn place(program: &AggProgram, batch: &RecordBatch) -> Option<Placed> {
     for i in program.used_inputs() {
         let input = program.inputs[i];
         let a = batch.columns().get(input.column)?;
-        if a.null_count() > 0 {
+        let fits = match (input.load, a.data_type()) {
+            (Load::Int { bytes, .. }, t) => {
+                t.is_integer() && t.primitive_width() == Some(usize::from(bytes))
+                    || (*t == DataType::Date32 && bytes == 4)
+            }
+            (Load::Decimal128, t) => matches!(t, DataType::Decimal128(..)),
+            (Load::Bytes, DataType::Utf8 | DataType::LargeUtf8) => true,
+            _ => false,
+        };
+        if !fits || a.null_count() > 0 {
             return None;
         }
         let fixed = |width: usize| -> Option<Buffer> {
@@ -124,14 +133,19 @@ fn place(program: &AggProgram, batch: &RecordBatch) -> Option<Placed> {
     let mut key_lengths = Vec::new();
     let mut bits = 0u32;
     for &k in &program.keys {
-        bits += match program.inputs[k].load {
+        let b = match program.inputs[k].load {
+            // Longer values cannot pack (and would shift by 64 or more).
             Load::Bytes => {
                 let l = *lengths.get(&k)?;
+                if l > 7 {
+                    return None;
+                }
                 key_lengths.push(l);
-                u32::try_from(l).ok()?.checked_mul(8)?
+                l as u32 * 8
             }
             load => cuda_source::key_bits(load)?,
         };
+        bits = bits.checked_add(b)?;
     }
     (bits <= KEY_BITS).then_some(Placed { bytes, key_lengths })
 }
@@ -195,7 +209,15 @@ impl CudaBackend {
             }
         };
         let _span = crate::trace::span("cuda.aggregate");
-        let func = self.rt.function(kernel_source(program), ENTRY)?;
+        // A kernel that does not build is a refusal, not a failed query.
+        let func = match self.rt.function(kernel_source(program), ENTRY) {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!("aggregate program kernel unavailable: {e}");
+                HOST_BATCHES.fetch_add(1, Relaxed);
+                return Ok(None);
+            }
+        };
         let mut lane = self.take()?;
         let err = |what: &'static str| move |e| Error::cuda(what, e);
 
