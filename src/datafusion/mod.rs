@@ -39,7 +39,7 @@ mod source;
 mod statements;
 mod tables;
 
-pub use aggregate::{ScanAggregate, ScanAggregateExec};
+pub use aggregate::{Fallback, ScanAggregate, ScanAggregateExec};
 pub use compare::{compare_results, sorted_rows};
 pub use config::{StatsSink, WarpreadConfig, default_backend};
 pub use file_format::{WarpFileFormat, WarpFormatFactory};

@@ -20,6 +20,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
+use super::Fallback;
 use crate::exec::Backend;
 use crate::query::{AggProgram, Groups};
 
@@ -29,8 +30,8 @@ pub struct ScanAggregateExec {
     input: Arc<dyn ExecutionPlan>,
     program: Arc<AggProgram>,
     backend: Arc<dyn Backend>,
-    /// DataFusion's partial aggregate over the same scan partitions.
-    fallback: Arc<dyn ExecutionPlan>,
+    /// DataFusion's partial aggregate, per scan partition.
+    fallback: Arc<Fallback>,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -47,13 +48,13 @@ impl ScanAggregateExec {
     /// `program` over `input` (a warpread scan) on `backend`; on a backend
     /// that aggregates on its device, a partition with a batch the device
     /// cannot aggregate (too many groups for a block's table, keys that do
-    /// not pack, nulls) runs `fallback` instead from its start,
-    /// DataFusion's partial aggregate over the same scan partitions.
+    /// not pack, nulls, decimal overflow) runs `fallback` instead from its
+    /// start: DataFusion's partial aggregate over that partition's files.
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
         program: AggProgram,
         backend: Arc<dyn Backend>,
-        fallback: Arc<dyn ExecutionPlan>,
+        fallback: Arc<Fallback>,
     ) -> Self {
         let partitions = input.output_partitioning().partition_count();
         let properties = Arc::new(PlanProperties::new(
@@ -225,11 +226,12 @@ impl ExecutionPlan for ScanAggregateExec {
             Ok::<_, DataFusionError>(Some(out))
         };
         let fallback = Arc::clone(&self.fallback);
+        let out_schema = schema.clone();
         let stream = futures::stream::once(run)
             .map(move |r| -> SendableRecordBatchStream {
                 let one = |r: DfResult<_>| {
                     Box::pin(RecordBatchStreamAdapter::new(
-                        fallback.schema(),
+                        out_schema.clone(),
                         futures::stream::once(async move { r }),
                     )) as SendableRecordBatchStream
                 };
@@ -238,9 +240,21 @@ impl ExecutionPlan for ScanAggregateExec {
                     Ok(None) => {
                         restarted.add(1);
                         let batch_size = context.session_config().batch_size();
-                        fallback
-                            .execute(partition, scan_context(&context, batch_size))
-                            .unwrap_or_else(|e| one(Err(e)))
+                        let ctx = scan_context(&context, batch_size);
+                        // Every output partition of the partition's plan,
+                        // side by side.
+                        let streams = fallback.plan(partition).and_then(|plan| {
+                            (0..plan.output_partitioning().partition_count())
+                                .map(|i| plan.execute(i, Arc::clone(&ctx)))
+                                .collect::<DfResult<Vec<_>>>()
+                        });
+                        match streams {
+                            Ok(streams) => Box::pin(RecordBatchStreamAdapter::new(
+                                out_schema.clone(),
+                                futures::stream::select_all(streams),
+                            )),
+                            Err(e) => one(Err(e)),
+                        }
                     }
                     Err(e) => one(Err(e)),
                 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::config::ConfigOptions;
-use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
@@ -99,13 +99,16 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>, everywhere: bool) -> Option<Arc<dyn Ex
             return None;
         }
     };
-    let fallback = match fallback(node, &levels, &scan) {
-        Ok(f) => f,
-        Err(e) => {
-            tracing::debug!("aggregate stays DataFusion's: {e}");
-            return None;
-        }
+    let fallback = Fallback {
+        agg: Arc::clone(node),
+        levels: levels.clone(),
+        scan: config.clone(),
     };
+    // Checked once here: a plan that does not rebuild stays DataFusion's.
+    if let Err(e) = fallback.plan(0) {
+        tracing::debug!("aggregate stays DataFusion's: {e}");
+        return None;
+    }
     // Its own scan (the fallback keeps DataFusion's), probing each file's
     // first unit alone: a partition the device cannot aggregate restarts
     // after one unit's read. Its values stay on the device when the device
@@ -121,7 +124,10 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>, everywhere: bool) -> Option<Arc<dyn Ex
         .build();
     let scan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
     Some(Arc::new(ScanAggregateExec::new(
-        scan, program, backend, fallback,
+        scan,
+        program,
+        backend,
+        Arc::new(fallback),
     )))
 }
 
@@ -129,20 +135,39 @@ fn recompute() -> ReplaceChildrenOptions {
     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute)
 }
 
-/// The partial aggregate as DataFusion planned it, over the same scan
-/// partitions (round-robin repartitioning dropped, so its partition `i` is
-/// the scan's), for partitions whose data the device cannot aggregate.
-fn fallback(
-    agg: &Arc<dyn ExecutionPlan>,
-    levels: &[Arc<dyn ExecutionPlan>],
-    scan: &Arc<dyn ExecutionPlan>,
-) -> DfResult<Arc<dyn ExecutionPlan>> {
-    let mut node = Arc::clone(scan);
-    for level in levels.iter().rev() {
-        if level.is::<datafusion::physical_plan::repartition::RepartitionExec>() {
-            continue;
+/// The partial aggregate as DataFusion planned it, for a partition whose
+/// data the device cannot aggregate: rebuilt over that partition's files
+/// alone (its file group), with every operator DataFusion put between, so
+/// a round-robin repartitioning still spreads the partition's batches over
+/// as many aggregating partitions as DataFusion asked for.
+#[derive(Debug)]
+pub struct Fallback {
+    agg: Arc<dyn ExecutionPlan>,
+    levels: Vec<Arc<dyn ExecutionPlan>>,
+    scan: FileScanConfig,
+}
+
+impl Fallback {
+    /// The plan for scan partition `partition` (all of its output
+    /// partitions together are that partition's partial aggregate).
+    pub fn plan(&self, partition: usize) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let group = self
+            .scan
+            .file_groups
+            .get(partition)
+            .cloned()
+            .ok_or_else(|| {
+                datafusion::error::DataFusionError::Internal(format!(
+                    "no file group {partition} to restart"
+                ))
+            })?;
+        let config = FileScanConfigBuilder::from(self.scan.clone())
+            .with_file_groups(vec![group])
+            .build();
+        let mut node: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
+        for level in self.levels.iter().rev() {
+            node = Arc::clone(level).replace_children(vec![node], recompute())?;
         }
-        node = Arc::clone(level).replace_children(vec![node], recompute())?;
+        Arc::clone(&self.agg).replace_children(vec![node], recompute())
     }
-    Arc::clone(agg).replace_children(vec![node], recompute())
 }
