@@ -76,6 +76,15 @@ pub trait WarpFile: Send + Sync {
     /// The units the request selects (byte range, then statistics), in file
     /// order.
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>>;
+    /// The narrowest range (max - min + 1) of the top-level integer column
+    /// `column` over the units, by their statistics; `None` when unknown.
+    /// A hint, not a count of distinct values: a planner skips device
+    /// aggregates grouped by keys whose every unit spans more values than
+    /// the device's group table holds (such keys usually have that many).
+    fn narrowest_key_range(&self, column: &str) -> Option<u64> {
+        let _ = column;
+        None
+    }
     /// Reads `units` (consecutive entries of [`plan`](Self::plan)'s answer)
     /// into batches of the requested columns, decoding on `backend`.
     fn read(
@@ -191,6 +200,27 @@ impl WarpFormat for ParquetFormat {
 impl WarpFile for ParquetFile {
     fn schema(&self) -> SchemaRef {
         ParquetFile::schema(self)
+    }
+
+    fn narrowest_key_range(&self, column: &str) -> Option<u64> {
+        use parquet::file::statistics::Statistics;
+        let meta = self.metadata();
+        let descr = meta.file_metadata().schema_descr();
+        let c = (0..descr.num_columns()).find(|&i| {
+            let path = descr.column(i).path().parts().to_vec();
+            path.len() == 1 && path[0] == column
+        })?;
+        let mut fewest: Option<u64> = None;
+        for rg in meta.row_groups() {
+            let span = match rg.column(c).statistics()? {
+                Statistics::Int32(s) => i64::from(*s.max_opt()?).abs_diff(i64::from(*s.min_opt()?)),
+                Statistics::Int64(s) => s.max_opt()?.abs_diff(*s.min_opt()?),
+                _ => return None,
+            };
+            let n = span.saturating_add(1);
+            fewest = Some(fewest.map_or(n, |f| f.min(n)));
+        }
+        fewest
     }
 
     fn rows(&self) -> u64 {

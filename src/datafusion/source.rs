@@ -102,6 +102,11 @@ impl WarpSource {
         self
     }
 
+    /// The file format.
+    pub(crate) fn format(&self) -> &Arc<dyn WarpFormat> {
+        &self.format
+    }
+
     /// The backend reads decode on.
     pub(crate) fn backend(&self) -> Arc<dyn Backend> {
         self.backend.clone().unwrap_or_else(default_backend)
