@@ -724,6 +724,19 @@ fn device_aggregates_and_their_restarts_match_datafusion() {
                 .batches,
         );
         assert!(!text.contains("ScanAggregateExec"), "{text}");
+        // Line numbers span 1..=7 in every row group: the device takes it.
+        let by_line = "SELECT l_linenumber, sum(l_extendedprice) AS p, avg(l_discount) AS d \
+                       FROM lineitem GROUP BY l_linenumber";
+        let text = plan_text(
+            &run_sql(&warp, &format!("EXPLAIN {by_line}"))
+                .await
+                .unwrap()[0]
+                .batches,
+        );
+        assert!(text.contains("ScanAggregateExec"), "{text}");
+        let a = run_sql(&warp, by_line).await.unwrap();
+        let b = run_sql(&df, by_line).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
         // Grouped by comment (no statistics to tell): every partition is
         // refused and restarts, with DataFusion's results.
         let by_comment = "SELECT l_comment, sum(l_quantity) AS q, count(*) AS n \
