@@ -727,12 +727,8 @@ fn device_aggregates_and_their_restarts_match_datafusion() {
         // Line numbers span 1..=7 in every row group: the device takes it.
         let by_line = "SELECT l_linenumber, sum(l_extendedprice) AS p, avg(l_discount) AS d \
                        FROM lineitem GROUP BY l_linenumber";
-        let text = plan_text(
-            &run_sql(&warp, &format!("EXPLAIN {by_line}"))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text =
+            plan_text(&run_sql(&warp, &format!("EXPLAIN {by_line}")).await.unwrap()[0].batches);
         assert!(text.contains("ScanAggregateExec"), "{text}");
         let a = run_sql(&warp, by_line).await.unwrap();
         let b = run_sql(&df, by_line).await.unwrap();
