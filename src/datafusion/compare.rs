@@ -4,25 +4,8 @@
 //! add in different orders).
 
 use arrow::array::RecordBatch;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-/// Every row of `batches` as text cells, sorted.
-pub fn sorted_rows(batches: &[RecordBatch]) -> Vec<Vec<String>> {
-    let options = FormatOptions::default().with_null("NULL");
-    let mut rows = Vec::new();
-    for b in batches {
-        let formatters: Vec<_> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).expect("displayable column"))
-            .collect();
-        for r in 0..b.num_rows() {
-            rows.push(formatters.iter().map(|f| f.value(r).to_string()).collect());
-        }
-    }
-    rows.sort();
-    rows
-}
+pub use crate::query::rows::sorted_rows;
 
 fn cells_match(a: &str, b: &str, rel_tol: f64) -> bool {
     if a == b {

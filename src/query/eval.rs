@@ -484,17 +484,10 @@ mod tests {
     }
 
     fn sorted(b: &RecordBatch) -> Vec<String> {
-        let mut rows: Vec<String> = (0..b.num_rows())
-            .map(|r| {
-                b.columns()
-                    .iter()
-                    .map(|c| arrow::util::display::array_value_to_string(c, r).unwrap())
-                    .collect::<Vec<_>>()
-                    .join("|")
-            })
-            .collect();
-        rows.sort();
-        rows
+        crate::query::rows::sorted_rows(std::slice::from_ref(b))
+            .into_iter()
+            .map(|r| r.join("|"))
+            .collect()
     }
 
     #[test]
@@ -520,7 +513,7 @@ mod tests {
         let out = aggregate(&p, &batch()).unwrap().to_batch(&p).unwrap();
         assert_eq!(
             sorted(&out),
-            vec!["A|1.50|1|1.50|2", "B|9.75|2|9.75|1", "|0.07|1|0.07|1"]
+            vec!["A|1.50|1|1.50|2", "B|9.75|2|9.75|1", "NULL|0.07|1|0.07|1"]
         );
     }
 
@@ -528,38 +521,23 @@ mod tests {
     fn filter_uses_three_valued_logic() {
         // i > 2 OR d < 0: row 1 has i null but d < 0 (true); row 3 has d
         // null but i > 2 (true); row 0 is false; rows 2 and 4 true.
-        let f = Expr::Or(
+        let cmp = |op, input, lit| {
             Box::new(Expr::Cmp {
-                op: CmpOp::Gt,
-                l: Box::new(Expr::Input(2)),
-                r: Box::new(Expr::Int(2)),
-            }),
-            Box::new(Expr::Cmp {
-                op: CmpOp::Lt,
-                l: Box::new(Expr::Input(1)),
-                r: Box::new(Expr::Int(0)),
-            }),
-        );
+                op,
+                l: Box::new(Expr::Input(input)),
+                r: Box::new(Expr::Int(lit)),
+            })
+        };
+        let f = Expr::Or(cmp(CmpOp::Gt, 2, 2), cmp(CmpOp::Lt, 1, 0));
         let count = Agg {
             func: AggFn::Count,
             arg: Expr::Int(1),
         };
-        let p = program(Some(f.clone()), vec![], vec![count.clone()]);
+        let p = program(Some(f), vec![], vec![count.clone()]);
         let out = aggregate(&p, &batch()).unwrap().to_batch(&p).unwrap();
         assert_eq!(out.column(0).as_primitive::<Int64Type>().value(0), 4);
         // AND with a null side is null, which does not pass: rows 2, 4.
-        let and = Expr::And(
-            Box::new(Expr::Cmp {
-                op: CmpOp::Gt,
-                l: Box::new(Expr::Input(2)),
-                r: Box::new(Expr::Int(2)),
-            }),
-            Box::new(Expr::Cmp {
-                op: CmpOp::Gt,
-                l: Box::new(Expr::Input(1)),
-                r: Box::new(Expr::Int(0)),
-            }),
-        );
+        let and = Expr::And(cmp(CmpOp::Gt, 2, 2), cmp(CmpOp::Gt, 1, 0));
         let p = program(Some(and), vec![], vec![count]);
         let out = aggregate(&p, &batch()).unwrap().to_batch(&p).unwrap();
         assert_eq!(out.column(0).as_primitive::<Int64Type>().value(0), 2);

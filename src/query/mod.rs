@@ -13,6 +13,7 @@ pub mod cuda_source;
 pub mod eval;
 pub mod groups;
 pub mod program;
+pub mod rows;
 
 pub use groups::Groups;
 pub use program::{Agg, AggFn, AggProgram, ArithOp, CmpOp, Expr, Input, Load};

@@ -167,18 +167,8 @@ fn q1_like(keys: Vec<usize>, key_fields: Vec<Field>) -> AggProgram {
     }
 }
 
-fn rows(b: &RecordBatch) -> Vec<String> {
-    let mut rows: Vec<String> = (0..b.num_rows())
-        .map(|r| {
-            b.columns()
-                .iter()
-                .map(|c| arrow::util::display::array_value_to_string(c, r).unwrap())
-                .collect::<Vec<_>>()
-                .join("|")
-        })
-        .collect();
-    rows.sort();
-    rows
+fn rows(b: &RecordBatch) -> Vec<Vec<String>> {
+    warpread::query::rows::sorted_rows(std::slice::from_ref(b))
 }
 
 fn check(cuda: &dyn Backend, p: &AggProgram, batch: &RecordBatch, what: &str) {

@@ -428,28 +428,57 @@ fn split_parquet_files_scan_in_parallel_partitions() {
 }
 
 /// The CPU backend asking for at most two scan partitions, as a device
-/// backend does.
-struct TwoScans(CpuBackend);
+/// backend does; with `aggregates`, also acting as a device that
+/// aggregates: batches of at most 64 groups "on the device" (the CPU
+/// reference), none otherwise, so partitions with more groups restart on
+/// DataFusion's partial aggregate, as on the CUDA backend.
+struct TwoScans {
+    cpu: CpuBackend,
+    aggregates: bool,
+}
+
+impl TwoScans {
+    fn new(aggregates: bool) -> Self {
+        Self {
+            cpu: CpuBackend::new(),
+            aggregates,
+        }
+    }
+}
 
 impl warpread::exec::Backend for TwoScans {
     fn name(&self) -> &'static str {
-        self.0.name()
+        self.cpu.name()
     }
     fn describe(&self) -> String {
-        self.0.describe()
+        self.cpu.describe()
     }
     fn run_stage(
         &self,
         stage: &warpread::plan::Stage,
         input: &[u8],
     ) -> warpread::Result<warpread::exec::StageOutput> {
-        self.0.run_stage(stage, input)
+        self.cpu.run_stage(stage, input)
     }
     fn reads_host_input(&self, op: &warpread::plan::StageOp) -> bool {
-        self.0.reads_host_input(op)
+        self.cpu.reads_host_input(op)
     }
     fn scan_partitions(&self) -> Option<usize> {
         Some(2)
+    }
+    fn aggregates_on_device(&self) -> bool {
+        self.aggregates
+    }
+    fn aggregate_on_device(
+        &self,
+        program: &warpread::query::AggProgram,
+        batch: &arrow::array::RecordBatch,
+    ) -> warpread::Result<Option<warpread::query::Groups>> {
+        if !self.aggregates {
+            return Ok(None);
+        }
+        let g = warpread::query::eval::aggregate(program, batch)?;
+        Ok((g.len() <= 64).then_some(g))
     }
 }
 
@@ -457,7 +486,7 @@ impl warpread::exec::Backend for TwoScans {
 fn backends_asking_for_few_scan_partitions_get_them() {
     let (_, parquet) = data();
     rt().block_on(async {
-        let two_scans = WarpreadConfig::with_backend(Arc::new(TwoScans(CpuBackend::new())));
+        let two_scans = WarpreadConfig::with_backend(Arc::new(TwoScans::new(false)));
         let (warp, df) = lineitem_in_four_partitions(two_scans, parquet).await;
         let sql = "SELECT l_returnflag, count(*) AS n, sum(l_quantity) AS q \
                    FROM lineitem GROUP BY l_returnflag";
@@ -666,50 +695,11 @@ fn scan_aggregates_take_q1_and_q6_and_leave_what_they_cannot_express() {
     });
 }
 
-/// The CPU backend acting as a device that aggregates: batches of at most
-/// 64 groups "on the device" (the CPU reference), none otherwise, so
-/// partitions with more groups restart on DataFusion's partial aggregate,
-/// as on the CUDA backend. Two scan partitions, as a device asks for.
-struct DeviceLike(CpuBackend);
-
-impl warpread::exec::Backend for DeviceLike {
-    fn name(&self) -> &'static str {
-        "device-like"
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn run_stage(
-        &self,
-        stage: &warpread::plan::Stage,
-        input: &[u8],
-    ) -> warpread::Result<warpread::exec::StageOutput> {
-        self.0.run_stage(stage, input)
-    }
-    fn reads_host_input(&self, op: &warpread::plan::StageOp) -> bool {
-        self.0.reads_host_input(op)
-    }
-    fn scan_partitions(&self) -> Option<usize> {
-        Some(2)
-    }
-    fn aggregates_on_device(&self) -> bool {
-        true
-    }
-    fn aggregate_on_device(
-        &self,
-        program: &warpread::query::AggProgram,
-        batch: &arrow::array::RecordBatch,
-    ) -> warpread::Result<Option<warpread::query::Groups>> {
-        let g = warpread::query::eval::aggregate(program, batch)?;
-        Ok((g.len() <= 64).then_some(g))
-    }
-}
-
 #[test]
 fn device_aggregates_and_their_restarts_match_datafusion() {
     let (_, parquet) = data();
     rt().block_on(async {
-        let config = WarpreadConfig::with_backend(Arc::new(DeviceLike(CpuBackend::new())));
+        let config = WarpreadConfig::with_backend(Arc::new(TwoScans::new(true)));
         let warp = session(config, Default::default());
         register_tpch_with(&warp, parquet, "parquet", ParquetReader::Warpread)
             .await
