@@ -146,6 +146,18 @@ fn on_device_keys_too_wide(
     config: &FileScanConfig,
     warp: &WarpSource,
 ) -> bool {
+    let schema = scan.schema();
+    let int_keys: Vec<&str> = program
+        .keys
+        .iter()
+        .map(|&k| program.inputs[k])
+        .filter(|i| matches!(i.load, crate::query::Load::Int { .. }))
+        .filter_map(|i| schema.fields().get(i.column).map(|f| f.name().as_str()))
+        .collect();
+    // Only integer keys have a hint: no footer read for the others.
+    if int_keys.is_empty() {
+        return false;
+    }
     let Some(file) = config.file_groups.iter().flat_map(|g| g.files()).next() else {
         return false;
     };
@@ -157,15 +169,10 @@ fn on_device_keys_too_wide(
     let Ok(opened) = warp.format().open(&path) else {
         return false;
     };
-    let schema = scan.schema();
-    program.keys.iter().any(|&k| {
-        let input = program.inputs[k];
-        matches!(input.load, crate::query::Load::Int { .. })
-            && schema.fields().get(input.column).is_some_and(|f| {
-                opened
-                    .narrowest_key_range(f.name())
-                    .is_some_and(|n| n > crate::query::cuda_source::GROUPS as u64)
-            })
+    int_keys.iter().any(|name| {
+        opened
+            .narrowest_key_range(name)
+            .is_some_and(|n| n > crate::query::cuda_source::GROUPS as u64)
     })
 }
 
