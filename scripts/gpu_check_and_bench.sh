@@ -19,10 +19,8 @@
 set -u
 B=$1; out=$2
 root=$PWD
-cd "$B"
-for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done
-chmod +x warpread* it-tests 2>/dev/null
-cd "$root"
+. scripts/gpu_bundle_env.sh
+unpack_bundle "$B"
 export WARPREAD_KERNEL_CACHE=/tmp/kc
 d=/tmp/d
 if [ -n "${SQL_SCALE:-}" ]; then
@@ -48,10 +46,7 @@ gen10=$!
 t=$(date +%s)
 [ "${CHECKS:-1}" = 1 ] && (
   cd "$B"
-  export WARPREAD_REALDATA="$PWD-data/realdata" WARPREAD_BIN="$PWD/warpread"
-  export WARPREAD_ROOT="$root" WARPREAD_EXPECTED_CACHE="$PWD/.corpus-expected"
-  [ -d corpus ] && export WARPREAD_CORPUS="$PWD/corpus"
-  ln -sfn "$PWD-data/realdata" realdata
+  it_tests_env "$root"
   ./it-tests --test-threads=1 > "$out/tests.log" 2>&1
   echo "it-tests rc=$?"
   grep -E "^test result|FAILED|panicked" "$out/tests.log" | head -20

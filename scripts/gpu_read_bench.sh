@@ -18,7 +18,8 @@ set -u
 B=$1; shift
 root=$PWD
 # Unpacked once: parts may run as several invocations side by side.
-cd "$B"; for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done; chmod +x warpread* it-tests 2>/dev/null; cd "$root"
+. scripts/gpu_bundle_env.sh
+unpack_bundle "$B"
 W=$root/$B/warpread
 export WARPREAD_KERNEL_CACHE=/tmp/kc
 d=/tmp/d; mkdir -p $d

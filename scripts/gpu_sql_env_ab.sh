@@ -12,20 +12,15 @@
 set -u
 B=$1; out=$2; shift 2
 root=$PWD
-cd "$B"
-for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done
-chmod +x warpread* it-tests 2>/dev/null
-cd "$root"
+. scripts/gpu_bundle_env.sh
+unpack_bundle "$B"
 export WARPREAD_KERNEL_CACHE=/tmp/kc
 scale=${SQL_SCALE:-10}
 if [ "${CHECKS:-1}" != 0 ]; then
   t=$(date +%s)
   (
     cd "$B"
-    export WARPREAD_REALDATA="$PWD-data/realdata" WARPREAD_BIN="$PWD/warpread"
-    export WARPREAD_ROOT="$root" WARPREAD_EXPECTED_CACHE="$PWD/.corpus-expected"
-    [ -d corpus ] && export WARPREAD_CORPUS="$PWD/corpus"
-    ln -sfn "$PWD-data/realdata" realdata
+    it_tests_env "$root"
     ./it-tests --test-threads=1 --nocapture aggregate 2>&1 | grep -E "^test |result|skipped|mirrors|panicked" | head -20
     compute-sanitizer --tool memcheck --error-exitcode 9 ./it-tests --test-threads=1 aggregate \
       > "$out/sanitize-aggregate.log" 2>&1
