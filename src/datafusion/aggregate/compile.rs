@@ -158,28 +158,26 @@ fn rescale(e: Expr, from: i8, to: i8) -> Option<Expr> {
 
 impl<'a> Compiler<'a> {
     /// A compiler over `levels` (from [`chain`]) and the scan.
-    pub fn new(
-        levels: &'a [Arc<dyn ExecutionPlan>],
-        scan: &Arc<dyn ExecutionPlan>,
-    ) -> Option<Self> {
-        let mut out = Vec::with_capacity(levels.len());
-        for l in levels {
-            let any: &dyn ExecutionPlan = l.as_ref();
-            l.children().first()?;
-            let level = if let Some(p) = any.downcast_ref::<ProjectionExec>() {
-                Level::Projection(p)
-            } else if let Some(f) = any.downcast_ref::<FilterExec>() {
-                Level::Filter(f)
-            } else {
-                Level::Pass
-            };
-            out.push((level, l.schema()));
-        }
-        Some(Self {
-            levels: out,
+    pub fn new(levels: &'a [Arc<dyn ExecutionPlan>], scan: &Arc<dyn ExecutionPlan>) -> Self {
+        let levels = levels
+            .iter()
+            .map(|l| {
+                let any: &dyn ExecutionPlan = l.as_ref();
+                let level = if let Some(p) = any.downcast_ref::<ProjectionExec>() {
+                    Level::Projection(p)
+                } else if let Some(f) = any.downcast_ref::<FilterExec>() {
+                    Level::Filter(f)
+                } else {
+                    Level::Pass
+                };
+                (level, l.schema())
+            })
+            .collect();
+        Self {
+            levels,
             scan_schema: scan.schema(),
             inputs: Vec::new(),
-        })
+        }
     }
 
     fn schema_at(&self, level: usize) -> &Schema {
@@ -455,7 +453,7 @@ pub fn program(
     levels: &[Arc<dyn ExecutionPlan>],
     scan: &Arc<dyn ExecutionPlan>,
 ) -> Result<AggProgram, Why> {
-    let mut c = Compiler::new(levels, scan).ok_or("an operator without an input")?;
+    let mut c = Compiler::new(levels, scan);
     let group = agg.group_expr();
     if !group.is_single() {
         return Err("grouping sets".into());
