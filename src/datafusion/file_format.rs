@@ -10,7 +10,6 @@ use std::sync::Arc;
 use arrow::datatypes::{Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
-use datafusion::common::stats::Precision;
 use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
@@ -129,11 +128,8 @@ impl FileFormat for WarpFileFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DfResult<Statistics> {
-        // Row counts steer join order; they come free with the footer.
-        let rows = self.open(object).await?.rows();
-        Ok(Statistics::new_unknown(&table_schema)
-            .with_num_rows(Precision::Exact(rows as usize))
-            .with_total_byte_size(Precision::Inexact(object.size as usize)))
+        // Row counts, bounds and sizes steer join order and join modes.
+        Ok(self.open(object).await?.statistics(&table_schema)?)
     }
 
     async fn create_physical_plan(

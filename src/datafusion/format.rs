@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use datafusion::common::Statistics;
+use datafusion::common::stats::Precision;
 
 use crate::error::Result;
 use crate::exec::Backend;
@@ -73,6 +75,13 @@ pub trait WarpFile: Send + Sync {
     fn schema(&self) -> SchemaRef;
     /// Rows in the file.
     fn rows(&self) -> u64;
+    /// DataFusion's statistics of the file read as `table_schema`: rows,
+    /// and per column what the footer records (see
+    /// [`statistics`](crate::datafusion::statistics)). By default, rows only.
+    fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {
+        Ok(Statistics::new_unknown(table_schema)
+            .with_num_rows(Precision::Exact(self.rows() as usize)))
+    }
     /// The units the request selects (byte range, then statistics), in file
     /// order.
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>>;
@@ -136,6 +145,10 @@ impl WarpFile for OrcFile {
 
     fn rows(&self) -> u64 {
         OrcFile::rows(self)
+    }
+
+    fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {
+        Ok(super::statistics::orc(self, table_schema))
     }
 
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {
@@ -225,6 +238,10 @@ impl WarpFile for ParquetFile {
 
     fn rows(&self) -> u64 {
         ParquetFile::rows(self)
+    }
+
+    fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {
+        super::statistics::parquet(self, table_schema)
     }
 
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {

@@ -37,6 +37,7 @@ mod predicate;
 mod session_ext;
 mod source;
 mod statements;
+pub mod statistics;
 mod tables;
 
 pub use aggregate::{Fallback, ScanAggregate, ScanAggregateExec};

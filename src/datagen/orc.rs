@@ -466,6 +466,15 @@ fn encode_column(col: &dyn Array) -> Result<(Streams, proto::ColumnStatistics)> 
             streams.push((DATA, data));
             let scales = vec![i64::from(*s); idx.len()];
             streams.push((SECONDARY, orc_rle_v1::encode(&scales)));
+            let text = |v: i128| {
+                <Decimal128Type as arrow::datatypes::DecimalType>::format_decimal(v, 38, *s)
+            };
+            let values = idx.iter().map(|&i| a.value(i));
+            base.decimal_statistics = Some(proto::DecimalStatistics {
+                minimum: values.clone().min().map(text),
+                maximum: values.max().map(text),
+                sum: None,
+            });
             base
         }
         other => {
@@ -491,6 +500,7 @@ fn merge_stats<'a>(
             out.double_statistics = s.double_statistics.clone();
             out.string_statistics = s.string_statistics.clone();
             out.date_statistics = s.date_statistics.clone();
+            out.decimal_statistics = s.decimal_statistics.clone();
             first = false;
             continue;
         }
@@ -515,6 +525,20 @@ fn merge_stats<'a>(
         if let (Some(o), Some(n)) = (out.double_statistics.as_mut(), &s.double_statistics) {
             o.minimum = mm(o.minimum, n.minimum, |y, x| y < x);
             o.maximum = mm(o.maximum, n.maximum, |y, x| y > x);
+        }
+        if let (Some(o), Some(n)) = (out.decimal_statistics.as_mut(), &s.decimal_statistics) {
+            // One column's bounds share its scale, so the digits compare.
+            let units = |t: &String| t.replace('.', "").parse::<i128>().ok();
+            let pick = |a: Option<String>, b: &Option<String>, less: bool| match (a, b) {
+                (Some(x), Some(y)) => match (units(&x), units(y)) {
+                    (Some(u), Some(v)) if (v < u) == less && u != v => Some(y.clone()),
+                    (Some(_), Some(_)) => Some(x),
+                    _ => None,
+                },
+                _ => None,
+            };
+            o.minimum = pick(o.minimum.take(), &n.minimum, true);
+            o.maximum = pick(o.maximum.take(), &n.maximum, false);
         }
         if let (Some(o), Some(n)) = (out.string_statistics.as_mut(), &s.string_statistics) {
             o.minimum = match (o.minimum.take(), &n.minimum) {

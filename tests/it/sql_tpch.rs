@@ -749,3 +749,109 @@ fn device_aggregates_and_their_restarts_match_datafusion() {
         tpch_22_match(&warp, &df).await;
     });
 }
+
+/// The hash joins of a plan in order: mode, type and keys (build side
+/// first), which is what table statistics decide.
+fn join_lines(plan: &str) -> Vec<String> {
+    plan.lines()
+        .filter(|l| l.contains("JoinExec"))
+        .map(|l| {
+            let l = l.trim().trim_start_matches('|').trim();
+            l.split(", projection=").next().unwrap_or(l).to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn joins_are_planned_as_on_datafusion_parquet() {
+    rt().block_on(async {
+        let (_, parquet) = data();
+        // Thresholds scaled down to this data, so that whether a join is
+        // collected or partitioned, and which side builds, depends on the
+        // statistics as it does at scale 10 with the defaults.
+        let config = || {
+            let mut c = SessionConfig::new().with_target_partitions(4);
+            let o = &mut c.options_mut().optimizer;
+            o.hash_join_single_partition_threshold = 16 * 1024;
+            o.hash_join_single_partition_threshold_rows = 1024;
+            c
+        };
+        let warp = session(cpu_config(), config());
+        register_tpch_with(&warp, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let df = session(cpu_config(), config());
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        let mut differ = Vec::new();
+        let mut partitioned = 0;
+        for (i, sql) in TPCH.iter().enumerate() {
+            let explain = format!("EXPLAIN {sql}");
+            let a = join_lines(&plan_text(
+                &run_sql(&warp, &explain).await.unwrap()[0].batches,
+            ));
+            let b = join_lines(&plan_text(
+                &run_sql(&df, &explain).await.unwrap()[0].batches,
+            ));
+            partitioned += b.iter().filter(|l| l.contains("mode=Partitioned")).count();
+            if a != b {
+                differ.push(format!(
+                    "Q{}:\n  warpread {a:#?}\n  datafusion {b:#?}",
+                    i + 1
+                ));
+            }
+        }
+        // The thresholds above really leave DataFusion partitioned joins.
+        assert!(partitioned > 5, "{partitioned} partitioned joins");
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
+    });
+}
+
+#[test]
+fn orc_footer_statistics_agree_with_the_parquet_footer() {
+    use datafusion::common::stats::Precision;
+    let (orc, parquet) = data();
+    let mut bounded = Vec::new();
+    for table in ["lineitem", "orders", "customer", "part", "nation"] {
+        let o = OrcFormat.open(&orc.join(format!("{table}.orc"))).unwrap();
+        let p = ParquetFormat
+            .open(&parquet.join(format!("{table}.parquet")))
+            .unwrap();
+        let (os, ps) = (
+            o.statistics(&o.schema()).unwrap(),
+            p.statistics(&p.schema()).unwrap(),
+        );
+        assert_eq!(os.num_rows, ps.num_rows, "{table}");
+        for (i, f) in o.schema().fields().iter().enumerate() {
+            let c = &os.column_statistics[i];
+            let j = p.schema().index_of(f.name()).unwrap();
+            let d = &ps.column_statistics[j];
+            assert_eq!(c.null_count, d.null_count, "{table}.{}", f.name());
+            let text = |v: &Precision<datafusion::scalar::ScalarValue>| {
+                v.get_value().map(|s| s.to_string())
+            };
+            // Parquet writers truncate long string bounds (then inexact).
+            let exact =
+                d.min_value.is_exact() == Some(true) && d.max_value.is_exact() == Some(true);
+            if let (Some(min), Some(max), true) = (text(&c.min_value), text(&c.max_value), exact) {
+                assert_eq!(Some(min), text(&d.min_value), "{table}.{} min", f.name());
+                assert_eq!(Some(max), text(&d.max_value), "{table}.{} max", f.name());
+                bounded.push(format!("{table}.{}", f.name()));
+            }
+        }
+    }
+    // Integers, dates, decimals and strings all carry bounds.
+    for c in [
+        "lineitem.l_orderkey",
+        "lineitem.l_shipdate",
+        "lineitem.l_extendedprice",
+        "lineitem.l_shipmode",
+        "nation.n_name",
+    ] {
+        assert!(
+            bounded.iter().any(|b| b == c),
+            "{c} has no bounds: {bounded:?}"
+        );
+    }
+}
