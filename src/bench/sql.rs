@@ -187,8 +187,13 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                 });
                 for (i, side) in sides.iter().enumerate() {
                     side.stats.take();
+                    // `scripts/trace_summary.py` counts the timed runs' spans.
+                    let span = timed.then(|| {
+                        crate::trace::span_with(|| format!("bench.run Q{q} {}", side.input))
+                    });
                     let t = Instant::now();
                     last[i] = run_sql(&side.ctx, sql).await?;
+                    drop(span);
                     if timed {
                         times[i].push(t.elapsed().as_secs_f64());
                         stages[i] = side.stats.take();
