@@ -79,7 +79,8 @@ impl WarpFileFormat {
     async fn open(&self, object: &ObjectMeta) -> DfResult<Arc<dyn WarpFile>> {
         let path: PathBuf = LocalFileSystem::new().path_to_filesystem(&object.location)?;
         let format = Arc::clone(&self.format);
-        tokio::task::spawn_blocking(move || format.open(&path))
+        let meta = object.clone();
+        tokio::task::spawn_blocking(move || super::file_cache::open(format.as_ref(), &path, &meta))
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))?
             .map_err(DataFusionError::from)

@@ -29,6 +29,7 @@
 mod aggregate;
 mod compare;
 mod config;
+mod file_cache;
 mod file_format;
 mod format;
 mod gsst_format;

@@ -16,7 +16,7 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use futures::{StreamExt, TryStreamExt};
 
 use super::config::StatsSink;
-use super::format::{ReadUnit, ScanRequest, WarpFile, WarpFormat};
+use super::format::{ReadUnit, ScanRequest, WarpFormat};
 use crate::error::Error;
 use crate::exec::Backend;
 use crate::orc::Predicate;
@@ -141,6 +141,7 @@ impl FileOpener for WarpOpener {
         let metrics = self.metrics.clone();
         let limit = self.limit;
         let probe_first = self.probe_first;
+        let meta = file.object_meta.clone();
         let request = ScanRequest {
             columns: self.columns.clone(),
             predicates: self.predicates.clone(),
@@ -154,7 +155,7 @@ impl FileOpener for WarpOpener {
         Ok(Box::pin(async move {
             let req = request;
             let (opened, units, considered, request) = tokio::task::spawn_blocking(move || {
-                let opened: Arc<dyn WarpFile> = format.open(&path)?;
+                let opened = super::file_cache::open(format.as_ref(), &path, &meta)?;
                 // A file of a multi-file table may lack a filtered column.
                 let schema = opened.schema();
                 let mut req = req;

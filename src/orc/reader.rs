@@ -104,6 +104,13 @@ pub struct ReadOptions {
     /// (every data page dictionary-encoded) leave them on the device and
     /// their host bytes unwritten. Off by default; ORC ignores it.
     pub device_values: bool,
+    /// Parquet decimals stored as INT32 or INT64 (top-level, precision up
+    /// to 9 or 18) are read as Arrow `Decimal32` or `Decimal64`, the stored
+    /// values as they are, rather than widened to `Decimal128` as the
+    /// parquet crate reads them: for callers that take either width (an
+    /// aggregate program) and skip the widening's copy and its doubled
+    /// bytes. Off by default; ORC ignores it.
+    pub narrow_decimals: bool,
 }
 
 impl Default for ReadOptions {
@@ -117,6 +124,7 @@ impl Default for ReadOptions {
             group_bytes: None,
             groups_in_flight: None,
             device_values: false,
+            narrow_decimals: false,
         }
     }
 }

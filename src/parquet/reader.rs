@@ -181,10 +181,40 @@ impl ParquetFile {
         let cols = self.projection(options)?;
         Ok(Arc::new(Schema::new_with_metadata(
             cols.iter()
-                .map(|&i| self.schema.field(i).clone())
+                .map(|&i| {
+                    let f = self.schema.field(i);
+                    match self.narrowed(i, options) {
+                        Some((_, dt)) => f.clone().with_data_type(dt),
+                        None => f.clone(),
+                    }
+                })
                 .collect::<Vec<_>>(),
             self.schema.metadata().clone(),
         )))
+    }
+
+    /// Field `f`'s leaf and type when the options read it narrowed
+    /// ([`ReadOptions::narrow_decimals`]): a top-level decimal stored as
+    /// INT32 or INT64 whose precision fits that width.
+    fn narrowed(&self, f: usize, options: &ReadOptions) -> Option<(usize, DataType)> {
+        let Shape::Leaf(c) = self.nodes[f].shape else {
+            return None;
+        };
+        let DataType::Decimal128(p, s) = *self.schema.field(f).data_type() else {
+            return None;
+        };
+        let physical = self
+            .meta
+            .file_metadata()
+            .schema_descr()
+            .column(c)
+            .physical_type();
+        match physical {
+            _ if !options.narrow_decimals => None,
+            parquet::basic::Type::INT32 if p <= 9 => Some((c, DataType::Decimal32(p, s))),
+            parquet::basic::Type::INT64 if p <= 18 => Some((c, DataType::Decimal64(p, s))),
+            _ => None,
+        }
     }
 
     /// Each predicate with the leaf column whose statistics it is checked
@@ -337,7 +367,6 @@ impl ParquetFile {
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
         let split = options.column_sets;
-        let device_values = options.device_values;
         let leaves_of = |f: usize| {
             let mut l = Vec::new();
             self.nodes[f].leaves(&mut l);
@@ -366,14 +395,7 @@ impl ParquetFile {
             let leaves: Vec<usize> = cols.iter().flat_map(|&f| leaves_of(f)).collect();
             let mut stats = ReadStats::default();
             let batches = self.read_group(
-                group,
-                &cols,
-                &leaves,
-                schema,
-                device_values,
-                backend,
-                front,
-                &mut stats,
+                group, &cols, &leaves, schema, options, backend, front, &mut stats,
             )?;
             Ok((batches, stats))
         })?;
@@ -390,17 +412,21 @@ impl ParquetFile {
         cols: &[usize],
         leaves: &[usize],
         schema: &SchemaRef,
-        device_values: bool,
+        options: &ReadOptions,
         backend: &dyn Backend,
         front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
+        let device_values = options.device_values;
         let file = Location::file(self.path());
         let descr = self.meta.file_metadata().schema_descr();
         let _group = crate::trace::span("pq.group");
         let mut types = HashMap::new();
         for &f in cols {
             leaf_types(&self.nodes[f], &mut types);
+            if let Some((c, dt)) = self.narrowed(f, options) {
+                types.insert(c, dt);
+            }
         }
         let t = std::time::Instant::now();
         let io = crate::trace::span("pq.io");

@@ -167,6 +167,13 @@ pub fn to_arrow(d: Dense, physical: parquet::basic::Type, dt: &DataType) -> R<Ar
         (Dense::Fixed { bytes, .. }, P::INT64, DataType::Int64) => {
             return Ok(native::<Int64Type>(bytes));
         }
+        // Decimals read at their stored width (`ReadOptions::narrow_decimals`).
+        (Dense::Fixed { bytes, .. }, P::INT64, DataType::Decimal64(p, s)) => {
+            return dec(native::<Decimal64Type>(bytes), *p, *s);
+        }
+        (Dense::Fixed { bytes, .. }, P::INT32, DataType::Decimal32(p, s)) => {
+            return dec(native::<Decimal32Type>(bytes), *p, *s);
+        }
         (Dense::Fixed { bytes, .. }, P::INT64, DataType::Timestamp(u, tz)) => {
             return Ok(match u {
                 TimeUnit::Second => native_ts::<TimestampSecondType>(bytes, tz),

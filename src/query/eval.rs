@@ -5,8 +5,8 @@
 use arrow::array::{Array, AsArray, BooleanArray};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{
-    Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type,
-    UInt64Type,
+    DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Int8Type, Int16Type,
+    Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
@@ -104,15 +104,15 @@ fn column<'a>(batch: &'a RecordBatch, column: usize, load: Load) -> Result<Colum
         Load::Int { bytes, signed } => match (bytes, signed) {
             (1, true) => Values::I8(a.as_primitive_opt::<Int8Type>().ok_or_else(bad)?.values()),
             (2, true) => Values::I16(a.as_primitive_opt::<Int16Type>().ok_or_else(bad)?.values()),
-            (4, true) => match a.as_primitive_opt::<Int32Type>() {
-                Some(p) => Values::I32(p.values()),
-                None => Values::I32(
-                    a.as_primitive_opt::<arrow::datatypes::Date32Type>()
-                        .ok_or_else(bad)?
-                        .values(),
-                ),
-            },
-            (8, true) => Values::I64(a.as_primitive_opt::<Int64Type>().ok_or_else(bad)?.values()),
+            (4, true) => Values::I32(match a.data_type() {
+                DataType::Date32 => a.as_primitive::<Date32Type>().values(),
+                DataType::Decimal32(..) => a.as_primitive::<Decimal32Type>().values(),
+                _ => a.as_primitive_opt::<Int32Type>().ok_or_else(bad)?.values(),
+            }),
+            (8, true) => Values::I64(match a.data_type() {
+                DataType::Decimal64(..) => a.as_primitive::<Decimal64Type>().values(),
+                _ => a.as_primitive_opt::<Int64Type>().ok_or_else(bad)?.values(),
+            }),
             (1, false) => Values::U8(a.as_primitive_opt::<UInt8Type>().ok_or_else(bad)?.values()),
             (2, false) => Values::U16(a.as_primitive_opt::<UInt16Type>().ok_or_else(bad)?.values()),
             (4, false) => Values::U32(a.as_primitive_opt::<UInt32Type>().ok_or_else(bad)?.values()),
@@ -377,6 +377,7 @@ fn run_rows(
 /// Runs `program` over `batch` on the CPU: the reference every backend's
 /// aggregation must match.
 pub fn aggregate(program: &AggProgram, batch: &RecordBatch) -> Result<Groups> {
+    let program = &*program.bound_to(&batch.schema());
     let used = program.used_inputs();
     let mut cols: Vec<Option<Column<'_>>> = (0..program.inputs.len()).map(|_| None).collect();
     for i in used {

@@ -12,7 +12,9 @@
 //! and `OR` use three-valued logic, a row passes the filter only when the
 //! predicate is true.
 
-use arrow::datatypes::SchemaRef;
+use std::borrow::Cow;
+
+use arrow::datatypes::{DataType, SchemaRef};
 
 /// How an input column's values load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +211,35 @@ pub struct AggProgram {
 }
 
 impl AggProgram {
+    /// The program as it reads `batch_schema`: a decimal input the batch
+    /// holds at its stored width (`Decimal64`, `Decimal32`: scans that feed
+    /// only programs skip widening them) loads as the signed integer it
+    /// is, at the same scale. Keys encode either load as the same 128-bit
+    /// value, so groups of the bound program are the program's.
+    pub fn bound_to(&self, batch_schema: &arrow::datatypes::Schema) -> Cow<'_, AggProgram> {
+        let narrow = |input: &Input| match (input.load, batch_schema.fields().get(input.column)) {
+            (Load::Decimal128, Some(f)) => match f.data_type() {
+                DataType::Decimal64(..) => Some(8),
+                DataType::Decimal32(..) => Some(4),
+                _ => None,
+            },
+            _ => None,
+        };
+        if !self.inputs.iter().any(|i| narrow(i).is_some()) {
+            return Cow::Borrowed(self);
+        }
+        let mut bound = self.clone();
+        for input in &mut bound.inputs {
+            if let Some(bytes) = narrow(input) {
+                input.load = Load::Int {
+                    bytes,
+                    signed: true,
+                };
+            }
+        }
+        Cow::Owned(bound)
+    }
+
     /// The inputs any part of the program reads, in order.
     pub fn used_inputs(&self) -> Vec<usize> {
         let mut used = vec![false; self.inputs.len()];

@@ -295,8 +295,17 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
         device_values: true,
         ..plain.clone()
     };
+    // And as it does: decimals at their stored width as well.
+    let narrow = warpread::orc::ReadOptions {
+        narrow_decimals: true,
+        ..device_only.clone()
+    };
     let mut outcome = Vec::new();
-    for (what, options) in [("host copies", &plain), ("device values", &device_only)] {
+    for (what, options) in [
+        ("host copies", &plain),
+        ("device values", &device_only),
+        ("narrow decimals", &narrow),
+    ] {
         let before = warpread::exec::cuda::profile();
         cuda.retain_decoded(true);
         let got_batches = file.read(options, cuda);
@@ -356,4 +365,112 @@ fn decimal_overflow_is_refused_not_wrapped() {
         r: Box::new(Expr::Int(-(i128::MAX / 100_000_000_000))),
     };
     check(cuda, &p, &b, "large products within range");
+}
+
+/// Decimals read at their stored width (`narrow_decimals`, as the SQL
+/// provider reads for aggregate programs) hold the widened read's values,
+/// and a program bound to them gives the same groups (CPU reference).
+#[test]
+fn narrow_decimals_aggregate_as_widened() {
+    let dir = std::env::temp_dir().join(format!("warpread-narrow-{}", std::process::id()));
+    let opts = warpread::datagen::tpch::GenOptions {
+        rows_per_group: 20_000,
+        ..warpread::datagen::tpch::GenOptions::new(
+            warpread::datagen::tpch::GenFormat::Parquet,
+            warpread::datagen::tpch::GenCompression::Gzip,
+        )
+    };
+    warpread::datagen::tpch::generate(0.01, &opts, &dir, &["lineitem".to_string()]).unwrap();
+    let file = warpread::parquet::ParquetFile::open(dir.join("lineitem.parquet")).unwrap();
+    let cols = [
+        "l_returnflag",
+        "l_quantity",
+        "l_extendedprice",
+        "l_discount",
+        "l_tax",
+    ];
+    let wide = warpread::orc::ReadOptions {
+        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
+        batch_size: 1 << 24,
+        ..Default::default()
+    };
+    let narrow = warpread::orc::ReadOptions {
+        narrow_decimals: true,
+        ..wide.clone()
+    };
+    let cpu = CpuBackend::new();
+    let (w, n) = (
+        file.read(&wide, &cpu).unwrap(),
+        file.read(&narrow, &cpu).unwrap(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let schema = file.projected_schema(&narrow).unwrap();
+    assert_eq!(schema.field(1).data_type(), &DataType::Decimal64(15, 2));
+    assert_eq!(n[0].schema(), schema);
+    assert_eq!(w.len(), n.len());
+    for (a, b) in w.iter().zip(&n) {
+        for c in 1..cols.len() {
+            let cast = arrow::compute::cast(b.column(c), a.column(c).data_type()).unwrap();
+            assert_eq!(&cast, a.column(c), "{}", cols[c]);
+        }
+    }
+    // By l_returnflag where l_quantity < 24: sum(l_extendedprice * (1 -
+    // l_discount)), avg(l_tax), count(*).
+    let dec = |name: &str, s| Field::new(name, DataType::Decimal128(38, s), true);
+    let p = AggProgram {
+        inputs: vec![
+            input(0, Load::Bytes),
+            input(1, Load::Decimal128),
+            input(2, Load::Decimal128),
+            input(3, Load::Decimal128),
+            input(4, Load::Decimal128),
+        ],
+        filter: Some(Expr::Cmp {
+            op: CmpOp::Lt,
+            l: b(Expr::Input(1)),
+            r: b(Expr::Int(2400)),
+        }),
+        keys: vec![0],
+        aggs: vec![
+            Agg {
+                func: AggFn::Sum { bits: 128 },
+                arg: Expr::Arith {
+                    op: ArithOp::Mul,
+                    bits: 128,
+                    l: b(Expr::Input(2)),
+                    r: b(Expr::Arith {
+                        op: ArithOp::Sub,
+                        bits: 128,
+                        l: b(Expr::Int(100)),
+                        r: b(Expr::Input(3)),
+                    }),
+                },
+            },
+            Agg {
+                func: AggFn::Avg,
+                arg: Expr::Input(4),
+            },
+            Agg {
+                func: AggFn::Count,
+                arg: Expr::Int(1),
+            },
+        ],
+        schema: Arc::new(Schema::new(vec![
+            schema.field(0).as_ref().clone(),
+            dec("sum_disc_price", 4),
+            Field::new("avg_n", DataType::UInt64, true),
+            dec("avg_tax", 2),
+            Field::new("count", DataType::Int64, true),
+        ])),
+    };
+    let run = |batches: &[RecordBatch]| {
+        let mut g = warpread::query::Groups::new(&p);
+        for b in batches {
+            g.merge(&eval::aggregate(&p, b).unwrap());
+        }
+        rows(&g.to_batch(&p).unwrap())
+    };
+    let want = run(&w);
+    assert!(want.len() >= 2, "{want:?}");
+    assert_eq!(run(&n), want);
 }

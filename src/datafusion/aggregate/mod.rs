@@ -166,7 +166,8 @@ fn on_device_keys_too_wide(
     else {
         return false;
     };
-    let Ok(opened) = warp.format().open(&path) else {
+    let Ok(opened) = super::file_cache::open(warp.format().as_ref(), &path, &file.object_meta)
+    else {
         return false;
     };
     int_keys.iter().any(|name| {

@@ -129,8 +129,10 @@ impl LeafInfo {
         self.max_def == 0
             && self.max_rep == 0
             && match dt {
-                DataType::Int32 | DataType::Date32 => p == PhysicalType::INT32,
-                DataType::Int64 => p == PhysicalType::INT64,
+                DataType::Int32 | DataType::Date32 | DataType::Decimal32(..) => {
+                    p == PhysicalType::INT32
+                }
+                DataType::Int64 | DataType::Decimal64(..) => p == PhysicalType::INT64,
                 DataType::Float32 => p == PhysicalType::FLOAT,
                 DataType::Float64 => p == PhysicalType::DOUBLE,
                 // Widened by the gather (checked where it is decided).
