@@ -95,6 +95,8 @@ pub struct WarpOpener {
     pub probe_first: bool,
     /// Values read on the device only ([`ScanRequest::device_values`]).
     pub device_values: bool,
+    /// See [`ScanRequest::narrow_decimals`].
+    pub narrow_decimals: bool,
 }
 
 fn external(e: Error) -> DataFusionError {
@@ -151,6 +153,7 @@ impl FileOpener for WarpOpener {
                 .map(|r| r.start.max(0) as u64..r.end.max(0) as u64),
             batch_size: self.batch_size,
             device_values: self.device_values,
+            narrow_decimals: self.narrow_decimals,
         };
         Ok(Box::pin(async move {
             let req = request;

@@ -102,6 +102,18 @@ impl WarpSource {
         self
     }
 
+    /// Whether the projection hands on the columns read, in read order, one
+    /// column reference each (no expressions, partition columns, repeats).
+    fn reads_as_projected(&self) -> bool {
+        let p = &self.projection;
+        p.source.iter().count() == p.file_indices.len()
+            && p.source.iter().zip(&p.file_indices).all(|(e, &i)| {
+                e.expr
+                    .downcast_ref::<datafusion::physical_expr::expressions::Column>()
+                    .is_some_and(|c| c.index() == i)
+            })
+    }
+
     /// The file format.
     pub(crate) fn format(&self) -> &Arc<dyn WarpFormat> {
         &self.format
@@ -148,7 +160,15 @@ impl FileSource for WarpSource {
             metrics: ScanMetrics::new(&self.metrics, partition),
             probe_first: self.probe_first,
             device_values: self.device_values,
+            narrow_decimals: self.device_values && self.reads_as_projected(),
         });
+        // The projection would rebuild each batch with the table's types:
+        // a scan whose batches reach only an aggregate program skips it
+        // when it hands on the read columns as they are, keeping decimals
+        // at their stored width.
+        if opener.narrow_decimals {
+            return Ok(opener);
+        }
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
 
