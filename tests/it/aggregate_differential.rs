@@ -409,9 +409,9 @@ fn narrow_decimals_aggregate_as_widened() {
     assert_eq!(n[0].schema(), schema);
     assert_eq!(w.len(), n.len());
     for (a, b) in w.iter().zip(&n) {
-        for c in 1..cols.len() {
+        for (c, name) in cols.iter().enumerate().skip(1) {
             let cast = arrow::compute::cast(b.column(c), a.column(c).data_type()).unwrap();
-            assert_eq!(&cast, a.column(c), "{}", cols[c]);
+            assert_eq!(&cast, a.column(c), "{name}");
         }
     }
     // By l_returnflag where l_quantity < 24: sum(l_extendedprice * (1 -
