@@ -1021,9 +1021,9 @@ impl Backend for CudaBackend {
     fn aggregate_on_device(
         &self,
         program: &crate::query::AggProgram,
-        batch: &arrow::record_batch::RecordBatch,
+        batches: &[arrow::record_batch::RecordBatch],
     ) -> Result<Option<crate::query::Groups>> {
-        self.aggregate_with_device(program, batch)
+        self.aggregate_with_device(program, batches)
     }
 
     fn retain_decoded(&self, on: bool) {
@@ -1042,7 +1042,7 @@ impl Backend for CudaBackend {
         program: &crate::query::AggProgram,
         batch: &arrow::record_batch::RecordBatch,
     ) -> Result<crate::query::Groups> {
-        match self.aggregate_with_device(program, batch)? {
+        match self.aggregate_with_device(program, std::slice::from_ref(batch))? {
             Some(groups) => Ok(groups),
             None => crate::query::eval::aggregate(program, batch),
         }

@@ -165,15 +165,16 @@ pub trait Backend: Send + Sync {
     ) -> Result<crate::query::Groups> {
         crate::query::eval::aggregate(program, batch)
     }
-    /// [`aggregate`](Self::aggregate) on the backend's device only: `None`
-    /// when the device cannot take this batch (or there is none), so the
-    /// caller may prefer another plan over the CPU reference.
+    /// [`aggregate`](Self::aggregate) of `batches` together on the
+    /// backend's device only (one launch where it can: each has fixed
+    /// costs): `None` when the device cannot take one of them (or there is
+    /// none), so the caller may prefer another plan over the CPU reference.
     fn aggregate_on_device(
         &self,
         program: &crate::query::AggProgram,
-        batch: &arrow::record_batch::RecordBatch,
+        batches: &[arrow::record_batch::RecordBatch],
     ) -> Result<Option<crate::query::Groups>> {
-        let _ = (program, batch);
+        let _ = (program, batches);
         Ok(None)
     }
     /// Whether [`aggregate`](Self::aggregate) runs on a device of the

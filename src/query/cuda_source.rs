@@ -241,11 +241,13 @@ fn expr(program: &AggProgram, e: &Expr) -> (String, Kind) {
     }
 }
 
-/// The kernel's source. Arguments: `P`, device addresses of the inputs
-/// (index = input; unused inputs 0) followed by the value length of each
-/// bytes key in key order; `n` rows; `out`, per block [`GROUPS`] slots of
-/// `2 + 2 * aggs` words (key, rows, then each aggregate's 128-bit sum, low
-/// word first); `status`, one word per block.
+/// The kernel's source. It reads `nseg` segments (record batches) as one
+/// row space of `n` rows. Arguments: `P`, for each segment the device
+/// addresses of its inputs (index = input; unused inputs 0), then the value
+/// length of each bytes key in key order (the same in every segment), then
+/// the first row of each segment and `n`; `nseg`; `n`; `out`, per block
+/// [`GROUPS`] slots of `2 + 2 * aggs` words (key, rows, then each
+/// aggregate's 128-bit sum, low word first); `status`, one word per block.
 pub fn source(program: &AggProgram) -> String {
     let aggs = program.aggs.len();
     let ninputs = program.inputs.len();
@@ -253,7 +255,7 @@ pub fn source(program: &AggProgram) -> String {
     let _ = writeln!(s, "#define GROUPS {GROUPS}\n#define AGGS {}", aggs.max(1));
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {ENTRY}(\n  const unsigned long long* __restrict__ P, unsigned long long n,\n  unsigned long long* __restrict__ out, unsigned int* __restrict__ status) {{"
+        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {ENTRY}(\n  const unsigned long long* __restrict__ P, unsigned long long nseg, unsigned long long n,\n  unsigned long long* __restrict__ out, unsigned int* __restrict__ status) {{"
     );
     s.push_str(
         "  __shared__ unsigned long long skey[GROUPS];\n  __shared__ unsigned long long srows[GROUPS];\n  __shared__ unsigned long long ssum[GROUPS * AGGS * 2];\n  __shared__ unsigned int sflag;\n",
@@ -263,27 +265,38 @@ pub fn source(program: &AggProgram) -> String {
         "  for (int i = threadIdx.x; i < GROUPS * AGGS * 2; i += blockDim.x) ssum[i] = 0ull;\n",
     );
     s.push_str("  if (threadIdx.x == 0) sflag = 0u;\n  __syncthreads();\n");
-    for i in 0..ninputs {
-        let _ = writeln!(
-            s,
-            "  const unsigned char* __restrict__ in{i} = (const unsigned char*)P[{i}];"
-        );
-    }
+    let _ = writeln!(
+        s,
+        "  const unsigned long long* __restrict__ K = P + nseg * {ninputs}ull;"
+    );
     let mut bytes_keys = 0;
     for &k in &program.keys {
         if program.inputs[k].load == Load::Bytes {
             let _ = writeln!(
                 s,
-                "  const unsigned long long len{bytes_keys} = P[{}];",
-                ninputs + bytes_keys
+                "  const unsigned long long len{bytes_keys} = K[{bytes_keys}];"
             );
             bytes_keys += 1;
         }
     }
+    let _ = writeln!(
+        s,
+        "  const unsigned long long* __restrict__ O = K + {bytes_keys};"
+    );
     s.push_str("  const unsigned lane = threadIdx.x & 31u;\n");
     s.push_str("  const unsigned long long step = ((unsigned long long)gridDim.x * blockDim.x);\n");
+    // A lane's rows only grow, so its segment only moves forward.
+    s.push_str("  unsigned long long seg = 0ull;\n");
     s.push_str("  for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < n; base += step) {\n");
-    s.push_str("    const unsigned long long row = base + lane;\n    bool act = row < n;\n    unsigned ovf = 0u;\n");
+    s.push_str("    const unsigned long long grow = base + lane;\n    bool act = grow < n;\n    unsigned ovf = 0u;\n");
+    s.push_str("    if (act) while (seg + 1ull < nseg && O[seg + 1ull] <= grow) seg++;\n");
+    s.push_str("    const unsigned long long row = act ? grow - O[seg] : 0ull;\n");
+    for i in 0..ninputs {
+        let _ = writeln!(
+            s,
+            "    const unsigned char* __restrict__ in{i} = (const unsigned char*)P[seg * {ninputs}ull + {i}ull];"
+        );
+    }
     if let Some(f) = &program.filter {
         let (c, k) = expr(program, f);
         let c = if k == Kind::Bool {
@@ -439,7 +452,7 @@ mod tests {
             "in0",
             "in1",
             "in2",
-            "len0 = P[3]",
+            "len0 = K[0]",
             "w_lit(0xfffffffffffffff9ull, 0xffffffffffffffffull)",
             "w_atomic_add(&ssum[(slot * AGGS + 0) * 2], s0)",
         ] {

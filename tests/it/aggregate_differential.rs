@@ -224,6 +224,36 @@ fn aggregate_programs_match_the_cpu_reference() {
             &format!("sliced, {n} rows"),
         );
     }
+    // Several batches in one call: segments of one launch (an empty one,
+    // a sliced one, batch boundaries inside warps), and runs of different
+    // key lengths launched apart.
+    let mut batches = Vec::new();
+    for (n, flags) in [
+        (5_000, &["A", "N", "R"][..]),
+        (0, &["A", "N"][..]),
+        (33, &["A", "N"][..]),
+        (70_001, &["AB", "NO"][..]),
+        (4_099, &["AB", "NO"][..]),
+        (100_000, &["A", "R"][..]),
+    ] {
+        batches.push(batch(&mut rng, n + 7, false, flags).slice(7, n));
+    }
+    for (p, what) in [(&two_keys, "string keys"), (&no_keys, "no keys")] {
+        let mut want = warpread::query::Groups::new(p);
+        for b in &batches {
+            want.merge(&eval::aggregate(p, b).unwrap());
+        }
+        let got = cuda
+            .aggregate_on_device(p, &batches)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{what}: the device refused the batches"));
+        assert_eq!(
+            rows(&got.to_batch(p).unwrap()),
+            rows(&want.to_batch(p).unwrap()),
+            "{what}, {} batches in one call",
+            batches.len()
+        );
+    }
     let (device, host) = warpread::exec::cuda::aggregate_batches();
     assert!(device - device_before >= 18, "the device ran the programs");
     assert!(host - host_before >= 6, "the fallbacks were taken");
@@ -311,13 +341,12 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
         let got_batches = file.read(options, cuda);
         let mut got = warpread::query::Groups::new(&p);
         let mut ran = Ok(());
+        // All the read's batches in one call, as the SQL exec hands them.
         if let Ok(batches) = &got_batches {
-            for b in batches {
-                match cuda.aggregate_on_device(&p, b) {
-                    Ok(Some(g)) => got.merge(&g),
-                    Ok(None) => ran = Err(format!("{what}: the device refused a batch")),
-                    Err(e) => ran = Err(format!("{what}: {e}")),
-                }
+            match cuda.aggregate_on_device(&p, batches) {
+                Ok(Some(g)) => got.merge(&g),
+                Ok(None) => ran = Err(format!("{what}: the device refused a batch")),
+                Err(e) => ran = Err(format!("{what}: {e}")),
             }
         }
         cuda.retain_decoded(false);
@@ -354,7 +383,9 @@ fn decimal_overflow_is_refused_not_wrapped() {
     };
     assert!(eval::aggregate(&p, &b).is_err(), "the CPU reference fails");
     assert!(
-        cuda.aggregate_on_device(&p, &b).unwrap().is_none(),
+        cuda.aggregate_on_device(&p, std::slice::from_ref(&b))
+            .unwrap()
+            .is_none(),
         "the device refuses the batch"
     );
     // Within range the same shape runs.

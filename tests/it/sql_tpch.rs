@@ -472,13 +472,20 @@ impl warpread::exec::Backend for TwoScans {
     fn aggregate_on_device(
         &self,
         program: &warpread::query::AggProgram,
-        batch: &arrow::array::RecordBatch,
+        batches: &[arrow::array::RecordBatch],
     ) -> warpread::Result<Option<warpread::query::Groups>> {
         if !self.aggregates {
             return Ok(None);
         }
-        let g = warpread::query::eval::aggregate(program, batch)?;
-        Ok((g.len() <= 64).then_some(g))
+        let mut g = warpread::query::Groups::new(program);
+        for b in batches {
+            let part = warpread::query::eval::aggregate(program, b)?;
+            if part.len() > 64 {
+                return Ok(None);
+            }
+            g.merge(&part);
+        }
+        Ok(Some(g))
     }
 }
 

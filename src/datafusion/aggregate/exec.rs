@@ -24,6 +24,10 @@ use super::Fallback;
 use crate::exec::Backend;
 use crate::query::{AggProgram, Groups};
 
+/// Most batches handed to the backend together: a read group's row groups
+/// (about 36 of TPC-H lineitem's at 256 MiB per group) in one launch.
+const READY_BATCHES: usize = 64;
+
 /// Runs an [`AggProgram`] over each partition of a scan on the scan's
 /// backend; each partition emits its groups' states once its scan is done.
 pub struct ScanAggregateExec {
@@ -185,9 +189,12 @@ impl ExecutionPlan for ScanAggregateExec {
         // source's batches to the session's batch size, and a unit should
         // reach the backend as one batch (one launch over its decoded
         // columns, not one per 8192 rows).
+        // The batches at hand together (a read group's row groups arrive at
+        // once): one device launch for them rather than one each.
         let mut input = self
             .input
-            .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?;
+            .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?
+            .ready_chunks(READY_BATCHES);
         let program = Arc::clone(&self.program);
         let backend = Arc::clone(&self.backend);
         let metrics = BaselineMetrics::new(&self.metrics, partition);
@@ -198,14 +205,14 @@ impl ExecutionPlan for ScanAggregateExec {
         let run = async move {
             let _retain = retain;
             let mut groups = Groups::new(&program);
-            while let Some(batch) = input.next().await {
-                let batch = batch?;
+            while let Some(batches) = input.next().await {
+                let batches = batches.into_iter().collect::<DfResult<Vec<_>>>()?;
                 // On this worker thread, as DataFusion's own operators run:
                 // a blocking-pool thread would free the scan's buffers in a
                 // heap the reader's next group does not allocate from.
                 let timer = metrics.elapsed_compute().timer();
                 let part = if on_device {
-                    match backend.aggregate_on_device(&program, &batch)? {
+                    match backend.aggregate_on_device(&program, &batches)? {
                         Some(g) => g,
                         // Nothing emitted yet: DataFusion's plan takes the
                         // partition over from its start (usually after the
@@ -215,9 +222,13 @@ impl ExecutionPlan for ScanAggregateExec {
                         None => return Ok(None),
                     }
                 } else {
-                    backend.aggregate(&program, &batch)?
+                    let mut part = Groups::new(&program);
+                    for b in &batches {
+                        part.merge(&backend.aggregate(&program, b)?);
+                    }
+                    part
                 };
-                drop(batch);
+                drop(batches);
                 groups.merge(&part);
                 timer.done();
             }

@@ -191,36 +191,72 @@ fn unpack_key(program: &AggProgram, key_lengths: &[usize], packed: u64, out: &mu
 }
 
 impl CudaBackend {
-    /// Runs `program` over `batch` on the device; `None` when the kernel
-    /// cannot take this batch (the caller runs the CPU reference).
+    /// Runs `program` over `batches` on the device, in one launch where
+    /// their string keys share one value length (each launch has fixed
+    /// costs: a lane, two waits, the tables' download); `None` when the
+    /// kernel cannot take one of them (the caller runs other operators or
+    /// the CPU reference).
     pub(super) fn aggregate_with_device(
         &self,
         program: &AggProgram,
-        batch: &RecordBatch,
+        batches: &[RecordBatch],
     ) -> Result<Option<Groups>> {
         use std::sync::atomic::Ordering::Relaxed;
-        let n = batch.num_rows();
-        if n == 0 {
+        let batches: Vec<&RecordBatch> = batches.iter().filter(|b| b.num_rows() > 0).collect();
+        let Some(first) = batches.first() else {
             return Ok(Some(Groups::new(program)));
-        }
-        let program = &*program.bound_to(&batch.schema());
-        let placed = match cuda_source::supported(program)
-            .then(|| place(program, batch))
-            .flatten()
-        {
-            Some(p) => p,
-            None => {
-                HOST_BATCHES.fetch_add(1, Relaxed);
-                return Ok(None);
-            }
         };
+        let program = &*program.bound_to(&first.schema());
+        let placed = if cuda_source::supported(program) {
+            batches
+                .iter()
+                .map(|b| place(program, b))
+                .collect::<Option<Vec<_>>>()
+        } else {
+            None
+        };
+        let Some(placed) = placed else {
+            HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+            return Ok(None);
+        };
+        // Runs of batches whose bytes keys have the same lengths (the
+        // packed keys' layout), one launch each.
+        let mut groups = Groups::new(program);
+        let mut at = 0;
+        while at < batches.len() {
+            let len = placed[at..]
+                .iter()
+                .take_while(|p| p.key_lengths == placed[at].key_lengths)
+                .count();
+            let run = &batches[at..at + len];
+            match self.launch_program(program, run, &placed[at..at + len])? {
+                Some(g) => groups.merge(&g),
+                None => {
+                    HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+                    return Ok(None);
+                }
+            }
+            at += len;
+        }
+        DEVICE_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+        Ok(Some(groups))
+    }
+
+    /// One launch over `batches` as segments of one row space.
+    fn launch_program(
+        &self,
+        program: &AggProgram,
+        batches: &[&RecordBatch],
+        placed: &[Placed],
+    ) -> Result<Option<Groups>> {
+        let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let key_lengths = &placed[0].key_lengths;
         let _span = crate::trace::span("cuda.aggregate");
         // A kernel that does not build is a refusal, not a failed query.
         let func = match self.rt.function(kernel_source(program), ENTRY) {
             Ok(f) => f,
             Err(e) => {
                 tracing::warn!("aggregate program kernel unavailable: {e}");
-                HOST_BATCHES.fetch_add(1, Relaxed);
                 return Ok(None);
             }
         };
@@ -234,7 +270,8 @@ impl CudaBackend {
         let mut mirrors: Vec<Option<(Arc<CudaSlice<u8>>, usize)>> = Vec::new();
         let mut staged: Vec<Option<usize>> = Vec::new();
         let mut total = 0usize;
-        for b in &placed.bytes {
+        use std::sync::atomic::Ordering::Relaxed;
+        for b in placed.iter().flat_map(|p| &p.bytes) {
             let m = b.as_ref().and_then(|b| self.pool.mirror_of(b.as_slice()));
             match (b, &m) {
                 (Some(b), None) => {
@@ -259,7 +296,7 @@ impl CudaBackend {
             let host = pinned
                 .as_mut_slice()
                 .map_err(err("writing to pinned memory"))?;
-            for (b, at) in placed.bytes.iter().zip(&staged) {
+            for (b, at) in placed.iter().flat_map(|p| &p.bytes).zip(&staged) {
                 if let (Some(b), Some(at)) = (b, at) {
                     crate::exec::copy::par_copy(&mut host[*at..*at + b.len()], b.as_slice());
                 }
@@ -272,7 +309,8 @@ impl CudaBackend {
         } else {
             None
         };
-        let mut params: Vec<u64> = Vec::with_capacity(mirrors.len() + placed.key_lengths.len());
+        let mut params: Vec<u64> =
+            Vec::with_capacity(mirrors.len() + key_lengths.len() + batches.len() + 1);
         let mut guards = Vec::new();
         for (m, at) in mirrors.iter().zip(&staged) {
             match (m, at, dev_in) {
@@ -289,7 +327,13 @@ impl CudaBackend {
                 _ => params.push(0),
             }
         }
-        params.extend(placed.key_lengths.iter().map(|&l| l as u64));
+        params.extend(key_lengths.iter().map(|&l| l as u64));
+        let mut first_row = 0u64;
+        for b in batches {
+            params.push(first_row);
+            first_row += b.num_rows() as u64;
+        }
+        params.push(first_row);
         let params_dev = stream
             .clone_htod(&params)
             .map_err(err("copying input to the device"))?;
@@ -306,18 +350,24 @@ impl CudaBackend {
         let mut status = stream
             .alloc_zeros::<u32>(blocks)
             .map_err(err("allocating device memory"))?;
-        let rows = n as u64;
+        let (segments, rows) = (batches.len() as u64, n as u64);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut b = stream.launch_builder(&func);
-        b.arg(&params_dev).arg(&rows).arg(&mut out).arg(&mut status);
+        b.arg(&params_dev)
+            .arg(&segments)
+            .arg(&rows)
+            .arg(&mut out)
+            .arg(&mut status);
         // SAFETY: the arguments match the generated entry's signature; every
-        // input address holds `n` values of its load (or `n * len` bytes of
-        // a bytes key), checked in `place`, and the kernel reads rows below
-        // `n` only; `out` and `status` are sized for `blocks`.
+        // input address of a segment holds that batch's rows of its load (or
+        // `rows * len` bytes of a bytes key), checked in `place`; the
+        // segments' first rows ascend to `n`, and the kernel reads a
+        // segment's rows below the next one's first only; `out` and
+        // `status` are sized for `blocks`.
         unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
         let status = stream
             .clone_dtoh(&status)
@@ -328,7 +378,6 @@ impl CudaBackend {
         drop(guards);
         drop(lane);
         if status.iter().any(|&s| s != 0) {
-            HOST_BATCHES.fetch_add(1, Relaxed);
             return Ok(None);
         }
         let mut groups = Groups::new(program);
@@ -337,7 +386,7 @@ impl CudaBackend {
             if slot[0] == u64::MAX {
                 continue;
             }
-            unpack_key(program, &placed.key_lengths, slot[0], &mut key);
+            unpack_key(program, key_lengths, slot[0], &mut key);
             let g = groups.group(&key);
             let rows = slot[1];
             for (a, agg) in program.aggs.iter().enumerate() {
@@ -350,7 +399,6 @@ impl CudaBackend {
                 groups.add(g, a, rows, sum);
             }
         }
-        DEVICE_BATCHES.fetch_add(1, Relaxed);
         Ok(Some(groups))
     }
 }
