@@ -8,7 +8,10 @@
 //! `__match_any_sync` and sum their values through shuffles, so only one
 //! lane per distinct key and step touches the block's table in shared
 //! memory ([`GROUPS`] slots, 128-bit sums added with a carry). Each block
-//! writes its table out; the host merges the blocks' tables.
+//! writes its table out; the host merges the blocks' tables. One launch
+//! reads several record batches as segments of one row space (each
+//! segment's inputs at their own addresses): a launch has fixed costs
+//! that a batch per row group multiplied.
 //!
 //! The kernel reads columns without nulls only, and keys that pack into
 //! [`KEY_BITS`] bits (the host checks both per batch and otherwise runs the
