@@ -10,6 +10,7 @@ use std::sync::Arc;
 use arrow::datatypes::{Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
 use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
@@ -130,7 +131,17 @@ impl FileFormat for WarpFileFormat {
         object: &ObjectMeta,
     ) -> DfResult<Statistics> {
         // Row counts, bounds and sizes steer join order and join modes.
-        Ok(self.open(object).await?.statistics(&table_schema)?)
+        let mut stats = self.open(object).await?.statistics(&table_schema)?;
+        // Formats without per-column sizes still size joins by the file.
+        if stats.total_byte_size == Precision::Absent
+            && stats
+                .column_statistics
+                .iter()
+                .all(|c| c.byte_size == Precision::Absent)
+        {
+            stats.total_byte_size = Precision::Inexact(object.size as usize);
+        }
+        Ok(stats)
     }
 
     async fn create_physical_plan(

@@ -97,6 +97,49 @@ pub struct WarpOpener {
     pub device_values: bool,
     /// See [`ScanRequest::narrow_decimals`].
     pub narrow_decimals: bool,
+    /// The table's types of the columns read, checked against every batch
+    /// when no projection above the opener rebuilds batches with them (a
+    /// file whose types differ from the table's would otherwise reach the
+    /// consumer as it is); decimals narrowed at the table's precision and
+    /// scale pass.
+    pub expected_types: Option<Vec<arrow::datatypes::DataType>>,
+}
+
+/// Whether a batch column of type `got` reads as the table's `want`: equal,
+/// or a decimal at its stored width with the same precision and scale.
+fn reads_as(got: &arrow::datatypes::DataType, want: &arrow::datatypes::DataType) -> bool {
+    use arrow::datatypes::DataType::{Decimal32, Decimal64, Decimal128};
+    got == want
+        || matches!((want, got), (Decimal128(p, s), Decimal64(q, t) | Decimal32(q, t)) if p == q && s == t)
+}
+
+/// Errs naming the file and column unless every column of `batch` reads as
+/// its entry of `expected`.
+fn check_types(
+    batch: &arrow::array::RecordBatch,
+    expected: &[arrow::datatypes::DataType],
+    path: &std::path::Path,
+) -> DfResult<()> {
+    let schema = batch.schema();
+    for (i, (field, want)) in schema.fields().iter().zip(expected).enumerate() {
+        if !reads_as(field.data_type(), want) {
+            return Err(external(Error::Unsupported(format!(
+                "{}: column {} ({i}) is {} in this file, the table declares {want}",
+                path.display(),
+                field.name(),
+                field.data_type()
+            ))));
+        }
+    }
+    if schema.fields().len() != expected.len() {
+        return Err(external(Error::Unsupported(format!(
+            "{}: {} columns read, the table's projection has {}",
+            path.display(),
+            schema.fields().len(),
+            expected.len()
+        ))));
+    }
+    Ok(())
 }
 
 fn external(e: Error) -> DataFusionError {
@@ -144,6 +187,8 @@ impl FileOpener for WarpOpener {
         let limit = self.limit;
         let probe_first = self.probe_first;
         let meta = file.object_meta.clone();
+        let expected = self.expected_types.clone();
+        let shown = path.clone();
         let request = ScanRequest {
             columns: self.columns.clone(),
             predicates: self.predicates.clone(),
@@ -197,6 +242,8 @@ impl FileOpener for WarpOpener {
                 let stats = stats.clone();
                 let metrics = metrics.clone();
                 let units_in_group = group.len();
+                let expected = expected.clone();
+                let shown = shown.clone();
                 async move {
                     let (batches, s) = tokio::task::spawn_blocking(move || {
                         opened.read(&group, &request, backend.as_ref())
@@ -221,6 +268,11 @@ impl FileOpener for WarpOpener {
                     metrics.row_groups_pruned.add(s.row_groups_pruned as usize);
                     if let Some(sink) = &stats {
                         sink.add(&s);
+                    }
+                    if let Some(expected) = &expected {
+                        for b in &batches {
+                            check_types(b, expected, &shown)?;
+                        }
                     }
                     Ok::<_, DataFusionError>(futures::stream::iter(
                         batches.into_iter().map(Ok::<_, DataFusionError>),
@@ -272,5 +324,30 @@ mod tests {
         // Units that may give fewer rows than they hold are all kept.
         let g = groups(small, Some(1500), false);
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![1; 5]);
+    }
+
+    #[test]
+    fn batches_must_read_as_the_table_declares() {
+        use arrow::array::{ArrayRef, Decimal64Array, Int32Array, RecordBatch};
+        use arrow::datatypes::DataType;
+        let dec = |p, s| -> ArrayRef {
+            Arc::new(
+                Decimal64Array::from(vec![1i64, 2])
+                    .with_precision_and_scale(p, s)
+                    .unwrap(),
+            )
+        };
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+        let batch = |a: ArrayRef| RecordBatch::try_from_iter([("c", a)]).unwrap();
+        let path = std::path::Path::new("t.parquet");
+        let want = [DataType::Decimal128(15, 2)];
+        // Stored width, same precision and scale: the narrowed read.
+        assert!(check_types(&batch(dec(15, 2)), &want, path).is_ok());
+        // Another scale would aggregate 100 times off: an error naming it.
+        let e = check_types(&batch(dec(15, 4)), &want, path).unwrap_err();
+        assert!(e.to_string().contains("t.parquet: column c"), "{e}");
+        assert!(check_types(&batch(ints.clone()), &want, path).is_err());
+        assert!(check_types(&batch(ints), &[DataType::Int32], path).is_ok());
+        assert!(check_types(&batch(dec(15, 2)), &[], path).is_err());
     }
 }

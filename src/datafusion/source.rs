@@ -149,7 +149,7 @@ impl FileSource for WarpSource {
             .as_ref()
             .map(|f| predicate::translate(f, file_schema))
             .unwrap_or_default();
-        let opener = Arc::new(WarpOpener {
+        let mut opener = WarpOpener {
             format: Arc::clone(&self.format),
             backend: self.backend.clone().unwrap_or_else(default_backend),
             columns,
@@ -161,15 +161,24 @@ impl FileSource for WarpSource {
             probe_first: self.probe_first,
             device_values: self.device_values,
             narrow_decimals: self.device_values && self.reads_as_projected(),
-        });
+            expected_types: None,
+        };
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
         // when it hands on the read columns as they are, keeping decimals
-        // at their stored width.
+        // at their stored width, and checks each batch's types against the
+        // table's instead.
         if opener.narrow_decimals {
-            return Ok(opener);
+            let expected = self
+                .projection
+                .file_indices
+                .iter()
+                .map(|&i| file_schema.field(i).data_type().clone())
+                .collect();
+            opener.expected_types = Some(expected);
+            return Ok(Arc::new(opener));
         }
-        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+        ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), file_schema)
     }
 
     fn repartitioned(

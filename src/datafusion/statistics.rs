@@ -55,7 +55,7 @@ pub fn orc(file: &OrcFile, table_schema: &Schema) -> Statistics {
         })
         .collect();
     Statistics {
-        num_rows: Precision::Exact(rows as usize),
+        num_rows: usize::try_from(rows).map_or(Precision::Absent, Precision::Exact),
         total_byte_size: Precision::Absent,
         column_statistics: columns,
     }
@@ -80,15 +80,18 @@ fn orc_column(
         out.min_value = Precision::Inexact(min);
         out.max_value = Precision::Inexact(max);
     }
+    // Footer numbers, hostile ones included: no size rather than a wrap.
+    let rows = usize::try_from(rows).ok();
     out.byte_size = match (table_type.primitive_width(), &s.string_statistics) {
-        (Some(w), _) => Precision::Exact(w * rows as usize),
+        (Some(w), _) => rows
+            .and_then(|r| r.checked_mul(w))
+            .map_or(Precision::Absent, Precision::Exact),
         // Arrow strings: the values plus one offset a row.
         (None, Some(st)) if col.kind != Kind::Char => st
             .sum
             .and_then(|b| usize::try_from(b).ok())
-            .map_or(Precision::Absent, |b| {
-                Precision::Inexact(b + 4 * rows as usize)
-            }),
+            .and_then(|b| b.checked_add(rows?.checked_mul(4)?))
+            .map_or(Precision::Absent, Precision::Inexact),
         _ => Precision::Absent,
     };
     out

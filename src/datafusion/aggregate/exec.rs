@@ -18,7 +18,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties, SendableRecordBatchStream,
 };
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use super::Fallback;
 use crate::exec::Backend;
@@ -189,12 +189,9 @@ impl ExecutionPlan for ScanAggregateExec {
         // source's batches to the session's batch size, and a unit should
         // reach the backend as one batch (one launch over its decoded
         // columns, not one per 8192 rows).
-        // The batches at hand together (a read group's row groups arrive at
-        // once): one device launch for them rather than one each.
         let mut input = self
             .input
-            .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?
-            .ready_chunks(READY_BATCHES);
+            .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?;
         let program = Arc::clone(&self.program);
         let backend = Arc::clone(&self.backend);
         let metrics = BaselineMetrics::new(&self.metrics, partition);
@@ -205,8 +202,29 @@ impl ExecutionPlan for ScanAggregateExec {
         let run = async move {
             let _retain = retain;
             let mut groups = Groups::new(&program);
-            while let Some(batches) = input.next().await {
-                let batches = batches.into_iter().collect::<DfResult<Vec<_>>>()?;
+            let mut first = true;
+            let mut ended = false;
+            while !ended {
+                let Some(batch) = input.next().await else {
+                    break;
+                };
+                let mut batches = vec![batch?];
+                // The batches at hand go together (a read group's row
+                // groups arrive at once): one device launch for them rather
+                // than one each. Not the first: the probe is judged before
+                // the stream is polled again, which would start the scan's
+                // read-ahead that a refusal wastes.
+                while !first && batches.len() < READY_BATCHES {
+                    match input.next().now_or_never() {
+                        Some(Some(b)) => batches.push(b?),
+                        Some(None) => {
+                            ended = true;
+                            break;
+                        }
+                        None => break,
+                    }
+                }
+                first = false;
                 // On this worker thread, as DataFusion's own operators run:
                 // a blocking-pool thread would free the scan's buffers in a
                 // heap the reader's next group does not allocate from.

@@ -191,11 +191,11 @@ fn unpack_key(program: &AggProgram, key_lengths: &[usize], packed: u64, out: &mu
 }
 
 impl CudaBackend {
-    /// Runs `program` over `batches` on the device, in one launch where
-    /// their string keys share one value length (each launch has fixed
-    /// costs: a lane, two waits, the tables' download); `None` when the
-    /// kernel cannot take one of them (the caller runs other operators or
-    /// the CPU reference).
+    /// Runs `program` over `batches` on the device, in one launch per run of
+    /// batches that bind it alike and whose string keys share one value
+    /// length (each launch has fixed costs: a lane, two waits, the tables'
+    /// download); `None` when the kernel cannot take one of them (the
+    /// caller runs other operators or the CPU reference).
     pub(super) fn aggregate_with_device(
         &self,
         program: &AggProgram,
@@ -203,14 +203,20 @@ impl CudaBackend {
     ) -> Result<Option<Groups>> {
         use std::sync::atomic::Ordering::Relaxed;
         let batches: Vec<&RecordBatch> = batches.iter().filter(|b| b.num_rows() > 0).collect();
-        let Some(first) = batches.first() else {
+        if batches.is_empty() {
             return Ok(Some(Groups::new(program)));
-        };
-        let program = &*program.bound_to(&first.schema());
-        let placed = if cuda_source::supported(program) {
+        }
+        // Each batch binds the program (files of one table may store a
+        // decimal at different widths) and is placed for it.
+        let bound: Vec<_> = batches
+            .iter()
+            .map(|b| program.bound_to(&b.schema()))
+            .collect();
+        let placed = if bound.iter().all(|p| cuda_source::supported(p)) {
             batches
                 .iter()
-                .map(|b| place(program, b))
+                .zip(&bound)
+                .map(|(b, p)| place(p, b))
                 .collect::<Option<Vec<_>>>()
         } else {
             None
@@ -219,17 +225,19 @@ impl CudaBackend {
             HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
             return Ok(None);
         };
-        // Runs of batches whose bytes keys have the same lengths (the
-        // packed keys' layout), one launch each.
+        // Runs of batches with the same loads and bytes keys of the same
+        // lengths (the kernel's text and the packed keys' layout), one
+        // launch each.
         let mut groups = Groups::new(program);
         let mut at = 0;
         while at < batches.len() {
-            let len = placed[at..]
-                .iter()
-                .take_while(|p| p.key_lengths == placed[at].key_lengths)
-                .count();
+            let alike = |k: &usize| {
+                placed[*k].key_lengths == placed[at].key_lengths
+                    && bound[*k].inputs == bound[at].inputs
+            };
+            let len = (at..batches.len()).take_while(alike).count();
             let run = &batches[at..at + len];
-            match self.launch_program(program, run, &placed[at..at + len])? {
+            match self.launch_program(&bound[at], run, &placed[at..at + len])? {
                 Some(g) => groups.merge(&g),
                 None => {
                     HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
