@@ -138,12 +138,13 @@ impl FileSource for WarpSource {
         partition: usize,
     ) -> DfResult<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
-        let columns = self
+        let read: Vec<_> = self
             .projection
             .file_indices
             .iter()
-            .map(|&i| file_schema.field(i).name().clone())
+            .map(|&i| file_schema.field(i))
             .collect();
+        let columns = read.iter().map(|f| f.name().clone()).collect();
         let predicates = self
             .filter
             .as_ref()
@@ -169,13 +170,7 @@ impl FileSource for WarpSource {
         // at their stored width, and checks each batch's types against the
         // table's instead.
         if opener.narrow_decimals {
-            let expected = self
-                .projection
-                .file_indices
-                .iter()
-                .map(|&i| file_schema.field(i).data_type().clone())
-                .collect();
-            opener.expected_types = Some(expected);
+            opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
             return Ok(Arc::new(opener));
         }
         ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), file_schema)

@@ -10,6 +10,8 @@ use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Int8Array, Int64Array
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use warpread::exec::{Backend, CpuBackend};
+use warpread::orc::ReadOptions;
+use warpread::parquet::ParquetFile;
 use warpread::query::{Agg, AggFn, AggProgram, ArithOp, CmpOp, Expr, Input, Load, eval};
 
 use crate::common::{Rng, cuda};
@@ -259,22 +261,36 @@ fn aggregate_programs_match_the_cpu_reference() {
     assert!(host - host_before >= 6, "the fallbacks were taken");
 }
 
+/// TPC-H lineitem at `scale` as GZIP Parquet with row groups of `rows`,
+/// generated into a temporary folder named by `tag` (removed by the caller).
+fn lineitem(tag: &str, scale: f64, rows: usize) -> (std::path::PathBuf, ParquetFile) {
+    use warpread::datagen::tpch::{self, GenCompression, GenFormat, GenOptions};
+    let dir = std::env::temp_dir().join(format!("warpread-{tag}-{}", std::process::id()));
+    let opts = GenOptions {
+        rows_per_group: rows,
+        ..GenOptions::new(GenFormat::Parquet, GenCompression::Gzip)
+    };
+    tpch::generate(scale, &opts, &dir, &["lineitem".to_string()]).unwrap();
+    let file = ParquetFile::open(dir.join("lineitem.parquet")).unwrap();
+    (dir, file)
+}
+
+/// A read of `cols` with each row group one batch, as aggregate scans read.
+fn whole_groups(cols: &[&str]) -> ReadOptions {
+    ReadOptions {
+        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
+        batch_size: 1 << 24,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
     let Some(cuda) = cuda("aggregates_over_decoded_lineitem_read_on_each_backend_match") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("warpread-agg-{}", std::process::id()));
-    let opts = warpread::datagen::tpch::GenOptions {
-        rows_per_group: 50_000,
-        ..warpread::datagen::tpch::GenOptions::new(
-            warpread::datagen::tpch::GenFormat::Parquet,
-            warpread::datagen::tpch::GenCompression::Gzip,
-        )
-    };
-    warpread::datagen::tpch::generate(0.05, &opts, &dir, &["lineitem".to_string()]).unwrap();
-    let file = warpread::parquet::ParquetFile::open(dir.join("lineitem.parquet")).unwrap();
-    let cols = [
+    let (dir, file) = lineitem("agg", 0.05, 50_000);
+    let options = whole_groups(&[
         "l_returnflag",
         "l_linestatus",
         "l_quantity",
@@ -283,12 +299,7 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
         "l_shipdate",
         "l_linenumber",
         "l_orderkey",
-    ];
-    let options = warpread::orc::ReadOptions {
-        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
-        batch_size: 1 << 24,
-        ..Default::default()
-    };
+    ]);
     let schema = file.projected_schema(&options).unwrap();
     let load = |c: usize| match schema.field(c).data_type() {
         DataType::Utf8 | DataType::LargeUtf8 => Load::Bytes,
@@ -317,16 +328,16 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
     // As the SQL provider reads for an aggregate: without column sets, and
     // then with the values of the gathered chunks left on the device alone
     // (their host bytes unwritten: a wrong input would show here).
-    let plain = warpread::orc::ReadOptions {
+    let plain = ReadOptions {
         column_sets: warpread::exec::column_sets::Split::NONE,
         ..options.clone()
     };
-    let device_only = warpread::orc::ReadOptions {
+    let device_only = ReadOptions {
         device_values: true,
         ..plain.clone()
     };
     // And as it does: decimals at their stored width as well.
-    let narrow = warpread::orc::ReadOptions {
+    let narrow = ReadOptions {
         narrow_decimals: true,
         ..device_only.clone()
     };
@@ -403,16 +414,7 @@ fn decimal_overflow_is_refused_not_wrapped() {
 /// and a program bound to them gives the same groups (CPU reference).
 #[test]
 fn narrow_decimals_aggregate_as_widened() {
-    let dir = std::env::temp_dir().join(format!("warpread-narrow-{}", std::process::id()));
-    let opts = warpread::datagen::tpch::GenOptions {
-        rows_per_group: 20_000,
-        ..warpread::datagen::tpch::GenOptions::new(
-            warpread::datagen::tpch::GenFormat::Parquet,
-            warpread::datagen::tpch::GenCompression::Gzip,
-        )
-    };
-    warpread::datagen::tpch::generate(0.01, &opts, &dir, &["lineitem".to_string()]).unwrap();
-    let file = warpread::parquet::ParquetFile::open(dir.join("lineitem.parquet")).unwrap();
+    let (dir, file) = lineitem("narrow", 0.01, 20_000);
     let cols = [
         "l_returnflag",
         "l_quantity",
@@ -420,12 +422,8 @@ fn narrow_decimals_aggregate_as_widened() {
         "l_discount",
         "l_tax",
     ];
-    let wide = warpread::orc::ReadOptions {
-        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
-        batch_size: 1 << 24,
-        ..Default::default()
-    };
-    let narrow = warpread::orc::ReadOptions {
+    let wide = whole_groups(&cols);
+    let narrow = ReadOptions {
         narrow_decimals: true,
         ..wide.clone()
     };

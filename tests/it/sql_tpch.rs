@@ -80,6 +80,11 @@ fn plan_text(batches: &[arrow::array::RecordBatch]) -> String {
     sorted_rows(batches).concat().join("\n")
 }
 
+/// The text of `explain` (an `EXPLAIN [ANALYZE] ...` statement) on `ctx`.
+async fn plan_of(ctx: &SessionContext, explain: &str) -> String {
+    plan_text(&run_sql(ctx, explain).await.unwrap()[0].batches)
+}
+
 async fn tpch_22_match(warp: &SessionContext, df: &SessionContext) {
     let mut failures = Vec::new();
     for (i, sql) in TPCH.iter().enumerate() {
@@ -668,7 +673,7 @@ fn scan_aggregates_take_q1_and_q6_and_leave_what_they_cannot_express() {
         let (_, warp_pq, _) = sessions().await;
         let explain = |q: &'static str| {
             let s = &warp_pq;
-            async move { plan_text(&run_sql(s, &format!("EXPLAIN {q}")).await.unwrap()[0].batches) }
+            async move { plan_of(s, &format!("EXPLAIN {q}")).await }
         };
         for q in [TPCH[0], TPCH[5]] {
             let text = explain(q).await;
@@ -692,12 +697,7 @@ fn scan_aggregates_take_q1_and_q6_and_leave_what_they_cannot_express() {
         register_tpch_with(&plain, parquet, "parquet", ParquetReader::Warpread)
             .await
             .unwrap();
-        let text = plan_text(
-            &run_sql(&plain, &format!("EXPLAIN {}", TPCH[0]))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text = plan_of(&plain, &format!("EXPLAIN {}", TPCH[0])).await;
         assert!(!text.contains("ScanAggregateExec"), "{text}");
     });
 }
@@ -719,18 +719,12 @@ fn device_aggregates_and_their_restarts_match_datafusion() {
         let (_, _, df) = sessions().await;
         // Q18 groups by order key, whose row groups span more values than
         // the device's table: the planner leaves it to DataFusion.
-        let text = plan_text(
-            &run_sql(&warp, &format!("EXPLAIN {}", TPCH[17]))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text = plan_of(&warp, &format!("EXPLAIN {}", TPCH[17])).await;
         assert!(!text.contains("ScanAggregateExec"), "{text}");
         // Line numbers span 1..=7 in every row group: the device takes it.
         let by_line = "SELECT l_linenumber, sum(l_extendedprice) AS p, avg(l_discount) AS d \
                        FROM lineitem GROUP BY l_linenumber";
-        let text =
-            plan_text(&run_sql(&warp, &format!("EXPLAIN {by_line}")).await.unwrap()[0].batches);
+        let text = plan_of(&warp, &format!("EXPLAIN {by_line}")).await;
         assert!(text.contains("ScanAggregateExec"), "{text}");
         let a = run_sql(&warp, by_line).await.unwrap();
         let b = run_sql(&df, by_line).await.unwrap();
@@ -739,31 +733,16 @@ fn device_aggregates_and_their_restarts_match_datafusion() {
         // refused and restarts, with DataFusion's results.
         let by_comment = "SELECT l_comment, sum(l_quantity) AS q, count(*) AS n \
                           FROM lineitem WHERE l_quantity > 10 GROUP BY l_comment";
-        let text = plan_text(
-            &run_sql(&warp, &format!("EXPLAIN ANALYZE {by_comment}"))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text = plan_of(&warp, &format!("EXPLAIN ANALYZE {by_comment}")).await;
         assert!(text.contains("restarted_partitions=4"), "{text}");
         let a = run_sql(&warp, by_comment).await.unwrap();
         let b = run_sql(&df, by_comment).await.unwrap();
         compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
-        let text = plan_text(
-            &run_sql(&warp, &format!("EXPLAIN ANALYZE {}", TPCH[0]))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text = plan_of(&warp, &format!("EXPLAIN ANALYZE {}", TPCH[0])).await;
         assert!(text.contains("ScanAggregateExec"), "{text}");
         assert!(text.contains("restarted_partitions=0"), "{text}");
         // Q14 joins lineitem: its plain scans keep the backend's two.
-        let text = plan_text(
-            &run_sql(&warp, &format!("EXPLAIN {}", TPCH[13]))
-                .await
-                .unwrap()[0]
-                .batches,
-        );
+        let text = plan_of(&warp, &format!("EXPLAIN {}", TPCH[13])).await;
         assert!(text.contains("2 groups"), "{text}");
         tpch_22_match(&warp, &df).await;
     });
@@ -807,12 +786,8 @@ fn joins_are_planned_as_on_datafusion_parquet() {
         let mut partitioned = 0;
         for (i, sql) in TPCH.iter().enumerate() {
             let explain = format!("EXPLAIN {sql}");
-            let a = join_lines(&plan_text(
-                &run_sql(&warp, &explain).await.unwrap()[0].batches,
-            ));
-            let b = join_lines(&plan_text(
-                &run_sql(&df, &explain).await.unwrap()[0].batches,
-            ));
+            let a = join_lines(&plan_of(&warp, &explain).await);
+            let b = join_lines(&plan_of(&df, &explain).await);
             partitioned += b.iter().filter(|l| l.contains("mode=Partitioned")).count();
             if a != b {
                 differ.push(format!(
