@@ -35,6 +35,7 @@ mod format;
 mod gsst_format;
 mod opener;
 mod predicate;
+pub mod prefetch;
 mod session_ext;
 mod source;
 mod statements;

@@ -34,8 +34,25 @@ fn group_bytes() -> u64 {
 }
 
 /// Groups of one partition in flight at once (the one being consumed and
-/// the next, decoding meanwhile).
+/// the next, decoding meanwhile); `WARPREAD_READ_AHEAD` overrides it.
 const READ_AHEAD: usize = 2;
+
+fn read_ahead() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("WARPREAD_READ_AHEAD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or(READ_AHEAD)
+    })
+}
+
+/// A file's name without its folder, for trace spans.
+fn path_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
 
 /// DataFusion metrics of a warpread scan (shown by `EXPLAIN ANALYZE`).
 #[derive(Debug, Clone)]
@@ -50,6 +67,7 @@ pub struct ScanMetrics {
     pages_skipped: Count,
     row_groups_read: Count,
     row_groups_pruned: Count,
+    files_started_early: Count,
 }
 
 impl ScanMetrics {
@@ -68,6 +86,7 @@ impl ScanMetrics {
             pages_skipped: count("warpread_pages_skipped"),
             row_groups_read: count("warpread_row_groups_read"),
             row_groups_pruned: count("warpread_row_groups_pruned"),
+            files_started_early: count("warpread_files_started_early"),
         }
     }
 }
@@ -103,6 +122,11 @@ pub struct WarpOpener {
     /// consumer as it is); decimals narrowed at the table's precision and
     /// scale pass.
     pub expected_types: Option<Vec<arrow::datatypes::DataType>>,
+    /// The scan's reads started at execution ([`super::prefetch`]), which
+    /// [`FileOpener::open`] takes before starting one.
+    pub prefetches: Option<Arc<super::prefetch::Prefetches>>,
+    /// The read this partition started, kept until some stream takes it.
+    pub started: Option<Arc<super::prefetch::Slot>>,
 }
 
 /// Whether a batch column of type `got` reads as the table's `want`: equal,
@@ -176,8 +200,26 @@ fn groups(units: Vec<ReadUnit>, limit: Option<usize>, exact: bool) -> Vec<Vec<Re
     out
 }
 
-impl FileOpener for WarpOpener {
-    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+impl WarpOpener {
+    /// What a started read of `file` is found by: the file, its byte range
+    /// and everything the read depends on.
+    pub fn prefetch_key(&self, file: &PartitionedFile) -> String {
+        format!(
+            "{}|{:?}|{:?}|{:?}|{}|{}|{}|{:?}|{}",
+            file.object_meta.location,
+            file.range.as_ref().map(|r| (r.start, r.end)),
+            self.columns,
+            self.predicates,
+            self.batch_size,
+            self.device_values,
+            self.narrow_decimals,
+            self.limit,
+            self.probe_first,
+        )
+    }
+
+    /// Opens `file` now (not taking a started read).
+    pub fn open_now(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
         let path: PathBuf =
             LocalFileSystem::new().path_to_filesystem(&file.object_meta.location)?;
         let format = Arc::clone(&self.format);
@@ -227,7 +269,7 @@ impl FileOpener for WarpOpener {
                 .add(considered.saturating_sub(units.len()));
             // Without a limit the next group decodes while the plan consumes
             // this one's batches; with one, nothing is read ahead of need.
-            let ahead = if limit.is_some() { 1 } else { READ_AHEAD };
+            let ahead = if limit.is_some() { 1 } else { read_ahead() };
             let exact = request.predicates.is_empty();
             let mut groups = groups(units, limit, exact);
             let probe = match groups.first_mut() {
@@ -244,8 +286,13 @@ impl FileOpener for WarpOpener {
                 let units_in_group = group.len();
                 let expected = expected.clone();
                 let shown = shown.clone();
+                let shown_in_task = shown.clone();
                 async move {
                     let (batches, s) = tokio::task::spawn_blocking(move || {
+                        let _span = crate::trace::span_with(|| {
+                            let name = path_name(&shown_in_task);
+                            format!("scan.read {name} {}", group.len())
+                        });
                         opened.read(&group, &request, backend.as_ref())
                     })
                     .await
@@ -292,6 +339,22 @@ impl FileOpener for WarpOpener {
             let stream = first.chain(rest);
             Ok(stream.boxed())
         }))
+    }
+}
+
+impl FileOpener for WarpOpener {
+    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        let started = self
+            .prefetches
+            .as_ref()
+            .and_then(|p| p.take(&self.prefetch_key(&file)));
+        match started {
+            Some(read) => {
+                self.metrics.files_started_early.add(1);
+                Ok(read)
+            }
+            None => self.open_now(file),
+        }
     }
 }
 

@@ -55,6 +55,7 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
         .with_config(config.install(session_config))
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(rule))
+        .with_physical_optimizer_rule(Arc::new(super::prefetch::StartScansEarly))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_orc_format();

@@ -25,6 +25,7 @@ use super::config::{StatsSink, default_backend};
 use super::format::WarpFormat;
 use super::opener::{ScanMetrics, WarpOpener};
 use super::predicate;
+use super::prefetch::{self, Prefetches};
 use crate::exec::Backend;
 
 /// A scan of files of one warpread format.
@@ -43,6 +44,10 @@ pub struct WarpSource {
     probe_first: bool,
     /// See [`WarpSource::with_device_values`].
     device_values: bool,
+    /// See [`WarpSource::with_start_early`].
+    start_early: bool,
+    /// Reads started when the scan is executed, shared by its partitions.
+    prefetches: Arc<Prefetches>,
 }
 
 impl fmt::Debug for WarpSource {
@@ -68,6 +73,8 @@ impl WarpSource {
             metrics: ExecutionPlanMetricsSet::new(),
             probe_first: false,
             device_values: false,
+            start_early: false,
+            prefetches: Arc::default(),
         }
     }
 
@@ -99,6 +106,14 @@ impl WarpSource {
     /// left unwritten. Only an aggregate program's scan sets it.
     pub fn with_device_values(mut self, on: bool) -> Self {
         self.device_values = on;
+        self
+    }
+
+    /// The same scan with each partition opening its first file and
+    /// decoding up to its first batch when executed, before it is polled
+    /// ([`super::prefetch`]; set by [`super::prefetch::StartScansEarly`]).
+    pub fn with_start_early(mut self, on: bool) -> Self {
+        self.start_early = on;
         self
     }
 
@@ -163,7 +178,26 @@ impl FileSource for WarpSource {
             device_values: self.device_values,
             narrow_decimals: self.device_values && self.reads_as_projected(),
             expected_types: None,
+            prefetches: None,
+            started: None,
         };
+        // A `LIMIT` reads only what it needs, and an aggregate's probe is
+        // read on its own, so neither starts early.
+        let early = self.start_early
+            && prefetch::enabled()
+            && opener.limit.is_none()
+            && !opener.probe_first;
+        if early {
+            opener.prefetches = Some(Arc::clone(&self.prefetches));
+            let first = base_config
+                .file_groups
+                .get(partition)
+                .and_then(|g| g.files().first());
+            if let Some(file) = first {
+                let key = opener.prefetch_key(file);
+                opener.started = self.prefetches.start(key, opener.open_now(file.clone())?);
+            }
+        }
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
         // when it hands on the read columns as they are, keeping decimals

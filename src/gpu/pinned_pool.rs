@@ -188,6 +188,7 @@ impl PinnedPool {
         if reserved.is_err() {
             return Ok(from_free(false));
         }
+        let span = crate::trace::span_with(|| format!("pinned.alloc {} MiB", size >> 20));
         // Flags 0, not write-combined: the CPU reads these blocks.
         // SAFETY: pinned memory from the driver is initialised (it may hold
         // an earlier use's bytes); a block's bytes the host reads are
@@ -195,7 +196,9 @@ impl PinnedPool {
         // where a stage leaves bytes on the device alone (a mirrored block,
         // `CudaBackend::run_stage_reading`), those bytes are stale but
         // never read by the caller that asked for it.
-        match unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) } {
+        let allocated = unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) };
+        drop(span);
+        match allocated {
             Ok(mut slice) => {
                 let at = slice
                     .as_mut_ptr()

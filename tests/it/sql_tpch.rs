@@ -545,6 +545,59 @@ fn backends_asking_for_few_scan_partitions_get_them() {
     });
 }
 
+/// On a backend asking for few scan partitions, a join's probe side starts
+/// reading when the plan is executed, not once the build side is done:
+/// every partition's first file is taken by a stream as already started.
+#[test]
+fn join_inputs_start_reading_when_executed() {
+    let (_, parquet) = data();
+    rt().block_on(async {
+        let mut config = SessionConfig::new().with_target_partitions(4);
+        config.options_mut().optimizer.repartition_file_min_size = 1;
+        let warp = session(
+            WarpreadConfig::with_backend(Arc::new(TwoScans::new(false))),
+            config,
+        );
+        register_tpch_with(&warp, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let (_, _, df) = sessions().await;
+        let sql = "SELECT o_orderpriority, count(*) AS n, sum(l_quantity) AS q \
+                   FROM orders JOIN lineitem ON l_orderkey = o_orderkey \
+                   WHERE l_shipmode = 'AIR' GROUP BY o_orderpriority";
+        let started = |analyzed: &str| -> Vec<u64> {
+            analyzed
+                .split("warpread_files_started_early=")
+                .skip(1)
+                .map(|s| {
+                    s.split(|c: char| !c.is_ascii_digit())
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                })
+                .collect()
+        };
+        let analyzed = plan_of(&warp, &format!("EXPLAIN ANALYZE {sql}")).await;
+        // Both scans, two partitions each, one file range per partition.
+        assert_eq!(started(&analyzed), vec![2, 2], "{analyzed}");
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        // A table two scans read is read when polled, by both.
+        let sql = "SELECT count(*) AS n FROM lineitem a JOIN lineitem b \
+                   ON a.l_orderkey = b.l_orderkey AND a.l_linenumber = b.l_linenumber \
+                   JOIN orders ON o_orderkey = a.l_orderkey";
+        let analyzed = plan_of(&warp, &format!("EXPLAIN ANALYZE {sql}")).await;
+        let mut got = started(&analyzed);
+        got.sort();
+        assert_eq!(got, vec![0, 0, 2], "{analyzed}");
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
+}
+
 #[test]
 fn create_external_table_stored_as_warpread_parquet() {
     let (_, parquet) = data();

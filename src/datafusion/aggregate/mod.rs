@@ -152,13 +152,25 @@ fn rewrite(
 /// more reads with the per-batch launches. TPC-H SF 10 on the H100, median
 /// of 5: Q1 0.263 -> 0.209 s, Q6 0.173 -> 0.126 s with 8 (BENCHMARKS.md,
 /// session 17); plain scans at 8 lost as much in other queries as they won.
+/// `WARPREAD_AGGREGATE_SCAN_PARTITIONS` overrides it.
 const DEVICE_AGGREGATE_SCAN_PARTITIONS: usize = 8;
+
+fn device_aggregate_scan_partitions() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or(DEVICE_AGGREGATE_SCAN_PARTITIONS)
+    })
+}
 
 /// `config` with its files spread over [`DEVICE_AGGREGATE_SCAN_PARTITIONS`]
 /// groups by byte ranges (at most the session's target partitions), as
 /// DataFusion splits scans; unchanged when it already has as many.
 fn spread(config: &FileScanConfig, options: &ConfigOptions) -> FileScanConfig {
-    let target = DEVICE_AGGREGATE_SCAN_PARTITIONS.min(options.execution.target_partitions);
+    let target = device_aggregate_scan_partitions().min(options.execution.target_partitions);
     if target <= config.file_groups.len() || config.file_compression_type.is_compressed() {
         return config.clone();
     }

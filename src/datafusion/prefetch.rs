@@ -1,0 +1,279 @@
+//! Scans that start reading when the plan starts, not when first polled.
+//!
+//! DataFusion executes a plan top down at once, but a hash join polls its
+//! probe side only after its build side is collected, and a repartition
+//! pulls its input only once its own output is polled. A query of several
+//! joins therefore scans its tables one after another: TPC-H Q9 at scale
+//! 10 on the H100 host read orders, partsupp, supplier and part in turn and
+//! started lineitem 407 ms into the query, whose first batches came 250 ms
+//! later (BENCHMARKS.md, session 18). DataFusion's own reader streams each
+//! row group as it comes, so it loses little to this; a device reads large
+//! groups and sits idle while the host builds hash tables.
+//!
+//! So each partition of a warpread scan opens its first file when the plan
+//! is executed and decodes up to its first batch (which starts the usual
+//! read-ahead) in a task of its own. The partition's opener keeps the task;
+//! whichever partition's stream then opens that file (DataFusion's file
+//! streams may take each other's files) takes the started read instead of
+//! starting another. A read nobody takes is dropped, and its task aborted,
+//! with the opener that started it.
+//!
+//! The physical optimizer rule [`StartScansEarly`] picks the scans that do
+//! so: those on a device backend whose files no other scan of the plan
+//! reads. A table a query reads twice (TPC-H Q17, Q18 and Q21 read lineitem
+//! two or three times) is first read for a large aggregate or semi join on
+//! the host; decoding the later scans alongside took device and host time
+//! from it (Q18 1.35 -> 1.56 s, Q17 1.13 -> 1.30 s, Q21 1.31 -> 1.47 s, while
+//! Q7, Q8, Q9 and Q10 gained 0.08-0.15 s each; BENCHMARKS.md, session 18).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::config::ConfigOptions;
+use datafusion::datasource::physical_plan::{
+    FileOpenFuture, FileScanConfig, FileScanConfigBuilder,
+};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::source::WarpSource;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+
+use arrow::record_batch::RecordBatch;
+
+/// The first batch of a file's read (none for an empty read), and the rest
+/// of its stream, unpolled since.
+type Started = (
+    Option<DfResult<RecordBatch>>,
+    BoxStream<'static, DfResult<RecordBatch>>,
+);
+
+/// One started read: the task, until a stream takes it.
+#[derive(Default)]
+pub struct Slot(Mutex<Option<tokio::task::JoinHandle<DfResult<Started>>>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let handle = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = handle.take() {
+            h.abort();
+        }
+    }
+}
+
+/// The started reads of one scan, by file, byte range and request. The
+/// openers that started them own them; this only finds them.
+#[derive(Default)]
+pub struct Prefetches(Mutex<HashMap<String, Weak<Slot>>>);
+
+impl std::fmt::Debug for Prefetches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prefetches")
+    }
+}
+
+/// Which scans start reading when executed: `WARPREAD_PREFETCH=0` none,
+/// `all` every scan on a device backend, else (the default) those whose
+/// files no other scan of the plan reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Off,
+    All,
+    Alone,
+}
+
+fn mode() -> Mode {
+    static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("WARPREAD_PREFETCH").as_deref() {
+        Ok("0") => Mode::Off,
+        Ok("all") => Mode::All,
+        _ => Mode::Alone,
+    })
+}
+
+/// Whether scans may start reading when executed.
+pub fn enabled() -> bool {
+    mode() != Mode::Off
+}
+
+impl Prefetches {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<Slot>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts `open` (the read of the file `key` names) on the current
+    /// Tokio runtime, up to its first batch; `None` outside a runtime.
+    /// The caller keeps the slot for as long as the read may be taken.
+    pub fn start(&self, key: String, open: FileOpenFuture) -> Option<Arc<Slot>> {
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let task = runtime.spawn(async move {
+            let stream = open.await?;
+            Ok(stream.into_future().await)
+        });
+        let slot = Arc::new(Slot(Mutex::new(Some(task))));
+        let mut map = self.map();
+        // Reads of an earlier execution whose openers are gone.
+        map.retain(|_, s| s.strong_count() > 0);
+        map.insert(key, Arc::downgrade(&slot));
+        Some(slot)
+    }
+
+    /// The started read of the file `key` names, as the stream its opener
+    /// would give, if one was started and is still held.
+    pub fn take(&self, key: &str) -> Option<FileOpenFuture> {
+        let slot = self.map().remove(key)?.upgrade()?;
+        let task = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        Some(
+            async move {
+                let (first, rest) = task
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))??;
+                Ok(futures::stream::iter(first).chain(rest).boxed())
+            }
+            .boxed(),
+        )
+    }
+}
+
+/// The physical optimizer rule that lets scans start reading when
+/// executed (see the module docs).
+#[derive(Debug, Default)]
+pub struct StartScansEarly;
+
+/// The files of a warpread scan, if `node` is one.
+fn scan_files(
+    node: &Arc<dyn ExecutionPlan>,
+) -> Option<(&FileScanConfig, &WarpSource, Vec<String>)> {
+    let (config, warp) = node
+        .downcast_ref::<DataSourceExec>()?
+        .downcast_to_file_source::<WarpSource>()?;
+    let files = config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .map(|f| f.object_meta.location.to_string())
+        .collect();
+    Some((config, warp, files))
+}
+
+impl PhysicalOptimizerRule for StartScansEarly {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _options: &ConfigOptions,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if !enabled() {
+            return Ok(plan);
+        }
+        // How many scans of the plan read each file.
+        let mut readers: HashMap<String, usize> = HashMap::new();
+        plan.apply(|node| {
+            if let Some((_, _, files)) = scan_files(node) {
+                let distinct: std::collections::HashSet<_> = files.into_iter().collect();
+                for f in distinct {
+                    *readers.entry(f).or_default() += 1;
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        plan.transform_up(|node| {
+            let Some((config, warp, files)) = scan_files(&node) else {
+                return Ok(Transformed::no(node));
+            };
+            let alone = mode() == Mode::All || files.iter().all(|f| readers.get(f) == Some(&1));
+            if !alone || warp.backend().scan_partitions().is_none() {
+                return Ok(Transformed::no(node));
+            }
+            let early = warp.clone().with_start_early(true);
+            let config = FileScanConfigBuilder::from(config.clone())
+                .with_source(Arc::new(early))
+                .build();
+            Ok(Transformed::yes(DataSourceExec::from_data_source(config)))
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "warpread_start_scans_early"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int32Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    fn batch(v: i32) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, false)]));
+        RecordBatch::try_new(schema, vec![Arc::new(Int32Array::from(vec![v]))]).unwrap()
+    }
+
+    fn open(values: Vec<i32>) -> FileOpenFuture {
+        async move {
+            let s = futures::stream::iter(values.into_iter().map(|v| Ok(batch(v))));
+            Ok(s.boxed())
+        }
+        .boxed()
+    }
+
+    fn values(batches: Vec<RecordBatch>) -> Vec<i32> {
+        batches
+            .iter()
+            .map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+                a.value(0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_started_read_gives_every_batch_once() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let p = Prefetches::default();
+            let held = p.start("f".into(), open(vec![1, 2, 3])).unwrap();
+            assert!(p.take("g").is_none());
+            let s = p.take("f").unwrap().await.unwrap();
+            let got: Vec<RecordBatch> = s.map(|b| b.unwrap()).collect().await;
+            assert_eq!(values(got), vec![1, 2, 3]);
+            // Taken once only.
+            assert!(p.take("f").is_none());
+            drop(held);
+            // An empty read gives an empty stream.
+            let _held = p.start("e".into(), open(Vec::new())).unwrap();
+            let s = p.take("e").unwrap().await.unwrap();
+            assert_eq!(s.count().await, 0);
+        });
+    }
+
+    #[test]
+    fn a_read_whose_opener_is_gone_is_not_found() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let p = Prefetches::default();
+            drop(p.start("f".into(), open(vec![1])).unwrap());
+            assert!(p.take("f").is_none());
+            let failing: FileOpenFuture =
+                async { Err(DataFusionError::Execution("bad file".into())) }.boxed();
+            let _held = p.start("x".into(), failing).unwrap();
+            let err = p.take("x").unwrap().await.err().unwrap();
+            assert!(err.to_string().contains("bad file"), "{err}");
+        });
+    }
+
+    #[test]
+    fn outside_a_runtime_nothing_starts() {
+        let p = Prefetches::default();
+        assert!(p.start("f".into(), open(vec![1])).is_none());
+        assert!(p.take("f").is_none());
+    }
+}
