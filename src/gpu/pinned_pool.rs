@@ -44,6 +44,20 @@ const MIN_BLOCK: usize = 1 << 20;
 /// mirrors off; default: half of the device's memory).
 pub const ENV_MIRROR_MIB: &str = "WARPREAD_DEVICE_MIRROR_MIB";
 
+/// How many times its size a free block may be to serve a request for
+/// which no block of its own size is free, before a new one is allocated:
+/// 4, `WARPREAD_PINNED_LARGER` overrides (1: only the request's own size).
+fn larger_classes() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("WARPREAD_PINNED_LARGER")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| n >= 1)
+            .unwrap_or(4)
+    })
+}
+
 /// A block's bytes on the device.
 struct Mirror {
     /// Host address range of the mirrored bytes.
@@ -151,24 +165,20 @@ impl PinnedPool {
     }
 
     /// A block of at least `bytes`: a free one of its size class (a power
-    /// of two), else a new one while the pool stays under its cap, else the
-    /// smallest larger free one; `None` when there is none, or when pinned
-    /// memory cannot be had (the caller then stages and copies).
+    /// of two), else a free one at most [`larger_classes`] times that size,
+    /// else a new one while the pool stays under its cap, else the smallest
+    /// larger free one; `None` when there is none, or when pinned memory
+    /// cannot be had (the caller then stages and copies).
     pub fn take(&self, bytes: usize) -> Result<Option<PinnedBlock>> {
         let size = bytes.max(MIN_BLOCK).next_power_of_two();
         let inner = &self.inner;
-        let from_free = |exact: bool| {
+        // The smallest free block of at least `size` and at most `most`.
+        let from_free = |most: usize| {
             let mut free = inner.free.lock().unwrap_or_else(|p| p.into_inner());
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| {
-                    if exact {
-                        b.len() == size
-                    } else {
-                        b.len() >= size
-                    }
-                })
+                .filter(|(_, b)| (size..=most).contains(&b.len()))
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
             best.map(|i| PinnedBlock {
@@ -177,7 +187,13 @@ impl PinnedPool {
                 mirrored_at: None,
             })
         };
-        if let Some(b) = from_free(true) {
+        if let Some(b) = from_free(size) {
+            return Ok(Some(b));
+        }
+        // Page-locking a new block costs about 1 ms per MiB, during which
+        // every lane's transfers wait (BENCHMARKS.md, session 18); a free
+        // block a few classes larger is lent instead.
+        if let Some(b) = from_free(size.saturating_mul(larger_classes())) {
             return Ok(Some(b));
         }
         let reserved = inner
@@ -186,7 +202,7 @@ impl PinnedPool {
                 h.checked_add(size).filter(|&n| n <= inner.cap)
             });
         if reserved.is_err() {
-            return Ok(from_free(false));
+            return Ok(from_free(usize::MAX));
         }
         let span = crate::trace::span_with(|| format!("pinned.alloc {} MiB", size >> 20));
         // Flags 0, not write-combined: the CPU reads these blocks.
@@ -247,6 +263,11 @@ fn host_memory() -> Option<u64> {
 }
 
 impl PinnedPool {
+    /// Pinned bytes the pool has allocated (its blocks free or in use).
+    pub fn held(&self) -> usize {
+        self.inner.held.load(Ordering::Relaxed)
+    }
+
     /// Whether `bytes` lie inside one of the pool's blocks: pinned memory a
     /// transfer can read directly, without staging it first.
     pub fn contains(&self, bytes: &[u8]) -> bool {

@@ -21,6 +21,7 @@ mod parquet_kernels_differential;
 pub mod parquet_page_index;
 mod parquet_page_index_corpus;
 mod parquet_page_index_damage;
+mod pinned_pool;
 #[cfg(feature = "sql")]
 mod sql_cli;
 #[cfg(feature = "sql")]
