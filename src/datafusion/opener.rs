@@ -13,7 +13,7 @@ use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
-use futures::{FutureExt, StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt};
 
 use super::config::StatsSink;
 use super::format::{ReadUnit, ScanRequest, WarpFormat};
@@ -52,13 +52,6 @@ fn read_ahead() -> usize {
 fn path_name(path: &std::path::Path) -> String {
     path.file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-}
-
-/// Whether the group after a probe is read alongside it
-/// (`WARPREAD_PROBE_OVERLAP=0` reads it only once the probe is consumed).
-fn probe_overlap() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_PROBE_OVERLAP").map_or(true, |v| v != "0"))
 }
 
 /// DataFusion metrics of a warpread scan (shown by `EXPLAIN ANALYZE`).
@@ -333,23 +326,14 @@ impl WarpOpener {
                     ))
                 }
             };
-            // The probe group is read first: `chain` polls the rest (and
-            // starts its read-ahead) only once the probe's batches are
-            // consumed. The group after the probe is read alongside it, so
-            // a consumer that takes the probe does not wait for a second
-            // read; one that refuses it wastes that group's read.
-            let overlap = !probe.is_empty() && probe_overlap();
+            // The probe group is read on its own: `chain` polls the rest
+            // (and starts its read-ahead) only once the probe's batches are
+            // consumed.
             let first = futures::stream::iter((!probe.is_empty()).then_some(probe))
                 .then(read.clone())
                 .try_flatten();
-            let mut groups = groups.into_iter();
-            let head = overlap.then(|| groups.next()).flatten().map(|g| {
-                let task = super::prefetch::AbortOnDrop(tokio::spawn(read(g)));
-                async move { task.await.map_err(joined)? }.boxed()
-            });
-            let reads = futures::stream::iter(groups).map(move |g| read(g).boxed());
-            let rest = futures::stream::iter(head)
-                .chain(reads)
+            let rest = futures::stream::iter(groups)
+                .map(read)
                 .buffered(ahead)
                 .try_flatten();
             let stream = first.chain(rest);

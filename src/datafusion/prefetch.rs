@@ -54,26 +54,6 @@ type Started = (
     BoxStream<'static, DfResult<RecordBatch>>,
 );
 
-/// A spawned task that is aborted when dropped, awaited as its handle.
-pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-impl<T> std::future::Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
 /// One started read: the task, until a stream takes it.
 #[derive(Default)]
 pub struct Slot(Mutex<Option<tokio::task::JoinHandle<DfResult<Started>>>>);

@@ -90,11 +90,10 @@ impl WarpSource {
         self
     }
 
-    /// The same scan reading each file's first unit on its own, with only
-    /// the next group read alongside and the read-ahead waiting until the
-    /// probe is consumed: a consumer that may give up after one batch (an
-    /// aggregate the device cannot take) wastes one unit's read and one
-    /// group's, not the whole read-ahead.
+    /// The same scan reading each file's first unit alone, with nothing
+    /// read ahead until it is consumed: a consumer that may give up after
+    /// one batch (an aggregate the device cannot take) wastes one unit's
+    /// read, not a group's and the read-ahead.
     pub fn with_probe_first(mut self, on: bool) -> Self {
         self.probe_first = on;
         self
