@@ -35,7 +35,7 @@ mod format;
 mod gsst_format;
 mod opener;
 mod predicate;
-pub mod prefetch;
+mod prefetch;
 mod session_ext;
 mod source;
 mod statements;
@@ -50,6 +50,7 @@ pub use format::{OrcFormat, ParquetFormat, ReadUnit, ScanRequest, WarpFile, Warp
 pub use gsst_format::GsstFormat;
 pub use opener::{ScanMetrics, WarpOpener};
 pub use predicate::translate as translate_filter;
+pub use prefetch::StartScansEarly;
 pub use session_ext::{OrcReadOptions, SessionContextExt, WarpReadOptions, session};
 pub use source::WarpSource;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};

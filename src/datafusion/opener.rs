@@ -124,9 +124,9 @@ pub struct WarpOpener {
     pub expected_types: Option<Vec<arrow::datatypes::DataType>>,
     /// The scan's reads started at execution ([`super::prefetch`]), which
     /// [`FileOpener::open`] takes before starting one.
-    pub prefetches: Option<Arc<super::prefetch::Prefetches>>,
+    pub(crate) prefetches: Option<Arc<super::prefetch::Prefetches>>,
     /// The read this partition started, kept until some stream takes it.
-    pub started: Option<Arc<super::prefetch::Slot>>,
+    pub(crate) started: Option<Arc<super::prefetch::Slot>>,
 }
 
 /// Whether a batch column of type `got` reads as the table's `want`: equal,

@@ -54,23 +54,38 @@ type Started = (
     BoxStream<'static, DfResult<RecordBatch>>,
 );
 
-/// One started read: the task, until a stream takes it.
-#[derive(Default)]
-pub struct Slot(Mutex<Option<tokio::task::JoinHandle<DfResult<Started>>>>);
+/// A spawned task, aborted when dropped, awaited as its handle.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
-impl Drop for Slot {
+impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
-        let handle = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let Some(h) = handle.take() {
-            h.abort();
-        }
+        self.0.abort();
     }
 }
 
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// One started read: the task, until a stream takes it. Dropping the slot
+/// (with the opener that started the read) or the stream that took it
+/// aborts the task.
+pub(crate) struct Slot(Mutex<Option<AbortOnDrop<DfResult<Started>>>>);
+
 /// The started reads of one scan, by file, byte range and request. The
-/// openers that started them own them; this only finds them.
+/// openers that started them own them; this only finds them. Two
+/// executions of one plan at the same time share it: a stream may then
+/// take the other execution's read of the same file and request (the same
+/// batches), and its own is dropped with its opener.
 #[derive(Default)]
-pub struct Prefetches(Mutex<HashMap<String, Weak<Slot>>>);
+pub(crate) struct Prefetches(Mutex<HashMap<String, Weak<Slot>>>);
 
 impl std::fmt::Debug for Prefetches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -110,13 +125,13 @@ impl Prefetches {
     /// Starts `open` (the read of the file `key` names) on the current
     /// Tokio runtime, up to its first batch; `None` outside a runtime.
     /// The caller keeps the slot for as long as the read may be taken.
-    pub fn start(&self, key: String, open: FileOpenFuture) -> Option<Arc<Slot>> {
+    pub(crate) fn start(&self, key: String, open: FileOpenFuture) -> Option<Arc<Slot>> {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         let task = runtime.spawn(async move {
             let stream = open.await?;
             Ok(stream.into_future().await)
         });
-        let slot = Arc::new(Slot(Mutex::new(Some(task))));
+        let slot = Arc::new(Slot(Mutex::new(Some(AbortOnDrop(task)))));
         let mut map = self.map();
         // Reads of an earlier execution whose openers are gone.
         map.retain(|_, s| s.strong_count() > 0);
@@ -126,7 +141,7 @@ impl Prefetches {
 
     /// The started read of the file `key` names, as the stream its opener
     /// would give, if one was started and is still held.
-    pub fn take(&self, key: &str) -> Option<FileOpenFuture> {
+    pub(crate) fn take(&self, key: &str) -> Option<FileOpenFuture> {
         let slot = self.map().remove(key)?.upgrade()?;
         let task = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
         Some(
@@ -187,10 +202,13 @@ impl PhysicalOptimizerRule for StartScansEarly {
                 return Ok(Transformed::no(node));
             };
             let alone = mode() == Mode::All || files.iter().all(|f| readers.get(f) == Some(&1));
-            if !alone || warp.backend().scan_partitions().is_none() {
+            let early = warp.clone().with_start_early(true);
+            if !alone
+                || !early.starts_early(config.limit)
+                || warp.backend().scan_partitions().is_none()
+            {
                 return Ok(Transformed::no(node));
             }
-            let early = warp.clone().with_start_early(true);
             let config = FileScanConfigBuilder::from(config.clone())
                 .with_source(Arc::new(early))
                 .build();
@@ -269,6 +287,48 @@ mod tests {
             let _held = p.start("x".into(), failing).unwrap();
             let err = p.take("x").unwrap().await.err().unwrap();
             assert!(err.to_string().contains("bad file"), "{err}");
+        });
+    }
+
+    /// A read that never finishes, and what tells when it was dropped.
+    fn endless() -> (FileOpenFuture, futures::channel::oneshot::Receiver<()>) {
+        let (tx, rx) = futures::channel::oneshot::channel::<()>();
+        let open = async move {
+            let _alive = tx;
+            futures::future::pending::<()>().await;
+            Ok(futures::stream::empty().boxed())
+        }
+        .boxed();
+        (open, rx)
+    }
+
+    /// Whether the read behind `dropped` ends within five seconds (a
+    /// runtime worker drops an aborted task's future).
+    async fn ends(mut dropped: futures::channel::oneshot::Receiver<()>) -> bool {
+        for _ in 0..5000 {
+            if dropped.try_recv().is_err() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        false
+    }
+
+    #[test]
+    fn dropping_the_opener_or_the_taker_aborts_the_read() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let p = Prefetches::default();
+            let (open, dropped) = endless();
+            let held = p.start("f".into(), open).unwrap();
+            drop(held);
+            assert!(ends(dropped).await, "the task was not aborted");
+            let (open, dropped) = endless();
+            let held = p.start("g".into(), open).unwrap();
+            let taken = p.take("g").unwrap();
+            drop(taken);
+            assert!(ends(dropped).await, "the taken task was not aborted");
+            drop(held);
         });
     }
 

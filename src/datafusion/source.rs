@@ -117,6 +117,41 @@ impl WarpSource {
         self
     }
 
+    /// Whether this scan's partitions start reading when executed: set by
+    /// the rule, on, and neither a `LIMIT` (which reads only what it needs)
+    /// nor an aggregate's probe (read on its own).
+    pub(crate) fn starts_early(&self, limit: Option<usize>) -> bool {
+        self.start_early && prefetch::enabled() && limit.is_none() && !self.probe_first
+    }
+
+    /// Starts the read of the file partition `partition` opens first, for
+    /// `opener` to keep and any of the scan's streams to take. With
+    /// DataFusion's file streams taking files from one queue (all groups'
+    /// files in order) that is the queue's `partition`-th file; each group
+    /// reads its own files in order where the scan preserves an order or a
+    /// partitioning. A file that cannot be opened is left to `open` to
+    /// report.
+    fn start_first_read(&self, opener: &mut WarpOpener, config: &FileScanConfig, partition: usize) {
+        opener.prefetches = Some(Arc::clone(&self.prefetches));
+        let shared_queue = !config.preserve_order && config.output_partitioning.is_none();
+        let first = if shared_queue {
+            config
+                .file_groups
+                .iter()
+                .flat_map(|g| g.files())
+                .nth(partition)
+        } else {
+            config
+                .file_groups
+                .get(partition)
+                .and_then(|g| g.files().first())
+        };
+        let Some(file) = first else { return };
+        if let Ok(open) = opener.open_now(file.clone()) {
+            opener.started = self.prefetches.start(opener.prefetch_key(file), open);
+        }
+    }
+
     /// Whether the projection hands on the columns read, in read order, one
     /// column reference each (no expressions, partition columns, repeats).
     fn reads_as_projected(&self) -> bool {
@@ -181,23 +216,6 @@ impl FileSource for WarpSource {
             prefetches: None,
             started: None,
         };
-        // A `LIMIT` reads only what it needs, and an aggregate's probe is
-        // read on its own, so neither starts early.
-        let early = self.start_early
-            && prefetch::enabled()
-            && opener.limit.is_none()
-            && !opener.probe_first;
-        if early {
-            opener.prefetches = Some(Arc::clone(&self.prefetches));
-            let first = base_config
-                .file_groups
-                .get(partition)
-                .and_then(|g| g.files().first());
-            if let Some(file) = first {
-                let key = opener.prefetch_key(file);
-                opener.started = self.prefetches.start(key, opener.open_now(file.clone())?);
-            }
-        }
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
         // when it hands on the read columns as they are, keeping decimals
@@ -205,6 +223,11 @@ impl FileSource for WarpSource {
         // table's instead.
         if opener.narrow_decimals {
             opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
+        }
+        if self.starts_early(base_config.limit) {
+            self.start_first_read(&mut opener, base_config, partition);
+        }
+        if opener.narrow_decimals {
             return Ok(Arc::new(opener));
         }
         ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), file_schema)
@@ -271,6 +294,9 @@ impl FileSource for WarpSource {
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
                 write!(f, ", reader=warpread, backend={backend}")?;
+                if self.starts_early(None) {
+                    write!(f, ", starts_early")?;
+                }
                 if let Some(p) = &self.filter {
                     write!(f, ", pruning_predicate={p}")?;
                 }
