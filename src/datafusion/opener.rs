@@ -125,8 +125,8 @@ pub struct WarpOpener {
     /// The scan's reads started at execution ([`super::prefetch`]), which
     /// [`FileOpener::open`] takes before starting one.
     pub(crate) prefetches: Option<Arc<super::prefetch::Prefetches>>,
-    /// The read this partition started, kept until some stream takes it.
-    pub(crate) started: Option<Arc<super::prefetch::Slot>>,
+    /// The reads this partition started, kept until streams take them.
+    pub(crate) started: Vec<Arc<super::prefetch::Slot>>,
 }
 
 /// Whether a batch column of type `got` reads as the table's `want`: equal,

@@ -10,13 +10,16 @@
 //! row group as it comes, so it loses little to this; a device reads large
 //! groups and sits idle while the host builds hash tables.
 //!
-//! So each partition of a warpread scan opens its first file when the plan
-//! is executed and decodes up to its first batch (which starts the usual
-//! read-ahead) in a task of its own. The partition's opener keeps the task;
-//! whichever partition's stream then opens that file (DataFusion's file
-//! streams may take each other's files) takes the started read instead of
-//! starting another. A read nobody takes is dropped, and its task aborted,
-//! with the opener that started it.
+//! So when a warpread scan is executed, the first of its partitions to be
+//! executed opens the file each partition's stream will open first and
+//! decodes up to its first batch (which starts the usual read-ahead), each
+//! in a task of its own, before any stream is polled (a stream of small
+//! files may otherwise reach the next partition's file before that
+//! partition is executed). That partition's opener keeps the tasks;
+//! whichever stream then opens such a file (DataFusion's file streams take
+//! files from one queue) takes the started read instead of starting
+//! another. A read nobody takes is dropped, and its task aborted, with the
+//! opener that started it.
 //!
 //! The physical optimizer rule [`StartScansEarly`] picks the scans that do
 //! so: those on a device backend whose files no other scan of the plan
@@ -122,27 +125,41 @@ impl Prefetches {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts `open` (the read of the file `key` names) on the current
-    /// Tokio runtime, up to its first batch; `None` outside a runtime.
-    /// The caller keeps the slot for as long as the read may be taken.
-    pub(crate) fn start(&self, key: String, open: FileOpenFuture) -> Option<Arc<Slot>> {
-        let runtime = tokio::runtime::Handle::try_current().ok()?;
-        let task = runtime.spawn(async move {
-            let stream = open.await?;
-            Ok(stream.into_future().await)
-        });
-        let slot = Arc::new(Slot(Mutex::new(Some(AbortOnDrop(task)))));
+    /// Starts `reads` (each the read of the file its key names) on the
+    /// current Tokio runtime, each up to its first batch, unless reads of
+    /// this scan are already held (another partition of the same execution
+    /// started them); nothing outside a runtime. The caller keeps the slots
+    /// for as long as the reads may be taken.
+    pub(crate) fn start_all(&self, reads: Vec<(String, FileOpenFuture)>) -> Vec<Arc<Slot>> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Vec::new();
+        };
         let mut map = self.map();
         // Reads of an earlier execution whose openers are gone.
         map.retain(|_, s| s.strong_count() > 0);
-        map.insert(key, Arc::downgrade(&slot));
-        Some(slot)
+        if !map.is_empty() {
+            return Vec::new();
+        }
+        reads
+            .into_iter()
+            .map(|(key, open)| {
+                let task = runtime.spawn(async move {
+                    let stream = open.await?;
+                    Ok(stream.into_future().await)
+                });
+                let slot = Arc::new(Slot(Mutex::new(Some(AbortOnDrop(task)))));
+                map.insert(key, Arc::downgrade(&slot));
+                slot
+            })
+            .collect()
     }
 
     /// The started read of the file `key` names, as the stream its opener
     /// would give, if one was started and is still held.
     pub(crate) fn take(&self, key: &str) -> Option<FileOpenFuture> {
-        let slot = self.map().remove(key)?.upgrade()?;
+        // The entry stays: while its opener holds it, the scan's reads
+        // count as started, taken or not.
+        let slot = self.map().get(key)?.upgrade()?;
         let task = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
         Some(
             async move {
@@ -255,12 +272,40 @@ mod tests {
             .collect()
     }
 
+    fn start(p: &Prefetches, key: &str, open: FileOpenFuture) -> Option<Arc<Slot>> {
+        p.start_all(vec![(key.into(), open)]).pop()
+    }
+
+    #[test]
+    fn one_partition_starts_the_reads_of_an_execution() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let p = Prefetches::default();
+            let held = p.start_all(vec![
+                ("a".into(), open(vec![1])),
+                ("b".into(), open(vec![2])),
+            ]);
+            assert_eq!(held.len(), 2);
+            // Another partition of the same execution starts nothing, even
+            // once the reads are taken.
+            let a = p.take("a").unwrap().await.unwrap();
+            assert_eq!(values(a.map(|b| b.unwrap()).collect().await), vec![1]);
+            assert!(start(&p, "b", open(vec![3])).is_none());
+            let b = p.take("b").unwrap().await.unwrap();
+            assert_eq!(values(b.map(|b| b.unwrap()).collect().await), vec![2]);
+            assert!(start(&p, "a", open(vec![4])).is_none());
+            // The next execution, its openers gone, starts again.
+            drop(held);
+            assert!(start(&p, "a", open(vec![5])).is_some());
+        });
+    }
+
     #[test]
     fn a_started_read_gives_every_batch_once() {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
             let p = Prefetches::default();
-            let held = p.start("f".into(), open(vec![1, 2, 3])).unwrap();
+            let held = start(&p, "f", open(vec![1, 2, 3])).unwrap();
             assert!(p.take("g").is_none());
             let s = p.take("f").unwrap().await.unwrap();
             let got: Vec<RecordBatch> = s.map(|b| b.unwrap()).collect().await;
@@ -269,7 +314,7 @@ mod tests {
             assert!(p.take("f").is_none());
             drop(held);
             // An empty read gives an empty stream.
-            let _held = p.start("e".into(), open(Vec::new())).unwrap();
+            let _held = start(&p, "e", open(Vec::new())).unwrap();
             let s = p.take("e").unwrap().await.unwrap();
             assert_eq!(s.count().await, 0);
         });
@@ -280,11 +325,11 @@ mod tests {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
             let p = Prefetches::default();
-            drop(p.start("f".into(), open(vec![1])).unwrap());
+            drop(start(&p, "f", open(vec![1])).unwrap());
             assert!(p.take("f").is_none());
             let failing: FileOpenFuture =
                 async { Err(DataFusionError::Execution("bad file".into())) }.boxed();
-            let _held = p.start("x".into(), failing).unwrap();
+            let _held = start(&p, "x", failing).unwrap();
             let err = p.take("x").unwrap().await.err().unwrap();
             assert!(err.to_string().contains("bad file"), "{err}");
         });
@@ -320,11 +365,11 @@ mod tests {
         rt.block_on(async {
             let p = Prefetches::default();
             let (open, dropped) = endless();
-            let held = p.start("f".into(), open).unwrap();
+            let held = start(&p, "f", open).unwrap();
             drop(held);
             assert!(ends(dropped).await, "the task was not aborted");
             let (open, dropped) = endless();
-            let held = p.start("g".into(), open).unwrap();
+            let held = start(&p, "g", open).unwrap();
             let taken = p.take("g").unwrap();
             drop(taken);
             assert!(ends(dropped).await, "the taken task was not aborted");
@@ -335,7 +380,7 @@ mod tests {
     #[test]
     fn outside_a_runtime_nothing_starts() {
         let p = Prefetches::default();
-        assert!(p.start("f".into(), open(vec![1])).is_none());
+        assert!(start(&p, "f", open(vec![1])).is_none());
         assert!(p.take("f").is_none());
     }
 }

@@ -124,32 +124,32 @@ impl WarpSource {
         self.start_early && prefetch::enabled() && limit.is_none() && !self.probe_first
     }
 
-    /// Starts the read of the file partition `partition` opens first, for
-    /// `opener` to keep and any of the scan's streams to take. With
-    /// DataFusion's file streams taking files from one queue (all groups'
-    /// files in order) that is the queue's `partition`-th file; each group
-    /// reads its own files in order where the scan preserves an order or a
-    /// partitioning. A file that cannot be opened is left to `open` to
-    /// report.
-    fn start_first_read(&self, opener: &mut WarpOpener, config: &FileScanConfig, partition: usize) {
+    /// Starts the reads of the files the scan's partitions open first, for
+    /// `opener` to keep and any of the scan's streams to take, unless
+    /// another partition of this execution did. With DataFusion's file
+    /// streams taking files from one queue (all groups' files in order)
+    /// those are the queue's first files, one per partition; where the scan
+    /// keeps an order or a partitioning each stream reads its own group, so
+    /// they are the groups' first files. A file that cannot be opened is
+    /// left to `open` to report.
+    fn start_first_reads(&self, opener: &mut WarpOpener, config: &FileScanConfig) {
         opener.prefetches = Some(Arc::clone(&self.prefetches));
         let shared_queue = !config.preserve_order && config.output_partitioning.is_none();
-        let first = if shared_queue {
-            config
-                .file_groups
-                .iter()
-                .flat_map(|g| g.files())
-                .nth(partition)
+        let first: Vec<_> = if shared_queue {
+            let all = config.file_groups.iter().flat_map(|g| g.files());
+            all.take(config.file_groups.len()).collect()
         } else {
             config
                 .file_groups
-                .get(partition)
-                .and_then(|g| g.files().first())
+                .iter()
+                .filter_map(|g| g.files().first())
+                .collect()
         };
-        let Some(file) = first else { return };
-        if let Ok(open) = opener.open_now(file.clone()) {
-            opener.started = self.prefetches.start(opener.prefetch_key(file), open);
-        }
+        let reads = first
+            .into_iter()
+            .filter_map(|f| Some((opener.prefetch_key(f), opener.open_now(f.clone()).ok()?)))
+            .collect();
+        opener.started = self.prefetches.start_all(reads);
     }
 
     /// Whether the projection hands on the columns read, in read order, one
@@ -214,7 +214,7 @@ impl FileSource for WarpSource {
             narrow_decimals: self.device_values && self.reads_as_projected(),
             expected_types: None,
             prefetches: None,
-            started: None,
+            started: Vec::new(),
         };
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
@@ -225,7 +225,7 @@ impl FileSource for WarpSource {
             opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
         }
         if self.starts_early(base_config.limit) {
-            self.start_first_read(&mut opener, base_config, partition);
+            self.start_first_reads(&mut opener, base_config);
         }
         if opener.narrow_decimals {
             return Ok(Arc::new(opener));
