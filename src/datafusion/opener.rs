@@ -125,7 +125,8 @@ pub struct WarpOpener {
     /// The scan's reads started at execution ([`super::prefetch`]), which
     /// [`FileOpener::open`] takes before starting one.
     pub(crate) prefetches: Option<Arc<super::prefetch::Prefetches>>,
-    /// The reads this partition started, kept until streams take them.
+    /// The scan's started reads, held while this partition's stream may
+    /// open files.
     pub(crate) started: Vec<Arc<super::prefetch::Slot>>,
 }
 

@@ -18,8 +18,9 @@
 //! partition is executed). That partition's opener keeps the tasks;
 //! whichever stream then opens such a file (DataFusion's file streams take
 //! files from one queue) takes the started read instead of starting
-//! another. A read nobody takes is dropped, and its task aborted, with the
-//! opener that started it.
+//! another. Every partition's opener holds the started reads, so a read
+//! nobody takes is dropped, and its task aborted, with the scan's last
+//! opener.
 //!
 //! The physical optimizer rule [`StartScansEarly`] picks the scans that do
 //! so: those on a device backend whose files no other scan of the plan
@@ -128,8 +129,10 @@ impl Prefetches {
     /// Starts `reads` (each the read of the file its key names) on the
     /// current Tokio runtime, each up to its first batch, unless reads of
     /// this scan are already held (another partition of the same execution
-    /// started them); nothing outside a runtime. The caller keeps the slots
-    /// for as long as the reads may be taken.
+    /// started them: those are given instead); nothing outside a runtime.
+    /// Every partition keeps the slots for as long as its stream may open
+    /// files, so a read lives until taken or until the scan's last stream
+    /// is gone (a stream may take a file just as another ends).
     pub(crate) fn start_all(&self, reads: Vec<(String, FileOpenFuture)>) -> Vec<Arc<Slot>> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Vec::new();
@@ -138,7 +141,7 @@ impl Prefetches {
         // Reads of an earlier execution whose openers are gone.
         map.retain(|_, s| s.strong_count() > 0);
         if !map.is_empty() {
-            return Vec::new();
+            return map.values().filter_map(Weak::upgrade).collect();
         }
         reads
             .into_iter()
@@ -281,22 +284,25 @@ mod tests {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
             let p = Prefetches::default();
-            let held = p.start_all(vec![
+            let first = p.start_all(vec![
                 ("a".into(), open(vec![1])),
                 ("b".into(), open(vec![2])),
             ]);
-            assert_eq!(held.len(), 2);
-            // Another partition of the same execution starts nothing, even
-            // once the reads are taken.
+            assert_eq!(first.len(), 2);
             let a = p.take("a").unwrap().await.unwrap();
             assert_eq!(values(a.map(|b| b.unwrap()).collect().await), vec![1]);
-            assert!(start(&p, "b", open(vec![3])).is_none());
+            // Another partition of the same execution starts nothing and
+            // holds the reads started, taken or not.
+            let second = p.start_all(vec![("b".into(), open(vec![3]))]);
+            assert_eq!(second.len(), 2);
+            drop(first);
             let b = p.take("b").unwrap().await.unwrap();
             assert_eq!(values(b.map(|b| b.unwrap()).collect().await), vec![2]);
-            assert!(start(&p, "a", open(vec![4])).is_none());
-            // The next execution, its openers gone, starts again.
-            drop(held);
-            assert!(start(&p, "a", open(vec![5])).is_some());
+            // The next execution, the openers gone, starts again.
+            drop(second);
+            let _third = start(&p, "a", open(vec![5])).unwrap();
+            let a = p.take("a").unwrap().await.unwrap();
+            assert_eq!(values(a.map(|b| b.unwrap()).collect().await), vec![5]);
         });
     }
 

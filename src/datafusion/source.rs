@@ -125,8 +125,8 @@ impl WarpSource {
     }
 
     /// Starts the reads of the files the scan's partitions open first, for
-    /// `opener` to keep and any of the scan's streams to take, unless
-    /// another partition of this execution did. With DataFusion's file
+    /// any of the scan's streams to take, unless another partition of this
+    /// execution did; `opener` holds them either way. With DataFusion's file
     /// streams taking files from one queue (all groups' files in order)
     /// those are the queue's first files, one per partition; where the scan
     /// keeps an order or a partitioning each stream reads its own group, so
