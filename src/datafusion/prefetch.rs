@@ -79,15 +79,15 @@ impl<T> std::future::Future for AbortOnDrop<T> {
 }
 
 /// One started read: the task, until a stream takes it. Dropping the slot
-/// (with the opener that started the read) or the stream that took it
-/// aborts the task.
+/// (with the scan's last opener) or the stream that took it aborts the
+/// task.
 pub(crate) struct Slot(Mutex<Option<AbortOnDrop<DfResult<Started>>>>);
 
 /// The started reads of one scan, by file, byte range and request. The
-/// openers that started them own them; this only finds them. Two
-/// executions of one plan at the same time share it: a stream may then
-/// take the other execution's read of the same file and request (the same
-/// batches), and its own is dropped with its opener.
+/// scan's openers hold them; this only finds them. Two executions of one
+/// plan at the same time share it: the later one starts nothing and may
+/// take the earlier one's reads not yet taken (the same file and request,
+/// so the same batches).
 #[derive(Default)]
 pub(crate) struct Prefetches(Mutex<HashMap<String, Weak<Slot>>>);
 
