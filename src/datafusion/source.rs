@@ -109,9 +109,10 @@ impl WarpSource {
         self
     }
 
-    /// The same scan with each partition opening its first file and
-    /// decoding up to its first batch when executed, before it is polled
-    /// ([`super::prefetch`]; set by [`super::prefetch::StartScansEarly`]).
+    /// The same scan starting, when executed, the reads of the files its
+    /// partitions open first, each up to its first batch, before any
+    /// partition is polled ([`super::prefetch`]; set by
+    /// [`super::prefetch::StartScansEarly`]).
     pub fn with_start_early(mut self, on: bool) -> Self {
         self.start_early = on;
         self
