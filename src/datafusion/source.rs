@@ -111,8 +111,8 @@ impl WarpSource {
 
     /// The same scan starting, when executed, the reads of the files its
     /// partitions open first, each up to its first batch, before any
-    /// partition is polled ([`super::prefetch`]; set by
-    /// [`super::prefetch::StartScansEarly`]).
+    /// partition is polled (set by [`super::StartScansEarly`], whose docs
+    /// say why).
     pub fn with_start_early(mut self, on: bool) -> Self {
         self.start_early = on;
         self

@@ -185,8 +185,8 @@ pub trait Backend: Send + Sync {
     }
     /// Counts a caller that will aggregate the decoded columns of the reads
     /// it starts (`true`) or is done (`false`): a device backend keeps decode
-    /// stages' outputs on the device meanwhile, where [`aggregate`]
-    /// (Self::aggregate) reads them without an upload.
+    /// stages' outputs on the device meanwhile, where
+    /// [`aggregate`](Self::aggregate) reads them without an upload.
     fn retain_decoded(&self, on: bool) {
         let _ = on;
     }

@@ -165,7 +165,8 @@ impl PinnedPool {
     }
 
     /// A block of at least `bytes`: a free one of its size class (a power
-    /// of two), else a free one at most [`larger_classes`] times that size,
+    /// of two), else a free one at most 4 times that size
+    /// (`WARPREAD_PINNED_LARGER`),
     /// else a new one while the pool stays under its cap, else the smallest
     /// larger free one; `None` when there is none, or when pinned memory
     /// cannot be had (the caller then stages and copies).
