@@ -45,6 +45,7 @@ pub mod codecs;
 #[cfg(feature = "sql")]
 pub mod datafusion;
 pub mod datagen;
+mod env;
 pub mod error;
 pub mod exec;
 pub mod gpu;

@@ -39,13 +39,7 @@ const READ_AHEAD: usize = 2;
 
 fn read_ahead() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::env::var("WARPREAD_READ_AHEAD")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n: &usize| n > 0)
-            .unwrap_or(READ_AHEAD)
-    })
+    *N.get_or_init(|| crate::env::count("WARPREAD_READ_AHEAD").unwrap_or(READ_AHEAD))
 }
 
 /// A file's name without its folder, for trace spans.

@@ -49,13 +49,7 @@ pub const ENV_MIRROR_MIB: &str = "WARPREAD_DEVICE_MIRROR_MIB";
 /// 4, `WARPREAD_PINNED_LARGER` overrides (1: only the request's own size).
 fn larger_classes() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::env::var("WARPREAD_PINNED_LARGER")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n: &usize| n >= 1)
-            .unwrap_or(4)
-    })
+    *N.get_or_init(|| crate::env::count("WARPREAD_PINNED_LARGER").unwrap_or(4))
 }
 
 /// A block's bytes on the device.
@@ -173,7 +167,8 @@ impl PinnedPool {
     pub fn take(&self, bytes: usize) -> Result<Option<PinnedBlock>> {
         let size = bytes.max(MIN_BLOCK).next_power_of_two();
         let inner = &self.inner;
-        // The smallest free block of at least `size` and at most `most`.
+        // The smallest free block of at least `size` and at most `most`
+        // (its own class first, being the smallest).
         let from_free = |most: usize| {
             let mut free = inner.free.lock().unwrap_or_else(|p| p.into_inner());
             let best = free
@@ -188,9 +183,6 @@ impl PinnedPool {
                 mirrored_at: None,
             })
         };
-        if let Some(b) = from_free(size) {
-            return Ok(Some(b));
-        }
         // Page-locking a new block costs about 1 ms per MiB, during which
         // every lane's transfers wait (BENCHMARKS.md, session 18); a free
         // block a few classes larger is lent instead.

@@ -29,11 +29,7 @@ pub const ENV_GROUP_MIB: &str = "WARPREAD_GROUP_MIB";
 pub(crate) fn env_group_bytes() -> Option<u64> {
     static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
-        std::env::var(ENV_GROUP_MIB)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&n| n > 0)
-            .map(|mib| mib.saturating_mul(1 << 20))
+        crate::env::count(ENV_GROUP_MIB).map(|mib| (mib as u64).saturating_mul(1 << 20))
     })
 }
 

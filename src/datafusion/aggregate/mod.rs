@@ -158,10 +158,7 @@ const DEVICE_AGGREGATE_SCAN_PARTITIONS: usize = 8;
 fn device_aggregate_scan_partitions() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
-        std::env::var("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n: &usize| n > 0)
+        crate::env::count("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
             .unwrap_or(DEVICE_AGGREGATE_SCAN_PARTITIONS)
     })
 }
