@@ -14,10 +14,7 @@ B=$1; out=$2
 unpack_bundle "$B"
 export WARPREAD_KERNEL_CACHE=/tmp/kc
 scale=${SQL_SCALE:-10}
-d=/tmp/wc/tpch-sf$scale-parquet-gzip
-if [ ! -f "$d/lineitem.parquet" ]; then
-  "$B/warpread-sql" gen tpch --scale "$scale" --format parquet --compression gzip "$d" > /dev/null 2>&1
-fi
+d=$(tpch_parquet "$B" "$scale")
 WARPREAD_CACHE=/tmp/wc WARPREAD_TRACE="$out/trace.json" "$B/warpread-sql" bench sql --scale "$scale" \
   --format parquet --backends cuda --runs 1 --warmup 1 --queries "${TRACE_QUERIES:-3,5,9,18,21}" 2>&1 | tail -12
 python3 scripts/trace_timeline.py "$out/trace.json" --prefix scan.read --merge | cut -c1-150

@@ -32,12 +32,7 @@ if [ "${CHECKS:-1}" != 0 ]; then
   )
   echo "== checks $(( $(date +%s) - t )) s"
 fi
-dir=/tmp/wc/tpch-sf$scale-parquet-gzip
-if [ ! -f "$dir/lineitem.parquet" ]; then
-  t=$(date +%s)
-  "$B/warpread-sql" gen tpch --scale "$scale" --format parquet --compression gzip "$dir" > /dev/null 2>&1
-  echo "== generated TPC-H SF $scale in $(( $(date +%s) - t )) s"
-fi
+tpch_parquet "$B" "$scale" > /dev/null
 q=(); [ -n "${QUERIES-1,6}" ] && q=(--queries "${QUERIES-1,6}")
 for config in "new:" "$@"; do
   name=${config%%:*}; vars=${config#*:}
