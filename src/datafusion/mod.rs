@@ -22,13 +22,16 @@
 //!
 //! Projection: only the projected file columns are read. Filters: simple
 //! `column op literal` conjuncts prune stripes and row groups by
-//! statistics; DataFusion still applies every filter to the rows. Limit:
-//! files are read a group of stripes or row groups at a time, so a
-//! satisfied `LIMIT` stops reading.
+//! statistics; DataFusion still applies every filter to the rows. Filters
+//! that operators publish while the query runs (a hash join's build keys, a
+//! `TopK`'s cut-off) also drop the rows that fail them as the scan hands
+//! its batches on. Limit: files are read a group of stripes or row groups
+//! at a time, so a satisfied `LIMIT` stops reading.
 
 mod aggregate;
 mod compare;
 mod config;
+mod dynamic_filter;
 mod file_cache;
 mod file_format;
 mod format;

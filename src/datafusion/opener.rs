@@ -13,9 +13,11 @@ use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
+use datafusion::physical_expr::PhysicalExpr;
 use futures::{StreamExt, TryStreamExt};
 
 use super::config::StatsSink;
+use super::dynamic_filter::RowFilter;
 use super::format::{ReadUnit, ScanRequest, WarpFormat};
 use crate::error::Error;
 use crate::exec::Backend;
@@ -62,6 +64,7 @@ pub struct ScanMetrics {
     row_groups_read: Count,
     row_groups_pruned: Count,
     files_started_early: Count,
+    rows_dynamic_filtered: Count,
 }
 
 impl ScanMetrics {
@@ -81,6 +84,7 @@ impl ScanMetrics {
             row_groups_read: count("warpread_row_groups_read"),
             row_groups_pruned: count("warpread_row_groups_pruned"),
             files_started_early: count("warpread_files_started_early"),
+            rows_dynamic_filtered: count("warpread_rows_dynamic_filtered"),
         }
     }
 }
@@ -122,6 +126,10 @@ pub struct WarpOpener {
     /// The scan's started reads, held while this partition's stream may
     /// open files.
     pub(crate) started: Vec<Arc<super::prefetch::Slot>>,
+    /// Filters operators publish while the query runs, applied to every
+    /// batch as it is handed on ([`super::dynamic_filter`]); in the table's
+    /// columns, found in the batches by name.
+    pub dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
 }
 
 /// Whether a batch column of type `got` reads as the table's `want`: equal,
@@ -343,13 +351,29 @@ impl FileOpener for WarpOpener {
             .prefetches
             .as_ref()
             .and_then(|p| p.take(&self.prefetch_key(&file)));
-        match started {
+        let read = match started {
             Some(read) => {
                 self.metrics.files_started_early.add(1);
-                Ok(read)
+                read
             }
-            None => self.open_now(file),
+            None => self.open_now(file)?,
+        };
+        if self.dynamic_filters.is_empty() {
+            return Ok(read);
         }
+        // Applied as batches are handed on rather than as they are read:
+        // a join's filter exists only once its build side is collected,
+        // which may be after a started read decoded its first batches.
+        let mut rows = RowFilter::new(
+            self.dynamic_filters.clone(),
+            self.metrics.rows_dynamic_filtered.clone(),
+        );
+        Ok(Box::pin(async move {
+            let stream = read.await?;
+            Ok(stream
+                .try_filter_map(move |b| futures::future::ready(rows.apply(b)))
+                .boxed())
+        }))
     }
 }
 

@@ -1,7 +1,8 @@
 //! `WarpSource`: DataFusion's `FileSource` for warpread formats. It carries
 //! the projection (file columns only: partition columns and expressions are
 //! left to DataFusion's `ProjectionOpener`), the pushed filters (used for
-//! pruning only, so DataFusion keeps applying them) and the backend.
+//! pruning only, so DataFusion keeps applying them; dynamic ones also drop
+//! rows as batches are handed on) and the backend.
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{DisplayFormatType, apply_expression_roots};
 
 use super::config::{StatsSink, default_backend};
+use super::dynamic_filter;
 use super::format::WarpFormat;
 use super::opener::{ScanMetrics, WarpOpener};
 use super::predicate;
@@ -35,6 +37,9 @@ pub struct WarpSource {
     table_schema: TableSchema,
     projection: SplitProjection,
     filter: Option<Arc<dyn PhysicalExpr>>,
+    /// Pushed filters that operators update while the query runs, applied
+    /// to the rows read ([`super::dynamic_filter`]).
+    dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
     batch_size: Option<usize>,
     backend: Option<Arc<dyn Backend>>,
     stats: Option<Arc<StatsSink>>,
@@ -67,6 +72,7 @@ impl WarpSource {
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
             filter: None,
+            dynamic_filters: Vec::new(),
             batch_size: None,
             backend: None,
             stats: None,
@@ -216,12 +222,19 @@ impl FileSource for WarpSource {
             expected_types: None,
             prefetches: None,
             started: Vec::new(),
+            dynamic_filters: Vec::new(),
         };
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
         // when it hands on the read columns as they are, keeping decimals
         // at their stored width, and checks each batch's types against the
         // table's instead.
+        // An aggregate program's scan hands its batches to the device as
+        // read (narrowed decimals the filters' types would not match), and
+        // no operator between them publishes filters.
+        if !opener.narrow_decimals && dynamic_filter::enabled() {
+            opener.dynamic_filters = self.dynamic_filters.clone();
+        }
         if opener.narrow_decimals {
             opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
         }
@@ -301,6 +314,9 @@ impl FileSource for WarpSource {
                 if let Some(p) = &self.filter {
                     write!(f, ", pruning_predicate={p}")?;
                 }
+                for d in &self.dynamic_filters {
+                    write!(f, ", dynamic_filter={d}")?;
+                }
                 Ok(())
             }
             DisplayFormatType::TreeRender => writeln!(f, "reader=warpread backend={backend}"),
@@ -314,19 +330,26 @@ impl FileSource for WarpSource {
     ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
         // Every filter stays with DataFusion (`No`): statistics only prune
         // whole stripes, so rows of kept stripes still need the filter.
+        // Dynamic filters are also applied to the rows read, but only while
+        // the scan reads the columns they name, so they stay `No` as well.
         let verdicts = vec![PushedDown::No; filters.len()];
         let file_schema = self.table_schema.file_schema();
-        let useful: Vec<_> = filters
+        let (dynamic, fixed): (Vec<_>, Vec<_>) =
+            filters.into_iter().partition(dynamic_filter::is_dynamic);
+        let useful: Vec<_> = fixed
             .into_iter()
             .filter(|f| !predicate::translate(f, file_schema).is_empty())
             .collect();
-        if useful.is_empty() {
+        if useful.is_empty() && dynamic.is_empty() {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
                 verdicts,
             ));
         }
         let mut source = self.clone();
-        source.filter = Some(conjunction(self.filter.clone().into_iter().chain(useful)));
+        if !useful.is_empty() {
+            source.filter = Some(conjunction(self.filter.clone().into_iter().chain(useful)));
+        }
+        source.dynamic_filters.extend(dynamic);
         Ok(
             FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
                 .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
@@ -348,6 +371,7 @@ impl FileSource for WarpSource {
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
         let mut roots: Vec<&Arc<dyn PhysicalExpr>> = self.filter.iter().collect();
+        roots.extend(&self.dynamic_filters);
         roots.extend(self.projection.source.iter().map(|p| &p.expr));
         apply_expression_roots(roots, f)
     }
