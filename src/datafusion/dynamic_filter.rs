@@ -14,11 +14,10 @@
 //! read) passes whole, and before a join's build side is done the filter
 //! is `true` and every row passes.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 use arrow::compute::filter_record_batch;
-use datafusion::common::cast::as_boolean_array;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::utils::reassign_expr_columns;
@@ -28,6 +27,8 @@ use datafusion::physical_expr_common::physical_expr::{
 };
 use datafusion::physical_plan::metrics::Count;
 use datafusion::scalar::ScalarValue;
+
+use super::routed_filter::Node;
 
 /// Whether `expr` holds a filter that operators update while the query
 /// runs (and so is worth applying row by row in the scan).
@@ -51,32 +52,35 @@ const SAMPLE_ROWS: usize = 32 * 1024;
 /// applied (until its operator publishes a new one).
 const MAX_KEPT: f64 = 0.75;
 
-/// One dynamic filter of a stream: its expression bound to the batches'
-/// columns as of a generation, and how many rows it kept since.
+/// One dynamic filter of a stream: its expression compiled for the
+/// batches' columns as of a generation, and how many rows it kept since.
 struct Slot {
+    /// Its place among the pushed filters (slots are reordered).
+    id: usize,
     filter: Arc<dyn PhysicalExpr>,
     generation: Option<u64>,
     /// `None`: nothing to apply (still `true`, a column not read, or a
     /// filter that keeps most rows).
-    bound: Option<Arc<dyn PhysicalExpr>>,
+    node: Option<Arc<Node>>,
     seen: usize,
     kept: usize,
+    /// Time spent evaluating it on those rows.
+    nanos: u64,
 }
 
 impl Slot {
-    /// Rebinds the filter when its operator published a new one.
+    /// Compiles the filter again when its operator published a new one.
     fn refresh(&mut self, schema: &arrow::datatypes::Schema) -> DfResult<()> {
         let generation = snapshot_generation(&self.filter);
         if self.generation == Some(generation) {
             return Ok(());
         }
         let now = snapshot_physical_expr(Arc::clone(&self.filter))?;
-        self.bound = if is_true(&now) {
-            None
-        } else {
-            reassign_expr_columns(now, schema).ok()
+        self.node = match reassign_expr_columns(now, schema) {
+            Ok(bound) if !is_true(&bound) => Some(Arc::new(Node::compile(&bound, schema)?)),
+            _ => None,
         };
-        (self.generation, self.seen, self.kept) = (Some(generation), 0, 0);
+        (self.generation, self.seen, self.kept, self.nanos) = (Some(generation), 0, 0, 0);
         Ok(())
     }
 
@@ -88,57 +92,121 @@ impl Slot {
             self.kept as f64 / self.seen as f64
         }
     }
+
+    /// The time it took to remove a row so far: filters that remove rows
+    /// cheaply run first (0 before any try, so new filters are tried).
+    fn cost_per_removed_row(&self) -> f64 {
+        if self.seen == 0 {
+            return 0.0;
+        }
+        let per_row = self.nanos as f64 / self.seen as f64;
+        per_row / (1.0 - self.kept_share()).max(1e-3)
+    }
 }
 
-/// One file stream's dynamic filters, each tried on the rows the others
-/// left, the most selective first; one that keeps most rows is dropped.
+/// One file stream's dynamic filters, with the scan's other pushed filters
+/// tried first (a cheap comparison that removes half the rows spares the
+/// dynamic filters' lookups those rows). Each is tried on the rows the
+/// others left, the cheapest per row removed first; one that keeps most
+/// rows is dropped.
+/// Batches may be filtered side by side (the stream hands several to
+/// tasks of their own), so the filters' state sits behind a lock taken
+/// twice per batch.
 pub struct RowFilter {
-    slots: Vec<Slot>,
+    slots: Mutex<Vec<Slot>>,
     removed: Count,
 }
 
 impl RowFilter {
-    /// Applies `filters`, counting the rows removed in `removed`.
-    pub fn new(filters: Vec<Arc<dyn PhysicalExpr>>, removed: Count) -> Self {
-        let slots = filters
+    /// Applies `fixed` (filters that never change, tried first) and
+    /// `dynamic`, counting the rows removed in `removed`.
+    pub fn new(
+        fixed: Vec<Arc<dyn PhysicalExpr>>,
+        dynamic: Vec<Arc<dyn PhysicalExpr>>,
+        removed: Count,
+    ) -> Self {
+        let slots = fixed
             .into_iter()
-            .map(|filter| Slot {
+            .chain(dynamic)
+            .enumerate()
+            .map(|(id, filter)| Slot {
+                id,
                 filter,
                 generation: None,
-                bound: None,
+                node: None,
                 seen: 0,
                 kept: 0,
+                nanos: 0,
             })
             .collect();
-        Self { slots, removed }
+        Self {
+            slots: Mutex::new(slots),
+            removed,
+        }
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// `batch` without the rows that fail the filters as they stand now;
     /// `None` when no row is left.
-    pub fn apply(&mut self, batch: RecordBatch) -> DfResult<Option<RecordBatch>> {
+    pub fn apply(&self, batch: RecordBatch) -> DfResult<Option<RecordBatch>> {
         let schema = batch.schema();
-        for slot in &mut self.slots {
-            slot.refresh(&schema)?;
-        }
-        // Stable: filters not tried yet keep the order they were pushed in.
-        self.slots
-            .sort_by(|a, b| a.kept_share().total_cmp(&b.kept_share()));
+        let active: Vec<(usize, Option<u64>, Arc<Node>)> = {
+            let mut slots = self.slots();
+            for slot in slots.iter_mut() {
+                slot.refresh(&schema)?;
+            }
+            // Stable: filters not tried yet keep the order they were
+            // pushed in.
+            slots.sort_by(|a, b| {
+                a.cost_per_removed_row()
+                    .total_cmp(&b.cost_per_removed_row())
+            });
+            slots
+                .iter()
+                .filter_map(|s| Some((s.id, s.generation, Arc::clone(s.node.as_ref()?))))
+                .collect()
+        };
         let rows = batch.num_rows();
         let mut batch = batch;
-        for slot in &mut self.slots {
-            let Some(expr) = &slot.bound else { continue };
+        let mut tried = Vec::new();
+        for (id, generation, node) in active {
             if batch.num_rows() == 0 {
                 break;
             }
-            let values = expr.evaluate(&batch)?.into_array(batch.num_rows())?;
-            let mask = as_boolean_array(&values)?;
+            let started = std::time::Instant::now();
+            // The operators above apply every filter themselves, so one
+            // that fails here (a division by zero on a row another conjunct
+            // excludes) is dropped rather than failing the query.
+            let Ok(mask) = node.keep(&batch) else {
+                tried.push((id, generation, batch.num_rows(), batch.num_rows(), u64::MAX));
+                continue;
+            };
             let kept = mask.true_count();
-            (slot.seen, slot.kept) = (slot.seen + batch.num_rows(), slot.kept + kept);
+            let nanos = started.elapsed().as_nanos() as u64;
+            tried.push((id, generation, batch.num_rows(), kept, nanos));
             if kept < batch.num_rows() {
-                batch = filter_record_batch(&batch, mask)?;
+                batch = filter_record_batch(&batch, &mask)?;
             }
-            if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= MAX_KEPT {
-                slot.bound = None;
+        }
+        if !tried.is_empty() {
+            let mut slots = self.slots();
+            for (id, generation, seen, kept, nanos) in tried {
+                let Some(slot) = slots.iter_mut().find(|s| s.id == id) else {
+                    continue;
+                };
+                if slot.generation != generation {
+                    continue; // republished meanwhile: its count restarted
+                }
+                slot.seen += seen;
+                slot.kept += kept;
+                slot.nanos = slot.nanos.saturating_add(nanos);
+                let failed = nanos == u64::MAX;
+                if failed || slot.seen >= SAMPLE_ROWS && slot.kept_share() >= MAX_KEPT {
+                    slot.node = None;
+                }
             }
         }
         self.removed.add(rows - batch.num_rows());
@@ -195,7 +263,7 @@ mod tests {
         assert!(is_dynamic(&expr));
         assert!(!is_dynamic(&gt("a", 3, 1)));
         let removed = count();
-        let mut rows = RowFilter::new(vec![expr], removed.clone());
+        let rows = RowFilter::new(Vec::new(), vec![expr], removed.clone());
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
         f.update(gt("a", 3, 25)).unwrap();
         let out = rows.apply(batch()).unwrap().unwrap();
@@ -213,7 +281,7 @@ mod tests {
         let c: Arc<dyn PhysicalExpr> = Arc::new(Column::new("c", 7));
         let f = Arc::new(DynamicFilterPhysicalExpr::new(vec![c], lit(true)));
         let removed = count();
-        let mut rows = RowFilter::new(vec![Arc::clone(&f) as _], removed.clone());
+        let rows = RowFilter::new(Vec::new(), vec![Arc::clone(&f) as _], removed.clone());
         f.update(gt("c", 7, 0)).unwrap();
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
         assert_eq!(removed.value(), 0);
@@ -227,21 +295,47 @@ mod tests {
         let (wide, wide_expr) = dynamic();
         let (narrow, narrow_expr) = dynamic();
         let removed = count();
-        let mut rows = RowFilter::new(vec![wide_expr, narrow_expr], removed.clone());
+        let rows = RowFilter::new(Vec::new(), vec![wide_expr, narrow_expr], removed.clone());
         wide.update(gt("a", 3, 0)).unwrap(); // keeps all but one row
         narrow.update(gt("a", 3, n / 2 - 1)).unwrap(); // keeps half
         let out = rows.apply(big.clone()).unwrap().unwrap();
         assert_eq!(out.num_rows(), SAMPLE_ROWS / 2);
-        let wide_slot = rows.slots.iter().find(|s| s.seen == SAMPLE_ROWS).unwrap();
-        assert!(wide_slot.bound.is_none(), "tried on every row, kept them all");
+        let slots = rows.slots();
+        let wide_slot = slots.iter().find(|s| s.seen == SAMPLE_ROWS).unwrap();
+        assert!(
+            wide_slot.node.is_none(),
+            "tried on every row, kept them all"
+        );
+        drop(slots);
         // The half-keeping filter stays, and now runs first.
         let out = rows.apply(big.clone()).unwrap().unwrap();
         assert_eq!(out.num_rows(), SAMPLE_ROWS / 2);
-        assert!(rows.slots[0].bound.is_some());
+        let slots = rows.slots();
+        assert!(slots[0].node.is_some());
         // First it saw the rows the wide one left (all but one), now all.
-        assert_eq!(rows.slots[0].seen, 2 * SAMPLE_ROWS - 1);
+        assert_eq!(slots[0].seen, 2 * SAMPLE_ROWS - 1);
+        drop(slots);
         // A newly published filter is tried again.
         wide.update(gt("a", 3, n - 2)).unwrap();
         assert_eq!(rows.apply(big).unwrap().unwrap().num_rows(), 1);
+    }
+
+    #[test]
+    fn a_filter_that_fails_is_dropped_and_the_rows_pass() {
+        let removed = count();
+        // Integer division by zero errs in DataFusion.
+        let div: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            Arc::new(Column::new("a", 1)),
+            Operator::Divide,
+            lit(0i64),
+        ));
+        let failing: Arc<dyn PhysicalExpr> =
+            Arc::new(BinaryExpr::new(div, Operator::Gt, lit(1i64)));
+        let (f, expr) = dynamic();
+        let rows = RowFilter::new(vec![failing], vec![expr], removed.clone());
+        f.update(gt("a", 3, 15)).unwrap();
+        assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 3);
+        assert!(rows.slots().iter().any(|s| s.id == 0 && s.node.is_none()));
+        assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 3);
     }
 }

@@ -39,6 +39,7 @@ mod gsst_format;
 mod opener;
 mod predicate;
 mod prefetch;
+mod routed_filter;
 mod session_ext;
 mod source;
 mod statements;

@@ -12,8 +12,8 @@ use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::object_store::local::LocalFileSystem;
-use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
 use futures::{StreamExt, TryStreamExt};
 
 use super::config::StatsSink;
@@ -38,6 +38,9 @@ fn group_bytes() -> u64 {
 /// Groups of one partition in flight at once (the one being consumed and
 /// the next, decoding meanwhile); `WARPREAD_READ_AHEAD` overrides it.
 const READ_AHEAD: usize = 2;
+
+/// Batches of one stream whose dynamic filters are evaluated at once.
+const FILTERS_IN_FLIGHT: usize = 4;
 
 fn read_ahead() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -65,6 +68,7 @@ pub struct ScanMetrics {
     row_groups_pruned: Count,
     files_started_early: Count,
     rows_dynamic_filtered: Count,
+    dynamic_filter_time: Time,
 }
 
 impl ScanMetrics {
@@ -85,6 +89,7 @@ impl ScanMetrics {
             row_groups_pruned: count("warpread_row_groups_pruned"),
             files_started_early: count("warpread_files_started_early"),
             rows_dynamic_filtered: count("warpread_rows_dynamic_filtered"),
+            dynamic_filter_time: time("warpread_dynamic_filter_time"),
         }
     }
 }
@@ -130,6 +135,9 @@ pub struct WarpOpener {
     /// batch as it is handed on ([`super::dynamic_filter`]); in the table's
     /// columns, found in the batches by name.
     pub dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+    /// The scan's other pushed filters, applied with the dynamic ones (and
+    /// only when there are some) before them.
+    pub fixed_filters: Vec<Arc<dyn PhysicalExpr>>,
 }
 
 /// Whether a batch column of type `got` reads as the table's `want`: equal,
@@ -364,14 +372,32 @@ impl FileOpener for WarpOpener {
         // Applied as batches are handed on rather than as they are read:
         // a join's filter exists only once its build side is collected,
         // which may be after a started read decoded its first batches.
-        let mut rows = RowFilter::new(
+        let rows = Arc::new(RowFilter::new(
+            self.fixed_filters.clone(),
             self.dynamic_filters.clone(),
             self.metrics.rows_dynamic_filtered.clone(),
-        );
+        ));
+        // A file stream is one of few scan partitions on a device backend:
+        // batches are filtered side by side on the runtime's threads, in
+        // order.
+        let time = self.metrics.dynamic_filter_time.clone();
         Ok(Box::pin(async move {
             let stream = read.await?;
             Ok(stream
-                .try_filter_map(move |b| futures::future::ready(rows.apply(b)))
+                .map(move |b| {
+                    let rows = Arc::clone(&rows);
+                    let time = time.clone();
+                    async move {
+                        tokio::spawn(async move {
+                            let _timer = time.timer();
+                            rows.apply(b?)
+                        })
+                        .await
+                        .map_err(joined)?
+                    }
+                })
+                .buffered(FILTERS_IN_FLIGHT)
+                .try_filter_map(|b| futures::future::ready(Ok(b)))
                 .boxed())
         }))
     }

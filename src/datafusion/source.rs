@@ -40,6 +40,8 @@ pub struct WarpSource {
     /// Pushed filters that operators update while the query runs, applied
     /// to the rows read ([`super::dynamic_filter`]).
     dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+    /// Every other pushed filter, applied to rows only with dynamic ones.
+    fixed_filters: Vec<Arc<dyn PhysicalExpr>>,
     batch_size: Option<usize>,
     backend: Option<Arc<dyn Backend>>,
     stats: Option<Arc<StatsSink>>,
@@ -73,6 +75,7 @@ impl WarpSource {
             table_schema,
             filter: None,
             dynamic_filters: Vec::new(),
+            fixed_filters: Vec::new(),
             batch_size: None,
             backend: None,
             stats: None,
@@ -223,6 +226,7 @@ impl FileSource for WarpSource {
             prefetches: None,
             started: Vec::new(),
             dynamic_filters: Vec::new(),
+            fixed_filters: Vec::new(),
         };
         // The projection would rebuild each batch with the table's types:
         // a scan whose batches reach only an aggregate program skips it
@@ -234,6 +238,9 @@ impl FileSource for WarpSource {
         // no operator between them publishes filters.
         if !opener.narrow_decimals && dynamic_filter::enabled() {
             opener.dynamic_filters = self.dynamic_filters.clone();
+            if !opener.dynamic_filters.is_empty() {
+                opener.fixed_filters = self.fixed_filters.clone();
+            }
         }
         if opener.narrow_decimals {
             opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
@@ -337,10 +344,11 @@ impl FileSource for WarpSource {
         let (dynamic, fixed): (Vec<_>, Vec<_>) =
             filters.into_iter().partition(dynamic_filter::is_dynamic);
         let useful: Vec<_> = fixed
-            .into_iter()
+            .iter()
             .filter(|f| !predicate::translate(f, file_schema).is_empty())
+            .cloned()
             .collect();
-        if useful.is_empty() && dynamic.is_empty() {
+        if fixed.is_empty() && dynamic.is_empty() {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
                 verdicts,
             ));
@@ -350,6 +358,7 @@ impl FileSource for WarpSource {
             source.filter = Some(conjunction(self.filter.clone().into_iter().chain(useful)));
         }
         source.dynamic_filters.extend(dynamic);
+        source.fixed_filters.extend(fixed);
         Ok(
             FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
                 .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),

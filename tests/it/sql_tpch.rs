@@ -632,7 +632,13 @@ fn join_probe_scans_drop_rows_without_a_partner() {
                    FROM part JOIN lineitem ON l_partkey = p_partkey WHERE p_size = 15";
         let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
         assert!(explained.contains("dynamic_filter="), "{explained}");
-        let plan = warp.sql(sql).await.unwrap().create_physical_plan().await.unwrap();
+        let plan = warp
+            .sql(sql)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
         let a = datafusion::physical_plan::collect(Arc::clone(&plan), warp.task_ctx())
             .await
             .unwrap();
@@ -640,7 +646,9 @@ fn join_probe_scans_drop_rows_without_a_partner() {
         let b = run_sql(&df, sql).await.unwrap();
         compare_results(&a, &b[0].batches, 0.0).unwrap();
         let joined: u64 = sorted_rows(&a)[0][0].parse().unwrap();
-        let total = run_sql(&warp, "SELECT count(*) FROM lineitem").await.unwrap();
+        let total = run_sql(&warp, "SELECT count(*) FROM lineitem")
+            .await
+            .unwrap();
         let total: u64 = sorted_rows(&total[0].batches)[0][0].parse().unwrap();
         assert!(joined > 0 && joined < total, "{joined} of {total}");
         assert_eq!(dropped, total - joined, "{explained}");
