@@ -49,8 +49,16 @@ pub fn enabled() -> bool {
 const SAMPLE_ROWS: usize = 32 * 1024;
 
 /// A filter keeping at least this share of the sampled rows is no longer
-/// applied (until its operator publishes a new one).
+/// applied (until its operator publishes a new one);
+/// `WARPREAD_DYNAMIC_FILTER_MAX_KEPT` (a percentage) overrides it.
 const MAX_KEPT: f64 = 0.75;
+
+fn max_kept() -> f64 {
+    static V: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        crate::env::count("WARPREAD_DYNAMIC_FILTER_MAX_KEPT").map_or(MAX_KEPT, |p| p as f64 / 100.0)
+    })
+}
 
 /// One dynamic filter of a stream: its expression compiled for the
 /// batches' columns as of a generation, and how many rows it kept since.
@@ -204,7 +212,7 @@ impl RowFilter {
                 slot.kept += kept;
                 slot.nanos = slot.nanos.saturating_add(nanos);
                 let failed = nanos == u64::MAX;
-                if failed || slot.seen >= SAMPLE_ROWS && slot.kept_share() >= MAX_KEPT {
+                if failed || slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept() {
                     slot.node = None;
                 }
             }

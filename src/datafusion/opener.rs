@@ -39,8 +39,16 @@ fn group_bytes() -> u64 {
 /// the next, decoding meanwhile); `WARPREAD_READ_AHEAD` overrides it.
 const READ_AHEAD: usize = 2;
 
-/// Batches of one stream whose dynamic filters are evaluated at once.
+/// Batches of one stream whose dynamic filters are evaluated at once;
+/// `WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT` overrides it.
 const FILTERS_IN_FLIGHT: usize = 4;
+
+fn filters_in_flight() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        crate::env::count("WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT").unwrap_or(FILTERS_IN_FLIGHT)
+    })
+}
 
 fn read_ahead() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -396,7 +404,7 @@ impl FileOpener for WarpOpener {
                         .map_err(joined)?
                     }
                 })
-                .buffered(FILTERS_IN_FLIGHT)
+                .buffered(filters_in_flight())
                 .try_filter_map(|b| futures::future::ready(Ok(b)))
                 .boxed())
         }))
