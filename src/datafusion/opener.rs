@@ -40,8 +40,12 @@ fn group_bytes() -> u64 {
 const READ_AHEAD: usize = 2;
 
 /// Batches of one stream whose dynamic filters are evaluated at once;
-/// `WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT` overrides it.
-const FILTERS_IN_FLIGHT: usize = 4;
+/// `WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT` overrides it. A device scan has 4
+/// partitions for the host's 16 threads, and the filters' lookups are
+/// host work on its critical path: eight TPC-H SF 10 join queries took
+/// 11.25 s with one batch at a time against 5.87-7.14 s with four
+/// (BENCHMARKS.md, session 19, call 3); eight ran the full suite (call 4).
+const FILTERS_IN_FLIGHT: usize = 8;
 
 fn filters_in_flight() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
