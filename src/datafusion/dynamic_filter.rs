@@ -45,7 +45,7 @@ pub fn enabled() -> bool {
 
 /// Rows a filter is tried on before the stream decides whether it is worth
 /// its cost: a hash-table lookup per row costs about what the join's own
-/// probe does, so a filter that keeps most rows only adds work.
+/// probe does, so a filter that removes few rows only adds work.
 const SAMPLE_ROWS: usize = 32 * 1024;
 
 /// A filter keeping at least this share of the sampled rows is no longer
@@ -71,8 +71,8 @@ struct Slot {
     id: usize,
     filter: Arc<dyn PhysicalExpr>,
     generation: Option<u64>,
-    /// `None`: nothing to apply (still `true`, a column not read, or a
-    /// filter that keeps most rows).
+    /// `None`: nothing to apply (still `true`, a column not read, a filter
+    /// that failed or one that keeps too many rows).
     node: Option<Arc<Node>>,
     seen: usize,
     kept: usize,
@@ -81,19 +81,20 @@ struct Slot {
 }
 
 impl Slot {
-    /// Compiles the filter again when its operator published a new one.
-    fn refresh(&mut self, schema: &arrow::datatypes::Schema) -> DfResult<()> {
+    /// Compiles the filter again when its operator published a new one;
+    /// one that cannot be bound to the batches' columns is not applied.
+    fn refresh(&mut self, schema: &arrow::datatypes::Schema) {
         let generation = snapshot_generation(&self.filter);
         if self.generation == Some(generation) {
-            return Ok(());
+            return;
         }
-        let now = snapshot_physical_expr(Arc::clone(&self.filter))?;
-        self.node = match reassign_expr_columns(now, schema) {
-            Ok(bound) if !is_true(&bound) => Some(Arc::new(Node::compile(&bound, schema)?)),
-            _ => None,
-        };
+        self.node = snapshot_physical_expr(Arc::clone(&self.filter))
+            .and_then(|now| reassign_expr_columns(now, schema))
+            .ok()
+            .filter(|bound| !is_true(bound))
+            .and_then(|bound| Node::compile(&bound, schema).ok())
+            .map(Arc::new);
         (self.generation, self.seen, self.kept, self.nanos) = (Some(generation), 0, 0, 0);
-        Ok(())
     }
 
     /// The share of the rows tried that the filter kept (1 before any).
@@ -119,8 +120,9 @@ impl Slot {
 /// One file stream's dynamic filters, with the scan's other pushed filters
 /// tried first (a cheap comparison that removes half the rows spares the
 /// dynamic filters' lookups those rows). Each is tried on the rows the
-/// others left, the cheapest per row removed first; one that keeps most
-/// rows is dropped.
+/// others left, the cheapest per row removed first; one that keeps a
+/// quarter of its sample or more is dropped.
+///
 /// Batches may be filtered side by side (the stream hands several to
 /// tasks of their own), so the filters' state sits behind a lock taken
 /// twice per batch.
@@ -168,7 +170,7 @@ impl RowFilter {
         let active: Vec<(usize, Option<u64>, Arc<Node>)> = {
             let mut slots = self.slots();
             for slot in slots.iter_mut() {
-                slot.refresh(&schema)?;
+                slot.refresh(&schema);
             }
             // Stable: filters not tried yet keep the order they were
             // pushed in.
@@ -193,30 +195,33 @@ impl RowFilter {
             // that fails here (a division by zero on a row another conjunct
             // excludes) is dropped rather than failing the query.
             let Ok(mask) = node.keep(&batch) else {
-                tried.push((id, generation, batch.num_rows(), batch.num_rows(), u64::MAX));
+                tried.push((id, generation, batch.num_rows(), None));
                 continue;
             };
             let kept = mask.true_count();
             let nanos = started.elapsed().as_nanos() as u64;
-            tried.push((id, generation, batch.num_rows(), kept, nanos));
+            tried.push((id, generation, batch.num_rows(), Some((kept, nanos))));
             if kept < batch.num_rows() {
                 batch = filter_record_batch(&batch, &mask)?;
             }
         }
         if !tried.is_empty() {
             let mut slots = self.slots();
-            for (id, generation, seen, kept, nanos) in tried {
+            for (id, generation, seen, outcome) in tried {
                 let Some(slot) = slots.iter_mut().find(|s| s.id == id) else {
                     continue;
                 };
                 if slot.generation != generation {
                     continue; // republished meanwhile: its count restarted
                 }
+                let Some((kept, nanos)) = outcome else {
+                    slot.node = None;
+                    continue;
+                };
                 slot.seen += seen;
                 slot.kept += kept;
-                slot.nanos = slot.nanos.saturating_add(nanos);
-                let failed = nanos == u64::MAX;
-                if failed || slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept() {
+                slot.nanos += nanos;
+                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept() {
                     slot.node = None;
                 }
             }

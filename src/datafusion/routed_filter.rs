@@ -72,10 +72,10 @@ fn narrowed(
 impl Node {
     /// Compiles `expr`, whose columns index `schema`.
     pub fn compile(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> DfResult<Node> {
-        if let Some(l) = expr.as_ref().downcast_ref::<Literal>() {
-            if let ScalarValue::Boolean(v) = l.value() {
-                return Ok(Node::Constant(v.unwrap_or(false)));
-            }
+        if let Some(l) = expr.as_ref().downcast_ref::<Literal>()
+            && let ScalarValue::Boolean(v) = l.value()
+        {
+            return Ok(Node::Constant(v.unwrap_or(false)));
         }
         if let Some(b) = expr.as_ref().downcast_ref::<BinaryExpr>() {
             let both = |b: &BinaryExpr| -> DfResult<(Box<Node>, Box<Node>)> {
