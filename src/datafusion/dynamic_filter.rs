@@ -16,8 +16,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use arrow::array::RecordBatch;
-use arrow::compute::filter_record_batch;
+use arrow::array::{RecordBatch, UInt32Array};
 use datafusion::error::Result as DfResult;
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::utils::reassign_expr_columns;
@@ -28,7 +27,7 @@ use datafusion::physical_expr_common::physical_expr::{
 use datafusion::physical_plan::metrics::Count;
 use datafusion::scalar::ScalarValue;
 
-use super::routed_filter::Node;
+use super::routed_filter::{Node, compile_narrowed, take_rows};
 
 /// Whether `expr` holds a filter that operators update while the query
 /// runs (and so is worth applying row by row in the scan).
@@ -64,6 +63,13 @@ fn max_kept() -> f64 {
     })
 }
 
+/// A filter compiled for a batch of the columns it names.
+struct Compiled {
+    /// Those columns' indices in the stream's batches.
+    columns: Vec<usize>,
+    node: Node,
+}
+
 /// One dynamic filter of a stream: its expression compiled for the
 /// batches' columns as of a generation, and how many rows it kept since.
 struct Slot {
@@ -71,9 +77,10 @@ struct Slot {
     id: usize,
     filter: Arc<dyn PhysicalExpr>,
     generation: Option<u64>,
+    /// The batch columns it names and the filter compiled for them;
     /// `None`: nothing to apply (still `true`, a column not read, a filter
     /// that failed or one that keeps too many rows).
-    node: Option<Arc<Node>>,
+    node: Option<Arc<Compiled>>,
     seen: usize,
     kept: usize,
     /// Time spent evaluating it on those rows.
@@ -92,8 +99,8 @@ impl Slot {
             .and_then(|now| reassign_expr_columns(now, schema))
             .ok()
             .filter(|bound| !is_true(bound))
-            .and_then(|bound| Node::compile(&bound, schema).ok())
-            .map(Arc::new);
+            .and_then(|bound| compile_narrowed(&bound, schema).ok())
+            .map(|(columns, node)| Arc::new(Compiled { columns, node }));
         (self.generation, self.seen, self.kept, self.nanos) = (Some(generation), 0, 0, 0);
     }
 
@@ -167,7 +174,7 @@ impl RowFilter {
     /// `None` when no row is left.
     pub fn apply(&self, batch: RecordBatch) -> DfResult<Option<RecordBatch>> {
         let schema = batch.schema();
-        let active: Vec<(usize, Option<u64>, Arc<Node>)> = {
+        let active: Vec<(usize, Option<u64>, Arc<Compiled>)> = {
             let mut slots = self.slots();
             for slot in slots.iter_mut() {
                 slot.refresh(&schema);
@@ -183,26 +190,45 @@ impl RowFilter {
                 .filter_map(|s| Some((s.id, s.generation, Arc::clone(s.node.as_ref()?))))
                 .collect()
         };
+        // Each filter sees only its own columns of the rows still kept; the
+        // batch itself is cut once, at the end.
         let rows = batch.num_rows();
-        let mut batch = batch;
+        let mut survivors: Option<UInt32Array> = None;
         let mut tried = Vec::new();
-        for (id, generation, node) in active {
-            if batch.num_rows() == 0 {
+        for (id, generation, compiled) in active {
+            let live = survivors.as_ref().map_or(rows, |s| s.len());
+            if live == 0 {
                 break;
             }
             let started = std::time::Instant::now();
+            let Compiled { columns, node } = compiled.as_ref();
+            let view = batch.project(columns)?;
+            let view = match &survivors {
+                Some(s) => take_rows(&view, s)?,
+                None => view,
+            };
             // The operators above apply every filter themselves, so one
             // that fails here (a division by zero on a row another conjunct
             // excludes) is dropped rather than failing the query.
-            let Ok(mask) = node.keep(&batch) else {
-                tried.push((id, generation, batch.num_rows(), None));
+            let Ok(mask) = node.keep(&view) else {
+                tried.push((id, generation, live, None));
                 continue;
             };
             let kept = mask.true_count();
             let nanos = started.elapsed().as_nanos() as u64;
-            tried.push((id, generation, batch.num_rows(), Some((kept, nanos))));
-            if kept < batch.num_rows() {
-                batch = filter_record_batch(&batch, &mask)?;
+            tried.push((id, generation, live, Some((kept, nanos))));
+            if kept < live {
+                survivors = Some(match &survivors {
+                    Some(s) => s
+                        .values()
+                        .iter()
+                        .zip(mask.values().iter())
+                        .filter_map(|(&i, k)| k.then_some(i))
+                        .collect(),
+                    None => (0..rows as u32)
+                        .filter(|&i| mask.value(i as usize))
+                        .collect(),
+                });
             }
         }
         if !tried.is_empty() {
@@ -226,8 +252,16 @@ impl RowFilter {
                 }
             }
         }
-        self.removed.add(rows - batch.num_rows());
-        Ok((batch.num_rows() > 0).then_some(batch))
+        let out = match survivors {
+            None => batch,
+            Some(s) if s.is_empty() => {
+                self.removed.add(rows);
+                return Ok(None);
+            }
+            Some(s) => take_rows(&batch, &s)?,
+        };
+        self.removed.add(rows - out.num_rows());
+        Ok(Some(out))
     }
 }
 
@@ -240,7 +274,7 @@ fn is_true(expr: &Arc<dyn PhysicalExpr>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::array::{Array, ArrayRef, Int64Array};
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{
         BinaryExpr, Column, DynamicFilterPhysicalExpr, lit,

@@ -46,7 +46,13 @@ pub enum Node {
         otherwise: Option<Box<Node>>,
         columns: Vec<usize>,
     },
-    And(Box<Node>, Box<Node>),
+    /// `left AND right`, the right side compiled for its own `columns`
+    /// (tried on the left side's survivors only, when few).
+    And {
+        left: Box<Node>,
+        right: Box<Node>,
+        columns: Vec<usize>,
+    },
     Or(Box<Node>, Box<Node>),
     /// Any other predicate, on the batch's `columns` it names.
     Leaf {
@@ -69,6 +75,16 @@ fn narrowed(
     Ok((columns, bound, narrow))
 }
 
+/// `expr` (whose columns index `schema`) compiled for a batch of only the
+/// columns it names, and those columns' indices in `schema`.
+pub fn compile_narrowed(
+    expr: &Arc<dyn PhysicalExpr>,
+    schema: &Schema,
+) -> DfResult<(Vec<usize>, Node)> {
+    let (columns, bound, narrow) = narrowed(expr, schema)?;
+    Ok((columns, Node::compile(&bound, &narrow)?))
+}
+
 impl Node {
     /// Compiles `expr`, whose columns index `schema`.
     pub fn compile(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> DfResult<Node> {
@@ -85,7 +101,14 @@ impl Node {
                 ))
             };
             match b.op() {
-                Operator::And => return both(b).map(|(l, r)| Node::And(l, r)),
+                Operator::And => {
+                    let (columns, right, narrow) = narrowed(b.right(), schema)?;
+                    return Ok(Node::And {
+                        left: Box::new(Node::compile(b.left(), schema)?),
+                        right: Box::new(Node::compile(&right, &narrow)?),
+                        columns,
+                    });
+                }
                 Operator::Or => return both(b).map(|(l, r)| Node::Or(l, r)),
                 _ => {}
             }
@@ -160,18 +183,26 @@ impl Node {
             Node::Constant(v) => Ok(BooleanArray::from(vec![*v; n])),
             Node::Leaf { expr, columns } => evaluate(expr, &batch.project(columns)?),
             Node::Or(l, r) => Ok(or(&l.keep(batch)?, &r.keep(batch)?)?),
-            Node::And(l, r) => {
-                let left = l.keep(batch)?;
+            Node::And {
+                left,
+                right,
+                columns,
+            } => {
+                let left = left.keep(batch)?;
                 let kept = left.true_count();
-                if kept == 0 || kept == n {
-                    return if kept == 0 { Ok(left) } else { r.keep(batch) };
+                if kept == 0 {
+                    return Ok(left);
+                }
+                let narrow = batch.project(columns)?;
+                if kept == n {
+                    return right.keep(&narrow);
                 }
                 if kept * 4 > n {
-                    return Ok(and(&left, &r.keep(batch)?)?);
+                    return Ok(and(&left, &right.keep(&narrow)?)?);
                 }
                 let rows: UInt32Array = (0..n as u32).filter(|&i| left.value(i as usize)).collect();
-                let right = r.keep(&take_rows(batch, &rows)?)?;
-                Ok(scatter(n, [(&rows, &right)]))
+                let kept_right = right.keep(&take_rows(&narrow, &rows)?)?;
+                Ok(scatter(n, [(&rows, &kept_right)]))
             }
             Node::Routed {
                 whole,
@@ -228,7 +259,7 @@ fn evaluate(expr: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> DfResult<Boole
 }
 
 /// The rows `rows` of `batch` (which may have no columns).
-fn take_rows(batch: &RecordBatch, rows: &UInt32Array) -> DfResult<RecordBatch> {
+pub(crate) fn take_rows(batch: &RecordBatch, rows: &UInt32Array) -> DfResult<RecordBatch> {
     if batch.num_columns() == 0 {
         let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
         return Ok(RecordBatch::try_new_with_options(

@@ -56,6 +56,7 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(rule))
         .with_physical_optimizer_rule(Arc::new(super::prefetch::StartScansEarly))
+        .with_physical_optimizer_rule(Arc::new(super::row_filter_scope::RowFiltersWithinLimits))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_orc_format();

@@ -127,6 +127,32 @@ impl WarpSource {
         self
     }
 
+    /// The same scan without the dynamic filters `drop_dynamic` picks and,
+    /// with `drop_fixed`, without the static filters it applies to rows
+    /// (the pruning predicates stay); `None` when nothing changes.
+    pub(crate) fn without_row_filters(
+        &self,
+        drop_dynamic: impl Fn(&Arc<dyn PhysicalExpr>) -> bool,
+        drop_fixed: bool,
+    ) -> Option<Self> {
+        let dynamic: Vec<_> = self
+            .dynamic_filters
+            .iter()
+            .filter(|f| !drop_dynamic(f))
+            .cloned()
+            .collect();
+        let drop_fixed = drop_fixed && !self.fixed_filters.is_empty();
+        if dynamic.len() == self.dynamic_filters.len() && !drop_fixed {
+            return None;
+        }
+        let mut source = self.clone();
+        source.dynamic_filters = dynamic;
+        if drop_fixed {
+            source.fixed_filters.clear();
+        }
+        Some(source)
+    }
+
     /// Whether this scan's partitions start reading when executed: set by
     /// the rule, on, and neither a `LIMIT` (which reads only what it needs)
     /// nor an aggregate's probe (read on its own).
@@ -236,7 +262,9 @@ impl FileSource for WarpSource {
         // An aggregate program's scan hands its batches to the device as
         // read (narrowed decimals the filters' types would not match), and
         // no operator between them publishes filters.
-        if !opener.narrow_decimals && dynamic_filter::enabled() {
+        // A scan with a limit of its own would count the rows left (see
+        // `row_filter_scope`).
+        if !opener.narrow_decimals && base_config.limit.is_none() && dynamic_filter::enabled() {
             opener.dynamic_filters = self.dynamic_filters.clone();
             if !opener.dynamic_filters.is_empty() {
                 opener.fixed_filters = self.fixed_filters.clone();

@@ -655,6 +655,112 @@ fn join_probe_scans_drop_rows_without_a_partner() {
     });
 }
 
+/// A join above `ORDER BY ... LIMIT n` joins the first `n` rows, not the
+/// first `n` with a partner: the join's filter must not thin the rows the
+/// limit counts (DataFusion pushes it through a `FilterExec` with a fetch).
+#[test]
+fn join_filters_stay_above_a_limit() {
+    let (_, parquet) = data();
+    let lineitem = parquet.join("lineitem.parquet");
+    rt().block_on(async {
+        // One partition, and orders as the build side as written: the
+        // limited lineitem is the probe, under a `FilterExec` with a fetch.
+        let mut config = SessionConfig::new().with_target_partitions(1);
+        config.options_mut().optimizer.join_reordering = false;
+        let warp = session(cpu_config(), config.clone());
+        let df = session(cpu_config(), config);
+        for (ctx, stored) in [(&warp, "WARPREAD_PARQUET"), (&df, "PARQUET")] {
+            let options = if stored == "PARQUET" {
+                ""
+            } else {
+                "OPTIONS ('backend' 'cpu')"
+            };
+            let sql = format!(
+                "CREATE EXTERNAL TABLE li STORED AS {stored} WITH ORDER (l_orderkey ASC) \
+                 LOCATION '{}' {options}",
+                lineitem.display()
+            );
+            run_sql(ctx, &sql).await.unwrap();
+        }
+        register_tpch_with(&warp, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        let sql = "SELECT count(*) AS n, max(l.l_orderkey) AS k FROM orders JOIN \
+                   (SELECT * FROM li WHERE l_quantity > 1 ORDER BY l_orderkey LIMIT 10000) l \
+                   ON l.l_orderkey = o_orderkey WHERE o_orderkey > 8000";
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        let rows = sorted_rows(&b[0].batches);
+        assert_ne!(rows[0][0], "0", "the limited rows have partners");
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
+        let scan = explained.lines().find(|l| l.contains("lineitem.parquet"));
+        assert!(!scan.unwrap().contains("dynamic_filter="), "{explained}");
+        // A limit above the join does not touch the join's filter.
+        let sql = "SELECT l_orderkey, l_linenumber FROM orders JOIN lineitem \
+                   ON l_orderkey = o_orderkey WHERE o_orderkey > 8000 \
+                   ORDER BY l_orderkey, l_linenumber LIMIT 5";
+        let a = run_sql(&warp, sql).await.unwrap();
+        let b = run_sql(&df, sql).await.unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
+        let scan = explained.lines().find(|l| l.contains("lineitem.parquet"));
+        assert!(scan.unwrap().contains("dynamic_filter="), "{explained}");
+    });
+}
+
+/// With every join partitioned (no build side collected once), the join's
+/// filters are the per-partition `CASE` the scan evaluates routed; all 22
+/// queries still match DataFusion's reader, and Q3's `lineitem` scan drops
+/// rows through such a filter.
+#[test]
+fn tpch_22_queries_with_partitioned_join_filters_match() {
+    let (orc, parquet) = data();
+    rt().block_on(async {
+        let mut config = SessionConfig::new().with_target_partitions(4);
+        let o = &mut config.options_mut().optimizer;
+        o.hash_join_single_partition_threshold = 0;
+        o.hash_join_single_partition_threshold_rows = 0;
+        let pq = session(cpu_config(), config.clone());
+        register_tpch_with(&pq, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let orc_ctx = session(cpu_config(), config.clone());
+        register_tpch(&orc_ctx, orc, "orc").await.unwrap();
+        let df = session(cpu_config(), config);
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        tpch_22_match(&pq, &df).await;
+        tpch_22_match(&orc_ctx, &df).await;
+        let plan = pq
+            .sql(TPCH[2])
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        datafusion::physical_plan::collect(Arc::clone(&plan), pq.task_ctx())
+            .await
+            .unwrap();
+        let shown = datafusion::physical_plan::displayable(plan.as_ref())
+            .indent(true)
+            .to_string();
+        let scan = shown
+            .lines()
+            .find(|l| l.contains("lineitem") && l.contains("DataSourceExec"))
+            .unwrap();
+        assert!(scan.contains("hash_repartition"), "{shown}");
+        assert!(
+            metric_sum(&plan, "warpread_rows_dynamic_filtered") > 0,
+            "{shown}"
+        );
+    });
+}
+
 #[test]
 fn create_external_table_stored_as_warpread_parquet() {
     let (_, parquet) = data();
