@@ -130,6 +130,8 @@ impl Slot {
 /// others left, the cheapest per row removed first; one that keeps a
 /// quarter of its sample or more is dropped.
 ///
+/// One per file stream, so every batch it sees has the same schema and a
+/// filter is compiled again only when its operator publishes a new one.
 /// Batches may be filtered side by side (the stream hands several to
 /// tasks of their own), so the filters' state sits behind a lock taken
 /// twice per batch.
