@@ -616,9 +616,10 @@ fn metric_sum(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, name: &s
 }
 
 /// A hash join publishes its build keys; the probe side's scan drops the
-/// rows without a partner as it hands its batches on, and the join's
-/// result is unchanged. With few build keys the filter is an exact `IN`
-/// list, so exactly the rows the join discards are dropped.
+/// rows without a partner as it hands its batches on, with the rows its
+/// static filter fails, and the join's result is unchanged. With few build
+/// keys the filter is an exact `IN` list, so exactly the rows the join
+/// and the filter discard are dropped.
 #[test]
 fn join_probe_scans_drop_rows_without_a_partner() {
     let (_, parquet) = data();
@@ -629,7 +630,8 @@ fn join_probe_scans_drop_rows_without_a_partner() {
             .unwrap();
         let (_, _, df) = sessions().await;
         let sql = "SELECT count(*) AS n, sum(l_quantity) AS q \
-                   FROM part JOIN lineitem ON l_partkey = p_partkey WHERE p_size = 15";
+                   FROM part JOIN lineitem ON l_partkey = p_partkey \
+                   WHERE p_size = 15 AND l_quantity < 25";
         let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
         assert!(explained.contains("dynamic_filter="), "{explained}");
         let plan = warp
@@ -665,7 +667,10 @@ fn join_filters_stay_above_a_limit() {
     rt().block_on(async {
         // One partition, and orders as the build side as written: the
         // limited lineitem is the probe, under a `FilterExec` with a fetch.
-        let mut config = SessionConfig::new().with_target_partitions(1);
+        // Small batches: a TopK's cut-off reaches the scan after a few.
+        let mut config = SessionConfig::new()
+            .with_target_partitions(1)
+            .with_batch_size(512);
         config.options_mut().optimizer.join_reordering = false;
         let warp = session(cpu_config(), config.clone());
         let df = session(cpu_config(), config);
@@ -709,6 +714,22 @@ fn join_filters_stay_above_a_limit() {
         let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
         let scan = explained.lines().find(|l| l.contains("lineitem.parquet"));
         assert!(scan.unwrap().contains("dynamic_filter="), "{explained}");
+        // A TopK's own cut-off thins the scan below it.
+        let sql = "SELECT l_orderkey, l_linenumber, l_extendedprice FROM lineitem \
+                   ORDER BY l_extendedprice DESC, l_orderkey, l_linenumber LIMIT 5";
+        let b = run_sql(&df, sql).await.unwrap();
+        let plan = warp
+            .sql(sql)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let a = datafusion::physical_plan::collect(Arc::clone(&plan), warp.task_ctx())
+            .await
+            .unwrap();
+        compare_results(&a, &b[0].batches, 0.0).unwrap();
+        assert!(metric_sum(&plan, "warpread_rows_dynamic_filtered") > 0);
     });
 }
 
