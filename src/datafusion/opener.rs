@@ -144,7 +144,7 @@ pub struct WarpOpener {
     /// open files.
     pub(crate) started: Vec<Arc<super::prefetch::Slot>>,
     /// Filters operators publish while the query runs, applied to every
-    /// batch as it is handed on ([`super::dynamic_filter`]); in the table's
+    /// batch as it is handed on (see `dynamic_filter`); in the table's
     /// columns, found in the batches by name.
     pub dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
     /// The scan's other pushed filters, applied with the dynamic ones (and
