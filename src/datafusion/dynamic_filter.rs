@@ -267,6 +267,21 @@ impl RowFilter {
     }
 }
 
+/// The pruning predicates (`column op literal` conjuncts) of the filters
+/// as they stand now, for the columns of `schema`: a join's bounds, once
+/// published, skip the row groups and pages outside them when a file is
+/// opened after its build side is done.
+pub fn pruning_predicates(
+    filters: &[Arc<dyn PhysicalExpr>],
+    schema: &arrow::datatypes::Schema,
+) -> Vec<crate::orc::Predicate> {
+    filters
+        .iter()
+        .filter_map(|f| snapshot_physical_expr(Arc::clone(f)).ok())
+        .flat_map(|now| super::predicate::translate(&now, schema))
+        .collect()
+}
+
 fn is_true(expr: &Arc<dyn PhysicalExpr>) -> bool {
     expr.as_ref()
         .downcast_ref::<Literal>()

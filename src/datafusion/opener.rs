@@ -253,6 +253,7 @@ impl WarpOpener {
         let probe_first = self.probe_first;
         let meta = file.object_meta.clone();
         let expected = self.expected_types.clone();
+        let dynamic = self.dynamic_filters.clone();
         let shown = path.clone();
         let request = ScanRequest {
             columns: self.columns.clone(),
@@ -274,6 +275,8 @@ impl WarpOpener {
                 let mut req = req;
                 req.predicates
                     .retain(|p| schema.field_with_name(&p.column).is_ok());
+                req.predicates
+                    .extend(super::dynamic_filter::pruning_predicates(&dynamic, &schema));
                 let units = opened.plan(&req)?;
                 // Units in the byte range before statistics pruning.
                 let considered = opened
