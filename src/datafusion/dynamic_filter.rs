@@ -269,7 +269,7 @@ impl RowFilter {
 
 /// The pruning predicates (`column op literal` conjuncts) of the filters
 /// as they stand now, for the columns of `schema`: a join's bounds, once
-/// published, skip the row groups and pages outside them when a file is
+/// published, skip the stripes and row groups outside them when a file is
 /// opened after its build side is done.
 pub fn pruning_predicates(
     filters: &[Arc<dyn PhysicalExpr>],

@@ -275,9 +275,20 @@ impl WarpOpener {
                 let mut req = req;
                 req.predicates
                     .retain(|p| schema.field_with_name(&p.column).is_ok());
-                req.predicates
-                    .extend(super::dynamic_filter::pruning_predicates(&dynamic, &schema));
-                let units = opened.plan(&req)?;
+                // A published filter's bounds skip whole units only: the
+                // reads keep the request as it was, so a unit is decoded
+                // the same way whether or not a filter came.
+                let published = super::dynamic_filter::pruning_predicates(&dynamic, &schema);
+                let units = if published.is_empty() {
+                    opened.plan(&req)?
+                } else {
+                    let mut predicates = req.predicates.clone();
+                    predicates.extend(published);
+                    opened.plan(&ScanRequest {
+                        predicates,
+                        ..req.clone()
+                    })?
+                };
                 // Units in the byte range before statistics pruning.
                 let considered = opened
                     .plan(&ScanRequest {
