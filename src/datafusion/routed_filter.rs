@@ -182,7 +182,13 @@ impl Node {
         match self {
             Node::Constant(v) => Ok(BooleanArray::from(vec![*v; n])),
             Node::Leaf { expr, columns } => evaluate(expr, &batch.project(columns)?),
-            Node::Or(l, r) => Ok(or(&l.keep(batch)?, &r.keep(batch)?)?),
+            Node::Or(l, r) => {
+                let left = l.keep(batch)?;
+                if left.true_count() == n {
+                    return Ok(left);
+                }
+                Ok(or(&left, &r.keep(batch)?)?)
+            }
             Node::And {
                 left,
                 right,
