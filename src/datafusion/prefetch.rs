@@ -37,10 +37,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
-use datafusion::datasource::physical_plan::{
-    FileOpenFuture, FileScanConfig, FileScanConfigBuilder,
-};
-use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileScanConfig};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
@@ -185,9 +182,7 @@ pub struct StartScansEarly;
 fn scan_files(
     node: &Arc<dyn ExecutionPlan>,
 ) -> Option<(&FileScanConfig, &WarpSource, Vec<String>)> {
-    let (config, warp) = node
-        .downcast_ref::<DataSourceExec>()?
-        .downcast_to_file_source::<WarpSource>()?;
+    let (config, warp) = WarpSource::of(node.as_ref())?;
     let files = config
         .file_groups
         .iter()
@@ -229,10 +224,7 @@ impl PhysicalOptimizerRule for StartScansEarly {
             {
                 return Ok(Transformed::no(node));
             }
-            let config = FileScanConfigBuilder::from(config.clone())
-                .with_source(Arc::new(early))
-                .build();
-            Ok(Transformed::yes(DataSourceExec::from_data_source(config)))
+            Ok(Transformed::yes(early.scan(config)))
         })
         .map(|t| t.data)
     }

@@ -18,8 +18,6 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
-use datafusion::datasource::physical_plan::FileScanConfigBuilder;
-use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
@@ -72,21 +70,14 @@ fn within(node: Arc<dyn ExecutionPlan>, scope: &Scope) -> DfResult<Arc<dyn Execu
         scope.blocked.extend(scope.produced.drain(..));
         scope.under_limit = true;
     }
-    if let Some((config, warp)) = node
-        .downcast_ref::<DataSourceExec>()
-        .and_then(|d| d.downcast_to_file_source::<WarpSource>())
-    {
+    if let Some((config, warp)) = WarpSource::of(node.as_ref()) {
         let own_limit = config.limit.is_some();
         let narrowed = warp.without_row_filters(
             |f| own_limit || dynamic_ids(f).iter().any(|id| scope.blocked.contains(id)),
             own_limit || scope.under_limit,
         );
         return Ok(match narrowed {
-            Some(source) => DataSourceExec::from_data_source(
-                FileScanConfigBuilder::from(config.clone())
-                    .with_source(Arc::new(source))
-                    .build(),
-            ),
+            Some(source) => source.scan(config),
             None => node,
         });
     }

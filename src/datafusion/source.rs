@@ -10,9 +10,10 @@ use std::sync::Arc;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::config::ConfigOptions;
 use datafusion::datasource::physical_plan::{
-    FileGroupPartitioner, FileOpener, FileScanConfig, FileSource,
+    FileGroupPartitioner, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
 };
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DfResult;
 use datafusion::object_store::ObjectStore;
@@ -20,7 +21,7 @@ use datafusion::physical_expr::{LexOrdering, PhysicalExpr, conjunction};
 use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
-use datafusion::physical_plan::{DisplayFormatType, apply_expression_roots};
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, apply_expression_roots};
 
 use super::config::{StatsSink, default_backend};
 use super::dynamic_filter;
@@ -116,6 +117,22 @@ impl WarpSource {
     pub fn with_device_values(mut self, on: bool) -> Self {
         self.device_values = on;
         self
+    }
+
+    /// The scan configuration and warpread source of `node`, if it is a
+    /// warpread scan (what the physical optimizer rules look for).
+    pub(crate) fn of(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &WarpSource)> {
+        node.downcast_ref::<DataSourceExec>()?
+            .downcast_to_file_source::<WarpSource>()
+    }
+
+    /// A scan of `config`'s files through this source instead of its own.
+    pub(crate) fn scan(self, config: &FileScanConfig) -> Arc<dyn ExecutionPlan> {
+        DataSourceExec::from_data_source(
+            FileScanConfigBuilder::from(config.clone())
+                .with_source(Arc::new(self))
+                .build(),
+        )
     }
 
     /// The same scan starting, when executed, the reads of the files its

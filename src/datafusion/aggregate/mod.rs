@@ -92,8 +92,7 @@ fn rewrite(
         return None;
     }
     let (levels, scan) = compile::chain(agg)?;
-    let source = scan.downcast_ref::<DataSourceExec>()?;
-    let (config, warp) = source.downcast_to_file_source::<WarpSource>()?;
+    let (config, warp) = WarpSource::of(scan.as_ref())?;
     let backend = warp.backend();
     if config.limit.is_some() || !(everywhere || backend.aggregates_on_device()) {
         return None;
@@ -134,10 +133,7 @@ fn rewrite(
         .clone()
         .with_probe_first(on_device)
         .with_device_values(on_device);
-    let config = FileScanConfigBuilder::from(config.clone())
-        .with_source(Arc::new(probing))
-        .build();
-    let scan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
+    let scan = probing.scan(config);
     Some(Arc::new(ScanAggregateExec::new(
         scan,
         program,
