@@ -17,10 +17,12 @@
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{RecordBatch, UInt32Array};
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::Result as DfResult;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::utils::reassign_expr_columns;
-use datafusion::physical_expr::{DynamicFilterTracking, PhysicalExpr};
 use datafusion::physical_expr_common::physical_expr::{
     snapshot_generation, snapshot_physical_expr,
 };
@@ -32,7 +34,20 @@ use super::routed_filter::{Node, compile_narrowed, take_rows};
 /// Whether `expr` holds a filter that operators update while the query
 /// runs (and so is worth applying row by row in the scan).
 pub fn is_dynamic(expr: &Arc<dyn PhysicalExpr>) -> bool {
-    DynamicFilterTracking::classify(expr).contains_dynamic_filter()
+    !dynamic_ids(expr).is_empty()
+}
+
+/// The ids of the dynamic filters inside `expr` (a filter keeps its id
+/// through copies, so the operator that produced it is found by it).
+pub fn dynamic_ids(expr: &Arc<dyn PhysicalExpr>) -> Vec<u64> {
+    let mut ids = Vec::new();
+    let _ = expr.apply(|e| {
+        if let Some(d) = e.as_ref().downcast_ref::<DynamicFilterPhysicalExpr>() {
+            ids.extend(d.expression_id());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    ids
 }
 
 /// Whether scans apply dynamic filters to their rows:
@@ -55,13 +70,6 @@ const SAMPLE_ROWS: usize = 32 * 1024;
 /// device, eight join queries, 5.87 s with 25% against 7.14 s with 75%
 /// (BENCHMARKS.md, session 19, call 3).
 const MAX_KEPT: f64 = 0.25;
-
-fn max_kept() -> f64 {
-    static V: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        crate::env::count("WARPREAD_DYNAMIC_FILTER_MAX_KEPT").map_or(MAX_KEPT, |p| p as f64 / 100.0)
-    })
-}
 
 /// A filter compiled for a batch of the columns it names.
 struct Compiled {
@@ -138,6 +146,8 @@ impl Slot {
 pub struct RowFilter {
     slots: Mutex<Vec<Slot>>,
     removed: Count,
+    /// [`MAX_KEPT`] or its override.
+    max_kept: f64,
 }
 
 impl RowFilter {
@@ -162,9 +172,12 @@ impl RowFilter {
                 nanos: 0,
             })
             .collect();
+        let max_kept = crate::env::count("WARPREAD_DYNAMIC_FILTER_MAX_KEPT")
+            .map_or(MAX_KEPT, |p| p as f64 / 100.0);
         Self {
             slots: Mutex::new(slots),
             removed,
+            max_kept,
         }
     }
 
@@ -249,7 +262,7 @@ impl RowFilter {
                 slot.seen += seen;
                 slot.kept += kept;
                 slot.nanos += nanos;
-                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept() {
+                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= self.max_kept {
                     slot.node = None;
                 }
             }

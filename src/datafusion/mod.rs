@@ -25,8 +25,9 @@
 //! statistics; DataFusion still applies every filter to the rows. Filters
 //! that operators publish while the query runs (a hash join's build keys, a
 //! `TopK`'s cut-off) also drop the rows that fail them as the scan hands
-//! its batches on, and prune the files opened after they are published. Limit: files are read a group of stripes or row groups
-//! at a time, so a satisfied `LIMIT` stops reading.
+//! its batches on, and prune the files opened after they are published.
+//! Limit: files are read a group of stripes or row groups at a time, so a
+//! satisfied `LIMIT` stops reading.
 
 mod aggregate;
 mod compare;

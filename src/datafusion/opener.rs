@@ -47,18 +47,6 @@ const READ_AHEAD: usize = 2;
 /// (BENCHMARKS.md, session 19, call 3); eight ran the full suite (call 4).
 const FILTERS_IN_FLIGHT: usize = 8;
 
-fn filters_in_flight() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        crate::env::count("WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT").unwrap_or(FILTERS_IN_FLIGHT)
-    })
-}
-
-fn read_ahead() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| crate::env::count("WARPREAD_READ_AHEAD").unwrap_or(READ_AHEAD))
-}
-
 /// A file's name without its folder, for trace spans.
 fn path_name(path: &std::path::Path) -> String {
     path.file_name()
@@ -278,17 +266,11 @@ impl WarpOpener {
                 // A published filter's bounds skip whole units only: the
                 // reads keep the request as it was, so a unit is decoded
                 // the same way whether or not a filter came.
-                let published = super::dynamic_filter::pruning_predicates(&dynamic, &schema);
-                let units = if published.is_empty() {
-                    opened.plan(&req)?
-                } else {
-                    let mut predicates = req.predicates.clone();
-                    predicates.extend(published);
-                    opened.plan(&ScanRequest {
-                        predicates,
-                        ..req.clone()
-                    })?
-                };
+                let mut pruning = req.clone();
+                pruning
+                    .predicates
+                    .extend(super::dynamic_filter::pruning_predicates(&dynamic, &schema));
+                let units = opened.plan(&pruning)?;
                 // Units in the byte range before statistics pruning.
                 let considered = opened
                     .plan(&ScanRequest {
@@ -306,7 +288,11 @@ impl WarpOpener {
                 .add(considered.saturating_sub(units.len()));
             // Without a limit the next group decodes while the plan consumes
             // this one's batches; with one, nothing is read ahead of need.
-            let ahead = if limit.is_some() { 1 } else { read_ahead() };
+            let ahead = if limit.is_some() {
+                1
+            } else {
+                crate::env::count("WARPREAD_READ_AHEAD").unwrap_or(READ_AHEAD)
+            };
             let exact = request.predicates.is_empty();
             let mut groups = groups(units, limit, exact);
             let probe = match groups.first_mut() {
@@ -407,6 +393,8 @@ impl FileOpener for WarpOpener {
         // batches are filtered side by side on the runtime's threads, in
         // order.
         let time = self.metrics.dynamic_filter_time.clone();
+        let in_flight =
+            crate::env::count("WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT").unwrap_or(FILTERS_IN_FLIGHT);
         Ok(Box::pin(async move {
             let stream = read.await?;
             Ok(stream
@@ -422,7 +410,7 @@ impl FileOpener for WarpOpener {
                         .map_err(joined)?
                     }
                 })
-                .buffered(filters_in_flight())
+                .buffered(in_flight)
                 .try_filter_map(|b| futures::future::ready(Ok(b)))
                 .boxed())
         }))

@@ -61,15 +61,24 @@ pub enum Node {
     },
 }
 
+/// The indices of the columns `exprs` name, ascending.
+fn columns_of<'a>(exprs: impl IntoIterator<Item = &'a Arc<dyn PhysicalExpr>>) -> Vec<usize> {
+    let mut columns: Vec<usize> = exprs
+        .into_iter()
+        .flat_map(|e| collect_columns(e).into_iter().map(|c| c.index()))
+        .collect();
+    columns.sort_unstable();
+    columns.dedup();
+    columns
+}
+
 /// The indices of the columns `expr` names, ascending, and `expr` bound to
 /// a batch of those columns only.
 fn narrowed(
     expr: &Arc<dyn PhysicalExpr>,
     schema: &Schema,
 ) -> DfResult<(Vec<usize>, Arc<dyn PhysicalExpr>, Schema)> {
-    let mut columns: Vec<usize> = collect_columns(expr).iter().map(|c| c.index()).collect();
-    columns.sort_unstable();
-    columns.dedup();
+    let columns = columns_of([expr]);
     let narrow = schema.project(&columns)?;
     let bound = reassign_expr_columns(Arc::clone(expr), &narrow)?;
     Ok((columns, bound, narrow))
@@ -94,12 +103,6 @@ impl Node {
             return Ok(Node::Constant(v.unwrap_or(false)));
         }
         if let Some(b) = expr.as_ref().downcast_ref::<BinaryExpr>() {
-            let both = |b: &BinaryExpr| -> DfResult<(Box<Node>, Box<Node>)> {
-                Ok((
-                    Box::new(Node::compile(b.left(), schema)?),
-                    Box::new(Node::compile(b.right(), schema)?),
-                ))
-            };
             match b.op() {
                 Operator::And => {
                     let (columns, right, narrow) = narrowed(b.right(), schema)?;
@@ -109,7 +112,12 @@ impl Node {
                         columns,
                     });
                 }
-                Operator::Or => return both(b).map(|(l, r)| Node::Or(l, r)),
+                Operator::Or => {
+                    return Ok(Node::Or(
+                        Box::new(Node::compile(b.left(), schema)?),
+                        Box::new(Node::compile(b.right(), schema)?),
+                    ));
+                }
                 _ => {}
             }
         }
@@ -139,15 +147,12 @@ impl Node {
             }
         }
         // The branches see the columns any of them names, nothing else.
-        let mut columns: Vec<usize> = case
-            .when_then_expr()
-            .iter()
-            .map(|(_, then)| then)
-            .chain(case.else_expr())
-            .flat_map(|e| collect_columns(e).into_iter().map(|c| c.index()))
-            .collect();
-        columns.sort_unstable();
-        columns.dedup();
+        let columns = columns_of(
+            case.when_then_expr()
+                .iter()
+                .map(|(_, then)| then)
+                .chain(case.else_expr()),
+        );
         let narrow = schema.project(&columns)?;
         let compile_narrow = |e: &Arc<dyn PhysicalExpr>| {
             Node::compile(&reassign_expr_columns(Arc::clone(e), &narrow)?, &narrow)

@@ -16,16 +16,14 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
 use datafusion::error::Result as DfResult;
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::physical_plan::limit::GlobalLimitExec;
 
+use super::dynamic_filter::dynamic_ids;
 use super::source::WarpSource;
 
 /// The physical optimizer rule that keeps row filters of warpread scans
@@ -40,18 +38,6 @@ fn counts_rows(node: &dyn ExecutionPlan) -> bool {
         || node
             .downcast_ref::<GlobalLimitExec>()
             .is_some_and(|l| l.skip() > 0)
-}
-
-/// The ids of the dynamic filters inside `expr`.
-pub(crate) fn dynamic_ids(expr: &Arc<dyn PhysicalExpr>) -> Vec<u64> {
-    let mut ids = Vec::new();
-    let _ = expr.apply(|e| {
-        if let Some(d) = e.as_ref().downcast_ref::<DynamicFilterPhysicalExpr>() {
-            ids.extend(d.expression_id());
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    ids
 }
 
 /// Where a walk down the plan stands: the dynamic filters produced above

@@ -271,22 +271,21 @@ impl FileSource for WarpSource {
             dynamic_filters: Vec::new(),
             fixed_filters: Vec::new(),
         };
-        // The projection would rebuild each batch with the table's types:
-        // a scan whose batches reach only an aggregate program skips it
-        // when it hands on the read columns as they are, keeping decimals
-        // at their stored width, and checks each batch's types against the
-        // table's instead.
         // An aggregate program's scan hands its batches to the device as
         // read (narrowed decimals the filters' types would not match), and
-        // no operator between them publishes filters.
-        // A scan with a limit of its own would count the rows left (see
-        // `row_filter_scope`).
+        // no operator between them publishes filters. A scan with a limit
+        // of its own would count the rows left (see `row_filter_scope`).
         if !opener.narrow_decimals && base_config.limit.is_none() && dynamic_filter::enabled() {
             opener.dynamic_filters = self.dynamic_filters.clone();
             if !opener.dynamic_filters.is_empty() {
                 opener.fixed_filters = self.fixed_filters.clone();
             }
         }
+        // The projection would rebuild each batch with the table's types:
+        // a scan whose batches reach only an aggregate program skips it
+        // when it hands on the read columns as they are, keeping decimals
+        // at their stored width, and checks each batch's types against the
+        // table's instead.
         if opener.narrow_decimals {
             opener.expected_types = Some(read.iter().map(|f| f.data_type().clone()).collect());
         }

@@ -151,19 +151,13 @@ fn rewrite(
 /// `WARPREAD_AGGREGATE_SCAN_PARTITIONS` overrides it.
 const DEVICE_AGGREGATE_SCAN_PARTITIONS: usize = 8;
 
-fn device_aggregate_scan_partitions() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        crate::env::count("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
-            .unwrap_or(DEVICE_AGGREGATE_SCAN_PARTITIONS)
-    })
-}
-
 /// `config` with its files spread over [`DEVICE_AGGREGATE_SCAN_PARTITIONS`]
 /// groups by byte ranges (at most the session's target partitions), as
 /// DataFusion splits scans; unchanged when it already has as many.
 fn spread(config: &FileScanConfig, options: &ConfigOptions) -> FileScanConfig {
-    let target = device_aggregate_scan_partitions().min(options.execution.target_partitions);
+    let target = crate::env::count("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
+        .unwrap_or(DEVICE_AGGREGATE_SCAN_PARTITIONS)
+        .min(options.execution.target_partitions);
     if target <= config.file_groups.len() || config.file_compression_type.is_compressed() {
         return config.clone();
     }
