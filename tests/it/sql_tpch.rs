@@ -602,16 +602,27 @@ fn counters(analyzed: &str, name: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Metric `name` of the scans of `plan` whose files' paths contain `table`.
-fn scan_metric(
-    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-    table: &str,
-    name: &str,
-) -> usize {
-    let line = datafusion::physical_plan::displayable(plan.as_ref())
-        .one_line()
-        .to_string();
-    let own = if plan.name() == "DataSourceExec" && line.contains(table) {
+type Plan = Arc<dyn datafusion::physical_plan::ExecutionPlan>;
+
+/// The physical plan of `sql` on `ctx`, run, and its result (its metrics
+/// then say what each operator did).
+async fn executed(ctx: &SessionContext, sql: &str) -> (Plan, Vec<arrow::array::RecordBatch>) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let batches = datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap();
+    (plan, batches)
+}
+
+/// The sum of metric `name` over the operators of `plan` that `pick` takes.
+fn metric_where(plan: &Plan, name: &str, pick: &dyn Fn(&Plan) -> bool) -> usize {
+    let own = if pick(plan) {
         plan.metrics()
             .and_then(|m| m.sum_by_name(name))
             .map_or(0, |v| v.as_usize())
@@ -621,21 +632,24 @@ fn scan_metric(
     own + plan
         .children()
         .into_iter()
-        .map(|c| scan_metric(c, table, name))
+        .map(|c| metric_where(c, name, pick))
         .sum::<usize>()
 }
 
+/// Metric `name` of the scans of `plan` whose files' paths contain `table`.
+fn scan_metric(plan: &Plan, table: &str, name: &str) -> usize {
+    metric_where(plan, name, &|p| {
+        p.name() == "DataSourceExec"
+            && datafusion::physical_plan::displayable(p.as_ref())
+                .one_line()
+                .to_string()
+                .contains(table)
+    })
+}
+
 /// The sum of metric `name` over every operator of `plan`.
-fn metric_sum(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>, name: &str) -> usize {
-    let own = plan
-        .metrics()
-        .and_then(|m| m.sum_by_name(name))
-        .map_or(0, |v| v.as_usize());
-    own + plan
-        .children()
-        .into_iter()
-        .map(|c| metric_sum(c, name))
-        .sum::<usize>()
+fn metric_sum(plan: &Plan, name: &str) -> usize {
+    metric_where(plan, name, &|_| true)
 }
 
 /// A hash join publishes its build keys; the probe side's scan drops the
@@ -657,16 +671,7 @@ fn join_probe_scans_drop_rows_without_a_partner() {
                    WHERE p_size = 15 AND l_quantity < 25";
         let explained = plan_of(&warp, &format!("EXPLAIN {sql}")).await;
         assert!(explained.contains("dynamic_filter="), "{explained}");
-        let plan = warp
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let a = datafusion::physical_plan::collect(Arc::clone(&plan), warp.task_ctx())
-            .await
-            .unwrap();
+        let (plan, a) = executed(&warp, sql).await;
         let dropped = metric_sum(&plan, "warpread_rows_dynamic_filtered") as u64;
         let b = run_sql(&df, sql).await.unwrap();
         compare_results(&a, &b[0].batches, 0.0).unwrap();
@@ -741,16 +746,7 @@ fn join_filters_stay_above_a_limit() {
         let sql = "SELECT l_orderkey, l_linenumber, l_extendedprice FROM lineitem \
                    ORDER BY l_extendedprice DESC, l_orderkey, l_linenumber LIMIT 5";
         let b = run_sql(&df, sql).await.unwrap();
-        let plan = warp
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let a = datafusion::physical_plan::collect(Arc::clone(&plan), warp.task_ctx())
-            .await
-            .unwrap();
+        let (plan, a) = executed(&warp, sql).await;
         compare_results(&a, &b[0].batches, 0.0).unwrap();
         assert!(metric_sum(&plan, "warpread_rows_dynamic_filtered") > 0);
     });
@@ -780,16 +776,7 @@ fn tpch_22_queries_with_partitioned_join_filters_match() {
             .unwrap();
         tpch_22_match(&pq, &df).await;
         tpch_22_match(&orc_ctx, &df).await;
-        let plan = pq
-            .sql(TPCH[2])
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        datafusion::physical_plan::collect(Arc::clone(&plan), pq.task_ctx())
-            .await
-            .unwrap();
+        let (plan, _) = executed(&pq, TPCH[2]).await;
         let shown = datafusion::physical_plan::displayable(plan.as_ref())
             .indent(true)
             .to_string();
@@ -827,16 +814,7 @@ fn join_bounds_prune_the_probe_sides_row_groups() {
             } else {
                 register_tpch(&warp, dir, ext).await.unwrap();
             }
-            let plan = warp
-                .sql(sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
-            let a = datafusion::physical_plan::collect(Arc::clone(&plan), warp.task_ctx())
-                .await
-                .unwrap();
+            let (plan, a) = executed(&warp, sql).await;
             compare_results(&a, &b[0].batches, 0.0).unwrap();
             let pruned = scan_metric(&plan, "lineitem", "warpread_units_pruned");
             let read = scan_metric(&plan, "lineitem", "warpread_units_read");
