@@ -10,14 +10,18 @@ use datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use crate::datafusion::{
-    ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, register_tpch_with,
-    run_sql, runtime, session,
+    OPTIONS_ENV, ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results,
+    register_tpch_with, run_sql, runtime, session, with_env_options,
 };
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
 use crate::error::{Error, Result};
 use crate::exec::{Backend, BackendChoice};
 use crate::orc::ReadStats;
+
+/// Variable of DataFusion options (`key=value;key=value`) for the session
+/// of DataFusion's own reader (default: none, DataFusion's defaults).
+pub const DATAFUSION_OPTIONS_ENV: &str = "WARPREAD_BENCH_DATAFUSION_OPTIONS";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -160,7 +164,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             };
             let config = WarpreadConfig::with_backend(backend.clone());
             let stats = config.stats.clone();
-            let ctx = session(config, Default::default());
+            let ctx = session(config, with_env_options(OPTIONS_ENV, Default::default()));
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
                 input: format!("{} on {}", input_name(&opts), backend.name()),
@@ -168,7 +172,13 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                 stats,
             });
         }
-        let df = session(WarpreadConfig::new(BackendChoice::Cpu)?, Default::default());
+        // DataFusion's reader at DataFusion's defaults (warpread's sessions
+        // plan joins their own way), or with the options of
+        // `WARPREAD_BENCH_DATAFUSION_OPTIONS` to compare like with like.
+        let df = SessionContext::new_with_config(with_env_options(
+            DATAFUSION_OPTIONS_ENV,
+            Default::default(),
+        ));
         register_tpch_with(&df, &df_dir, "parquet", ParquetReader::Datafusion).await?;
         let mut rows = Vec::new();
         for &q in &cfg.queries {

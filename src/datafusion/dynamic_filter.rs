@@ -233,16 +233,12 @@ impl RowFilter {
             let nanos = started.elapsed().as_nanos() as u64;
             tried.push((id, generation, live, Some((kept, nanos))));
             if kept < live {
+                // Masks carry no nulls (`Node::keep`), so set bits are
+                // the rows kept.
+                let kept_rows = mask.values().set_indices();
                 survivors = Some(match &survivors {
-                    Some(s) => s
-                        .values()
-                        .iter()
-                        .zip(mask.values().iter())
-                        .filter_map(|(&i, k)| k.then_some(i))
-                        .collect(),
-                    None => (0..rows as u32)
-                        .filter(|&i| mask.value(i as usize))
-                        .collect(),
+                    Some(s) => kept_rows.map(|j| s.values()[j]).collect(),
+                    None => kept_rows.map(|i| i as u32).collect(),
                 });
             }
         }

@@ -58,7 +58,9 @@ pub use opener::{ScanMetrics, WarpOpener};
 pub use predicate::translate as translate_filter;
 pub use prefetch::StartScansEarly;
 pub use row_filter_scope::RowFiltersWithinLimits;
-pub use session_ext::{OrcReadOptions, SessionContextExt, WarpReadOptions, session};
+pub use session_ext::{
+    OPTIONS_ENV, OrcReadOptions, SessionContextExt, WarpReadOptions, session, with_env_options,
+};
 pub use source::WarpSource;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};
 pub use tables::{

@@ -14,7 +14,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::array::{
+    Array, BooleanArray, BooleanBufferBuilder, RecordBatch, RecordBatchOptions, UInt32Array,
+};
 use arrow::compute::kernels::boolean::{and, or};
 use arrow::compute::{prep_null_mask_filter, take_record_batch};
 use arrow::datatypes::Schema;
@@ -181,7 +183,8 @@ impl Node {
         }))
     }
 
-    /// Which rows of `batch` the predicate holds for (`NULL`: not kept).
+    /// Which rows of `batch` the predicate holds for, as a mask without
+    /// nulls (a `NULL` result: not kept).
     pub fn keep(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
         let n = batch.num_rows();
         match self {
@@ -211,7 +214,7 @@ impl Node {
                 if kept * 4 > n {
                     return Ok(and(&left, &right.keep(&narrow)?)?);
                 }
-                let rows: UInt32Array = (0..n as u32).filter(|&i| left.value(i as usize)).collect();
+                let rows: UInt32Array = left.values().set_indices().map(|i| i as u32).collect();
                 let kept_right = right.keep(&take_rows(&narrow, &rows)?)?;
                 Ok(scatter(n, [(&rows, &kept_right)]))
             }
@@ -287,13 +290,14 @@ fn scatter<'a>(
     n: usize,
     parts: impl IntoIterator<Item = (&'a UInt32Array, &'a BooleanArray)>,
 ) -> BooleanArray {
-    let mut out = vec![false; n];
+    let mut out = BooleanBufferBuilder::new(n);
+    out.append_n(n, false);
     for (rows, kept) in parts {
-        for (&i, k) in rows.values().iter().zip(kept.values().iter()) {
-            out[i as usize] = k;
+        for j in kept.values().set_indices() {
+            out.set_bit(rows.values()[j] as usize, true);
         }
     }
-    BooleanArray::from(out)
+    BooleanArray::new(out.finish(), None)
 }
 
 #[cfg(test)]

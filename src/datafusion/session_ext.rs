@@ -48,11 +48,12 @@ impl WarpReadOptions {
 /// `CREATE EXTERNAL TABLE ... STORED AS ORC`, `STORED AS WARPREAD_PARQUET`
 /// and `STORED AS GSST` read with warpread. `STORED AS PARQUET` stays
 /// DataFusion's own Parquet reader. Partial aggregates over warpread scans
-/// run on the backend where they can ([`ScanAggregate`]).
+/// run on the backend where they can ([`ScanAggregate`]); hash joins share
+/// one table for build sides of up to [`COLLECT_LEFT_ROWS`] rows.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
     let rule = ScanAggregate::new(config.cpu_aggregates);
     let state = datafusion::execution::SessionStateBuilder::new()
-        .with_config(config.install(session_config))
+        .with_config(config.install(with_planner_defaults(session_config)))
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(rule))
         .with_physical_optimizer_rule(Arc::new(super::prefetch::StartScansEarly))
@@ -63,6 +64,69 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
     ctx.register_warp_format(Arc::new(ParquetFormat));
     ctx.register_warp_format(Arc::new(GsstFormat));
     ctx
+}
+
+/// Build sides of up to this many estimated rows are collected into one
+/// hash table that every probe partition shares (DataFusion's default:
+/// 128 K rows). A partitioned join hash-repartitions its probe side, and a
+/// device scan hands on a probe side in few partitions that the query's
+/// threads then copy into 16; one shared table spares that copy. TPC-H SF 10
+/// on the H100 host: 9.98 s against 11.96 s for the 22 queries
+/// (BENCHMARKS.md, session 20).
+pub const COLLECT_LEFT_ROWS: usize = 4 << 20;
+
+/// The same limit in estimated bytes (DataFusion's default: 1 MiB).
+pub const COLLECT_LEFT_BYTES: usize = 64 << 20;
+
+/// `config` with warpread's planner settings where it keeps DataFusion's
+/// defaults (a setting the caller changed is left as it is).
+fn with_planner_defaults(mut config: SessionConfig) -> SessionConfig {
+    let optimizer = &mut config.options_mut().optimizer;
+    let defaults = datafusion::config::OptimizerOptions::default();
+    if optimizer.hash_join_single_partition_threshold
+        == defaults.hash_join_single_partition_threshold
+    {
+        optimizer.hash_join_single_partition_threshold = COLLECT_LEFT_BYTES;
+    }
+    if optimizer.hash_join_single_partition_threshold_rows
+        == defaults.hash_join_single_partition_threshold_rows
+    {
+        optimizer.hash_join_single_partition_threshold_rows = COLLECT_LEFT_ROWS;
+    }
+    config
+}
+
+/// Variable of DataFusion options (`key=value;key=value`) that the
+/// benchmark and `warpread sql` set on sessions reading through warpread
+/// only, so that an A/B run compares a planner setting for the device scans
+/// against DataFusion's own reader left at its defaults.
+pub const OPTIONS_ENV: &str = "WARPREAD_DATAFUSION_OPTIONS";
+
+/// `config` with the DataFusion options listed in variable `var`
+/// (`key=value;key=value`, e.g. [`OPTIONS_ENV`]) set; one DataFusion does
+/// not know is reported and left out.
+pub fn with_env_options(var: &str, config: SessionConfig) -> SessionConfig {
+    match std::env::var(var) {
+        Ok(list) => with_options(config, &list, var),
+        Err(_) => config,
+    }
+}
+
+/// `config` with the options of `list` (`key=value;key=value`) set; those
+/// DataFusion rejects are reported as coming from `origin`.
+fn with_options(mut config: SessionConfig, list: &str, origin: &str) -> SessionConfig {
+    for pair in list.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let set = match pair.split_once('=') {
+            Some((key, value)) => config.options_mut().set(key.trim(), value.trim()),
+            None => Err(datafusion::error::DataFusionError::Configuration(
+                "expected key=value".into(),
+            )),
+        };
+        if let Err(e) = set {
+            tracing::warn!("{origin}: {pair}: {e}");
+        }
+    }
+    config
 }
 
 /// warpread's additions to `SessionContext`.
@@ -171,5 +235,54 @@ impl SessionContextExt for SessionContext {
         let options = ListingOptions::new(Arc::new(file_format)).with_file_extension(ext);
         self.register_listing_table(name, path, options, None, None)
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_share_build_sides_unless_the_caller_chose_otherwise() {
+        let planned = with_planner_defaults(SessionConfig::new());
+        let o = &planned.options().optimizer;
+        assert_eq!(
+            o.hash_join_single_partition_threshold_rows,
+            COLLECT_LEFT_ROWS
+        );
+        assert_eq!(o.hash_join_single_partition_threshold, COLLECT_LEFT_BYTES);
+        let mut chosen = SessionConfig::new();
+        chosen
+            .options_mut()
+            .optimizer
+            .hash_join_single_partition_threshold_rows = 10;
+        let planned = with_planner_defaults(chosen);
+        let o = &planned.options().optimizer;
+        assert_eq!(o.hash_join_single_partition_threshold_rows, 10);
+        assert_eq!(o.hash_join_single_partition_threshold, COLLECT_LEFT_BYTES);
+    }
+
+    #[test]
+    fn listed_options_are_set_and_unknown_ones_left_out() {
+        let config = with_options(
+            SessionConfig::new(),
+            " datafusion.optimizer.hash_join_single_partition_threshold = 4096 ; no.such.option=1;garbage; \
+             datafusion.optimizer.hash_join_single_partition_threshold_rows=7",
+            "test",
+        );
+        assert_eq!(
+            config
+                .options()
+                .optimizer
+                .hash_join_single_partition_threshold,
+            4096
+        );
+        assert_eq!(
+            config
+                .options()
+                .optimizer
+                .hash_join_single_partition_threshold_rows,
+            7
+        );
     }
 }

@@ -65,6 +65,23 @@ impl std::fmt::Debug for GpuRuntime {
     }
 }
 
+/// How a host thread waits for the device: `WARPREAD_CUDA_SYNC` =
+/// `blocking` (the default), `yield`, `spin` or `auto` (CUDA's own choice).
+/// CUDA's default spins while it has fewer contexts than cores: each scan
+/// lane waiting on its stream then holds a core at full load, away from the
+/// query's host operators and the dynamic filters running beside the scans.
+fn set_sync_mode(ctx: &CudaContext) -> Result<()> {
+    use cudarc::driver::sys::CUctx_flags;
+    let flags = match std::env::var("WARPREAD_CUDA_SYNC").as_deref() {
+        Ok("auto") => return Ok(()),
+        Ok("spin") => CUctx_flags::CU_CTX_SCHED_SPIN,
+        Ok("yield") => CUctx_flags::CU_CTX_SCHED_YIELD,
+        _ => CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC,
+    };
+    ctx.set_flags(flags)
+        .map_err(|e| Error::cuda("setting how the host waits for the device", e))
+}
+
 impl GpuRuntime {
     /// Opens device `ordinal` after probing that CUDA is usable.
     pub fn open(ordinal: usize) -> Result<Self> {
@@ -72,6 +89,7 @@ impl GpuRuntime {
         let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
             .map_err(|_| Error::CudaUnavailable("CUDA context creation panicked".into()))?
             .map_err(|e| Error::cuda("creating the CUDA context", e))?;
+        set_sync_mode(&ctx)?;
         // One stream, so cudarc's per-buffer event tracking only costs time.
         // SAFETY: warpread orders all work on `stream` itself.
         unsafe { ctx.disable_event_tracking() };
