@@ -22,6 +22,40 @@ use crate::error::Result;
 /// more files than this rereads their footers, as without a cache).
 const CAPACITY: usize = 512;
 
+/// Files kept at most in this process: [`CAPACITY`], or a quarter of the
+/// process's limit on open files where that is lower. Every file kept holds
+/// its descriptor open, and macOS's default limit is 256: a query over a
+/// few hundred files would otherwise fail to open the next one.
+fn capacity() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| capacity_for(open_file_limit()))
+}
+
+fn capacity_for(open_file_limit: Option<u64>) -> usize {
+    open_file_limit.map_or(CAPACITY, |n| {
+        usize::try_from(n / 4).map_or(CAPACITY, |quarter| CAPACITY.min(quarter.max(1)))
+    })
+}
+
+#[cfg(unix)]
+fn open_file_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    // `rlim_t` is 32 bits wide on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    let current = limit.rlim_cur as u64;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(current)
+}
+
+#[cfg(not(unix))]
+fn open_file_limit() -> Option<u64> {
+    None
+}
+
 type Key = (&'static str, PathBuf, u64, i64, Identity);
 
 /// The file's device, inode and status-change time in nanoseconds (zero
@@ -63,7 +97,7 @@ pub fn open(format: &dyn WarpFormat, path: &Path, meta: &ObjectMeta) -> Result<A
     // Parsed outside the lock: partitions of one scan open side by side.
     let opened = format.open(path)?;
     if let Ok(mut c) = cache().lock() {
-        if c.len() >= CAPACITY {
+        if c.len() >= capacity() {
             c.clear();
         }
         c.insert(key, Arc::clone(&opened));
@@ -74,6 +108,15 @@ pub fn open(format: &dyn WarpFormat, path: &Path, meta: &ObjectMeta) -> Result<A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_keeps_a_quarter_of_the_open_file_limit_at_most() {
+        assert_eq!(capacity_for(None), CAPACITY);
+        assert_eq!(capacity_for(Some(256)), 64, "macOS's default");
+        assert_eq!(capacity_for(Some(1 << 20)), CAPACITY);
+        assert_eq!(capacity_for(Some(2)), 1);
+        assert!(capacity() >= 1);
+    }
     use crate::datafusion::ParquetFormat;
 
     fn meta(path: &Path) -> ObjectMeta {

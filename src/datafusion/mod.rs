@@ -59,7 +59,8 @@ pub use predicate::translate as translate_filter;
 pub use prefetch::StartScansEarly;
 pub use row_filter_scope::RowFiltersWithinLimits;
 pub use session_ext::{
-    OPTIONS_ENV, OrcReadOptions, SessionContextExt, WarpReadOptions, session, with_env_options,
+    COLLECT_LEFT_BYTES, COLLECT_LEFT_ROWS, OPTIONS_ENV, OrcReadOptions, SessionContextExt,
+    WarpReadOptions, session, with_env_options,
 };
 pub use source::WarpSource;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUctx_flags, CUdevice_attribute};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, PinnedHostSlice,
 };
@@ -65,18 +65,31 @@ impl std::fmt::Debug for GpuRuntime {
     }
 }
 
-/// How a host thread waits for the device: `WARPREAD_CUDA_SYNC` =
-/// `blocking` (the default), `yield`, `spin` or `auto` (CUDA's own choice).
-/// CUDA's default spins while it has fewer contexts than cores: each scan
-/// lane waiting on its stream then holds a core at full load, away from the
-/// query's host operators and the dynamic filters running beside the scans.
+/// Variable choosing how a host thread waits for the device.
+const SYNC_ENV: &str = "WARPREAD_CUDA_SYNC";
+
+/// The context flags for `value` of [`SYNC_ENV`]: `blocking` (the default),
+/// `yield`, `spin`, or `auto` (`None`: CUDA's own choice). CUDA's default
+/// spins while it has fewer contexts than cores, so each scan lane waiting
+/// on its stream would hold a core at full load, away from the query's
+/// host operators and the dynamic filters running beside the scans. An
+/// unknown value is reported and the default used.
+fn sync_flags(value: Option<&str>) -> Option<CUctx_flags> {
+    match value.map(str::trim) {
+        Some("auto") => None,
+        Some("spin") => Some(CUctx_flags::CU_CTX_SCHED_SPIN),
+        Some("yield") => Some(CUctx_flags::CU_CTX_SCHED_YIELD),
+        None | Some("blocking") => Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
+        Some(other) => {
+            tracing::warn!("{SYNC_ENV}={other:?}: expected blocking, yield, spin or auto");
+            Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
+        }
+    }
+}
+
 fn set_sync_mode(ctx: &CudaContext) -> Result<()> {
-    use cudarc::driver::sys::CUctx_flags;
-    let flags = match std::env::var("WARPREAD_CUDA_SYNC").as_deref() {
-        Ok("auto") => return Ok(()),
-        Ok("spin") => CUctx_flags::CU_CTX_SCHED_SPIN,
-        Ok("yield") => CUctx_flags::CU_CTX_SCHED_YIELD,
-        _ => CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC,
+    let Some(flags) = sync_flags(std::env::var(SYNC_ENV).ok().as_deref()) else {
+        return Ok(());
     };
     ctx.set_flags(flags)
         .map_err(|e| Error::cuda("setting how the host waits for the device", e))
@@ -232,5 +245,27 @@ impl PinnedScratch {
             self.buf = Some(b);
         }
         Ok(self.buf.as_mut().expect("allocated above"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_blocks_unless_told_otherwise() {
+        let blocking = Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC);
+        assert_eq!(sync_flags(None), blocking);
+        assert_eq!(sync_flags(Some("blocking")), blocking);
+        assert_eq!(sync_flags(Some("nonsense")), blocking);
+        assert_eq!(
+            sync_flags(Some(" spin ")),
+            Some(CUctx_flags::CU_CTX_SCHED_SPIN)
+        );
+        assert_eq!(
+            sync_flags(Some("yield")),
+            Some(CUctx_flags::CU_CTX_SCHED_YIELD)
+        );
+        assert_eq!(sync_flags(Some("auto")), None);
     }
 }
