@@ -10,8 +10,8 @@ use datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use crate::datafusion::{
-    OPTIONS_ENV, ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results,
-    register_tpch_with, run_sql, runtime, session, with_env_options,
+    ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, register_tpch_with,
+    run_sql, runtime, session, with_env_options,
 };
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
@@ -94,6 +94,9 @@ pub struct SqlBenchReport {
     pub datafusion_input: String,
     /// The warpread backends, described.
     pub backends: Vec<String>,
+    /// The largest estimated build side (bytes) a hash join shares as one
+    /// table, in warpread's sessions and in DataFusion's.
+    pub join_share_limits: (usize, usize),
     /// Per query.
     pub rows: Vec<SqlBenchRow>,
 }
@@ -164,7 +167,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             };
             let config = WarpreadConfig::with_backend(backend.clone());
             let stats = config.stats.clone();
-            let ctx = session(config, with_env_options(OPTIONS_ENV, Default::default()));
+            let ctx = session(config, Default::default());
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
                 input: format!("{} on {}", input_name(&opts), backend.name()),
@@ -241,13 +244,28 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                 datafusion_s: d,
             });
         }
-        Ok::<_, Error>((sides.iter().map(|s| s.input.clone()).collect(), rows))
+        let share_limit = |ctx: &SessionContext| {
+            ctx.copied_config()
+                .options()
+                .optimizer
+                .hash_join_single_partition_threshold
+        };
+        let limits = (
+            sides.first().map_or(0, |s| share_limit(&s.ctx)),
+            share_limit(&df),
+        );
+        Ok::<_, Error>((
+            sides.iter().map(|s| s.input.clone()).collect(),
+            rows,
+            limits,
+        ))
     })?;
     Ok(SqlBenchReport {
         scale: cfg.scale,
         warpread_inputs: rows.0,
         datafusion_input: input_name(&df_opts),
         backends: described,
+        join_share_limits: rows.2,
         rows: rows.1,
     })
 }

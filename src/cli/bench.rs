@@ -270,6 +270,12 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
         cfg.runs,
         cfg.warmup
     );
+    let (warp_limit, df_limit) = r.join_share_limits;
+    println!(
+        "hash joins share build sides estimated up to {} KiB (warpread) and {} KiB (DataFusion)",
+        warp_limit >> 10,
+        df_limit >> 10
+    );
     // Per warpread input: seconds, DataFusion's time over it, and its
     // decompression and decode stage sums.
     let mut head = format!("{:>5} {:>8}", "query", "rows");

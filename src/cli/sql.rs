@@ -10,8 +10,7 @@ use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::{
-    OPTIONS_ENV, ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql,
-    runtime, session, with_env_options,
+    ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql, runtime, session,
 };
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
@@ -49,12 +48,12 @@ pub(crate) async fn session_with_tables(
     let config = WarpreadConfig::new(choice)?;
     eprintln!("backend: {}", config.backend.describe());
     // information_schema backs SHOW TABLES and the shell's `\d`.
-    let mut session_config =
-        datafusion::prelude::SessionConfig::new().with_information_schema(true);
-    if parquet == ParquetReader::Warpread {
-        session_config = with_env_options(OPTIONS_ENV, session_config);
-    }
-    let ctx = session(config, session_config);
+    // With `--parquet-reader datafusion` too: ORC and GSST tables are still
+    // warpread's, and both readers plan joins with warpread's limits.
+    let ctx = session(
+        config,
+        datafusion::prelude::SessionConfig::new().with_information_schema(true),
+    );
     for t in tables {
         let (name, path) = t.split_once('=').ok_or_else(|| {
             Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))

@@ -108,15 +108,6 @@ pub fn open(format: &dyn WarpFormat, path: &Path, meta: &ObjectMeta) -> Result<A
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_cache_keeps_a_quarter_of_the_open_file_limit_at_most() {
-        assert_eq!(capacity_for(None), CAPACITY);
-        assert_eq!(capacity_for(Some(256)), 64, "macOS's default");
-        assert_eq!(capacity_for(Some(1 << 20)), CAPACITY);
-        assert_eq!(capacity_for(Some(2)), 1);
-        assert!(capacity() >= 1);
-    }
     use crate::datafusion::ParquetFormat;
 
     fn meta(path: &Path) -> ObjectMeta {
@@ -161,5 +152,14 @@ mod tests {
             "a rewritten file must be opened again"
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_cache_keeps_a_quarter_of_the_open_file_limit_at_most() {
+        assert_eq!(capacity_for(None), CAPACITY);
+        assert_eq!(capacity_for(Some(256)), 64, "macOS's default");
+        assert_eq!(capacity_for(Some(1 << 20)), CAPACITY);
+        assert_eq!(capacity_for(Some(2)), 1);
+        assert!(capacity() >= 1);
     }
 }

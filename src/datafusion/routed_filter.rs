@@ -486,4 +486,44 @@ mod tests {
         };
         assert_eq!(columns, &[1, 2], "a and b, not the routing column");
     }
+
+    #[test]
+    fn routing_by_a_remainder_covers_the_whole_hash_range() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let hashes: Vec<Option<u64>> = (0..4096)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Values at and above 2^63, and nulls.
+                (i % 97 != 0).then_some(if i % 5 == 0 { x | 1 << 63 } else { x })
+            })
+            .collect();
+        let keys: Vec<i64> = (0..4096).map(|i| i * 7 % 100).collect();
+        let h: ArrayRef = Arc::new(UInt64Array::from(hashes));
+        let a: ArrayRef = Arc::new(Int64Array::from(keys));
+        let batch = RecordBatch::try_from_iter([("h", h), ("a", a)]).unwrap();
+        let schema = batch.schema();
+        for m in [16u64, 12] {
+            let base = cmp(
+                column("h", &schema),
+                Operator::Modulo,
+                lit(ScalarValue::UInt64(Some(m))),
+            );
+            let whens = (0..m)
+                .map(|k| {
+                    let then = cmp(column("a", &schema), Operator::Lt, lit(k as i64 * 6));
+                    (lit(ScalarValue::UInt64(Some(k))), then)
+                })
+                .collect();
+            let expr: Arc<dyn PhysicalExpr> =
+                Arc::new(CaseExpr::try_new(Some(base), whens, None).unwrap());
+            let node = Node::compile(&expr, &schema).unwrap();
+            assert_eq!(
+                node.keep(&batch).unwrap(),
+                datafusion_keeps(&expr, &batch),
+                "% {m}"
+            );
+        }
+    }
 }

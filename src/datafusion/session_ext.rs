@@ -49,11 +49,14 @@ impl WarpReadOptions {
 /// and `STORED AS GSST` read with warpread. `STORED AS PARQUET` stays
 /// DataFusion's own Parquet reader. Partial aggregates over warpread scans
 /// run on the backend where they can ([`ScanAggregate`]); hash joins share
-/// one table for build sides of up to [`COLLECT_LEFT_ROWS`] rows.
+/// one table for build sides estimated at up to [`COLLECT_LEFT_BYTES`]
+/// (unless `session_config` sets either join limit to other than
+/// DataFusion's default); the options of [`OPTIONS_ENV`] are set last.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
     let rule = ScanAggregate::new(config.cpu_aggregates);
+    let session_config = with_env_options(OPTIONS_ENV, with_planner_defaults(session_config));
     let state = datafusion::execution::SessionStateBuilder::new()
-        .with_config(config.install(with_planner_defaults(session_config)))
+        .with_config(config.install(session_config))
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(rule))
         .with_physical_optimizer_rule(Arc::new(super::prefetch::StartScansEarly))
@@ -66,40 +69,42 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
     ctx
 }
 
-/// Build sides of up to this many estimated rows are collected into one
+/// Build sides estimated at up to this many bytes are collected into one
 /// hash table that every probe partition shares (DataFusion's default:
-/// 128 K rows). A partitioned join hash-repartitions its probe side, and a
-/// device scan hands on a probe side in few partitions that the query's
-/// threads then copy into 16; one shared table spares that copy. TPC-H SF 10
-/// on the H100 host: 9.98 s against 11.96 s for the 22 queries
-/// (BENCHMARKS.md, session 20).
-pub const COLLECT_LEFT_ROWS: usize = 4 << 20;
-
-/// The same limit in estimated bytes (DataFusion's default: 1 MiB).
+/// 1 MiB; the planner compares bytes where the statistics estimate them,
+/// rows otherwise). A partitioned join hash-repartitions its probe side,
+/// and a device scan hands on a probe side in few partitions that the
+/// query's threads then copy into 16; one shared table spares that copy.
+/// TPC-H SF 10 on the H100 host: 9.98 s against 11.42 s for the 22 queries
+/// in one call (BENCHMARKS.md, session 20).
 pub const COLLECT_LEFT_BYTES: usize = 64 << 20;
 
-/// `config` with warpread's planner settings where it keeps DataFusion's
-/// defaults (a setting the caller changed is left as it is).
+/// The same limit in estimated rows, for inputs without a size estimate
+/// (DataFusion's default: 128 K rows).
+pub const COLLECT_LEFT_ROWS: usize = 4 << 20;
+
+/// `config` with warpread's join limits, unless either limit differs from
+/// DataFusion's default (the caller chose; a value set to exactly the
+/// default cannot be told from one left alone: [`OPTIONS_ENV`], applied
+/// after, sets it anyway).
 fn with_planner_defaults(mut config: SessionConfig) -> SessionConfig {
     let optimizer = &mut config.options_mut().optimizer;
     let defaults = datafusion::config::OptimizerOptions::default();
     if optimizer.hash_join_single_partition_threshold
         == defaults.hash_join_single_partition_threshold
+        && optimizer.hash_join_single_partition_threshold_rows
+            == defaults.hash_join_single_partition_threshold_rows
     {
         optimizer.hash_join_single_partition_threshold = COLLECT_LEFT_BYTES;
-    }
-    if optimizer.hash_join_single_partition_threshold_rows
-        == defaults.hash_join_single_partition_threshold_rows
-    {
         optimizer.hash_join_single_partition_threshold_rows = COLLECT_LEFT_ROWS;
     }
     config
 }
 
-/// Variable of DataFusion options (`key=value;key=value`) that the
-/// benchmark and `warpread sql` set on sessions reading through warpread
-/// only, so that an A/B run compares a planner setting for the device scans
-/// against DataFusion's own reader left at its defaults.
+/// Variable of DataFusion options (`key=value;key=value`) that [`session`]
+/// sets last, for A/B runs of a planner setting over warpread's scans (the
+/// benchmark's session of DataFusion's own reader is not one of these and
+/// stays at DataFusion's defaults).
 pub const OPTIONS_ENV: &str = "WARPREAD_DATAFUSION_OPTIONS";
 
 /// `config` with the DataFusion options listed in variable `var`
@@ -251,15 +256,20 @@ mod tests {
             COLLECT_LEFT_ROWS
         );
         assert_eq!(o.hash_join_single_partition_threshold, COLLECT_LEFT_BYTES);
+        // One limit chosen (forcing partitioned joins, say): both stay.
         let mut chosen = SessionConfig::new();
         chosen
             .options_mut()
             .optimizer
-            .hash_join_single_partition_threshold_rows = 10;
+            .hash_join_single_partition_threshold_rows = 0;
         let planned = with_planner_defaults(chosen);
         let o = &planned.options().optimizer;
-        assert_eq!(o.hash_join_single_partition_threshold_rows, 10);
-        assert_eq!(o.hash_join_single_partition_threshold, COLLECT_LEFT_BYTES);
+        let defaults = datafusion::config::OptimizerOptions::default();
+        assert_eq!(o.hash_join_single_partition_threshold_rows, 0);
+        assert_eq!(
+            o.hash_join_single_partition_threshold,
+            defaults.hash_join_single_partition_threshold
+        );
     }
 
     #[test]

@@ -68,31 +68,59 @@ impl std::fmt::Debug for GpuRuntime {
 /// Variable choosing how a host thread waits for the device.
 const SYNC_ENV: &str = "WARPREAD_CUDA_SYNC";
 
-/// The context flags for `value` of [`SYNC_ENV`]: `blocking` (the default),
-/// `yield`, `spin`, or `auto` (`None`: CUDA's own choice). CUDA's default
-/// spins while it has fewer contexts than cores, so each scan lane waiting
-/// on its stream would hold a core at full load, away from the query's
-/// host operators and the dynamic filters running beside the scans. An
-/// unknown value is reported and the default used.
+/// The wait-mode flag for `value` of [`SYNC_ENV`]: `blocking` (the
+/// default), `yield`, `spin`, or `auto` (`None`: CUDA's own choice). CUDA's
+/// default spins while it has fewer contexts than cores, so each scan lane
+/// waiting on its stream would hold a core at full load, away from the
+/// query's host operators and the dynamic filters running beside the scans.
+/// An unknown value is reported and the default used.
 fn sync_flags(value: Option<&str>) -> Option<CUctx_flags> {
-    match value.map(str::trim) {
-        Some("auto") => None,
-        Some("spin") => Some(CUctx_flags::CU_CTX_SCHED_SPIN),
-        Some("yield") => Some(CUctx_flags::CU_CTX_SCHED_YIELD),
-        None | Some("blocking") => Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
-        Some(other) => {
+    let value = value.map(str::trim).filter(|v| !v.is_empty());
+    let is = |name: &str| value.is_some_and(|v| v.eq_ignore_ascii_case(name));
+    if is("auto") {
+        None
+    } else if is("spin") {
+        Some(CUctx_flags::CU_CTX_SCHED_SPIN)
+    } else if is("yield") {
+        Some(CUctx_flags::CU_CTX_SCHED_YIELD)
+    } else {
+        if let Some(other) = value.filter(|_| !is("blocking")) {
             tracing::warn!("{SYNC_ENV}={other:?}: expected blocking, yield, spin or auto");
-            Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
         }
+        Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
     }
 }
 
-fn set_sync_mode(ctx: &CudaContext) -> Result<()> {
-    let Some(flags) = sync_flags(std::env::var(SYNC_ENV).ok().as_deref()) else {
-        return Ok(());
+/// Sets the context's wait mode, keeping its other flags. A tuning knob:
+/// where the driver cannot (`cuCtxSetFlags` needs CUDA 12.1), the context
+/// keeps CUDA's choice and a warning says so.
+fn set_sync_mode(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    let Some(mode) = sync_flags(std::env::var(SYNC_ENV).ok().as_deref()) else {
+        return;
     };
-    ctx.set_flags(flags)
-        .map_err(|e| Error::cuda("setting how the host waits for the device", e))
+    let set = || -> std::result::Result<(), String> {
+        ctx.bind_to_thread().map_err(|e| e.to_string())?;
+        let mut flags: std::ffi::c_uint = 0;
+        // SAFETY: the context is current on this thread (bound above) and
+        // `flags` outlives the call that writes it.
+        unsafe { sys::cuCtxGetFlags(&mut flags) }
+            .result()
+            .map_err(|e| e.to_string())?;
+        let mask = CUctx_flags::CU_CTX_SCHED_MASK as std::ffi::c_uint;
+        let flags = (flags & !mask) | mode as std::ffi::c_uint;
+        // SAFETY: as above; the flags are the context's own with only the
+        // scheduling bits replaced.
+        unsafe { sys::cuCtxSetFlags(flags) }
+            .result()
+            .map_err(|e| e.to_string())
+    };
+    // A driver without the symbol makes cudarc's dynamic loading panic.
+    match catch_unwind(AssertUnwindSafe(set)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("{SYNC_ENV}: the host's wait mode was not set: {e}"),
+        Err(_) => tracing::warn!("{SYNC_ENV}: this driver cannot set the host's wait mode"),
+    }
 }
 
 impl GpuRuntime {
@@ -102,7 +130,7 @@ impl GpuRuntime {
         let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
             .map_err(|_| Error::CudaUnavailable("CUDA context creation panicked".into()))?
             .map_err(|e| Error::cuda("creating the CUDA context", e))?;
-        set_sync_mode(&ctx)?;
+        set_sync_mode(&ctx);
         // One stream, so cudarc's per-buffer event tracking only costs time.
         // SAFETY: warpread orders all work on `stream` itself.
         unsafe { ctx.disable_event_tracking() };
@@ -258,6 +286,9 @@ mod tests {
         assert_eq!(sync_flags(None), blocking);
         assert_eq!(sync_flags(Some("blocking")), blocking);
         assert_eq!(sync_flags(Some("nonsense")), blocking);
+        assert_eq!(sync_flags(Some("")), blocking);
+        assert_eq!(sync_flags(Some("Blocking")), blocking);
+        assert_eq!(sync_flags(Some("AUTO")), None);
         assert_eq!(
             sync_flags(Some(" spin ")),
             Some(CUctx_flags::CU_CTX_SCHED_SPIN)
