@@ -145,6 +145,8 @@ impl Slot {
 /// twice per batch.
 pub struct RowFilter {
     slots: Mutex<Vec<Slot>>,
+    /// Slots with an id below this hold the fixed filters.
+    fixed: usize,
     removed: Count,
     /// [`MAX_KEPT`] or its override.
     max_kept: f64,
@@ -158,6 +160,7 @@ impl RowFilter {
         dynamic: Vec<Arc<dyn PhysicalExpr>>,
         removed: Count,
     ) -> Self {
+        let fixed_count = fixed.len();
         let slots = fixed
             .into_iter()
             .chain(dynamic)
@@ -176,6 +179,7 @@ impl RowFilter {
             .map_or(MAX_KEPT, |p| p as f64 / 100.0);
         Self {
             slots: Mutex::new(slots),
+            fixed: fixed_count,
             removed,
             max_kept,
         }
@@ -205,6 +209,12 @@ impl RowFilter {
                 .filter_map(|s| Some((s.id, s.generation, Arc::clone(s.node.as_ref()?))))
                 .collect()
         };
+        // The fixed filters only thin the rows for the dynamic ones (the
+        // operators above apply them anyway): with none in force (not
+        // published yet, or dropped), the batch passes as read.
+        if !active.iter().any(|(id, ..)| *id >= self.fixed) {
+            return Ok(Some(batch));
+        }
         // Each filter sees only its own columns of the rows still kept; the
         // batch itself is cut once, at the end.
         let rows = batch.num_rows();
@@ -414,5 +424,20 @@ mod tests {
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 3);
         assert!(rows.slots().iter().any(|s| s.id == 0 && s.node.is_none()));
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 3);
+    }
+
+    #[test]
+    fn fixed_filters_run_only_while_a_dynamic_one_is_in_force() {
+        let (f, expr) = dynamic();
+        let removed = count();
+        // `b > 4` keeps 3 of the 4 rows.
+        let rows = RowFilter::new(vec![gt("b", 0, 4)], vec![expr], removed.clone());
+        assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
+        assert_eq!(removed.value(), 0, "the operators above apply `b > 4`");
+        f.update(gt("a", 3, 15)).unwrap(); // keeps 3 of 4 too
+        let out = rows.apply(batch()).unwrap().unwrap();
+        let b = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(b.values(), &[5, 9, 12]);
+        assert_eq!(removed.value(), 1);
     }
 }

@@ -11,7 +11,8 @@
 //! on). [`RowFiltersWithinLimits`] takes those filters back out of the
 //! scans: dynamic filters produced above such an operator, and every
 //! static one where such an operator sits anywhere above the scan (their
-//! source is not recorded). A scan with a limit of its own applies none.
+//! source is not recorded). A scan with a limit of its own applies none
+//! (`WarpSource::create_file_opener`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -56,11 +57,12 @@ fn within(node: Arc<dyn ExecutionPlan>, scope: &Scope) -> DfResult<Arc<dyn Execu
         scope.blocked.extend(scope.produced.drain(..));
         scope.under_limit = true;
     }
+    // A scan with a limit of its own applies no row filter at all (its
+    // opener checks), so only the operators above it matter here.
     if let Some((config, warp)) = WarpSource::of(node.as_ref()) {
-        let own_limit = config.limit.is_some();
         let narrowed = warp.without_row_filters(
-            |f| own_limit || dynamic_ids(f).iter().any(|id| scope.blocked.contains(id)),
-            own_limit || scope.under_limit,
+            |f| dynamic_ids(f).iter().any(|id| scope.blocked.contains(id)),
+            scope.under_limit,
         );
         return Ok(match narrowed {
             Some(source) => source.scan(config),
