@@ -29,7 +29,8 @@ use datafusion::physical_expr_common::physical_expr::{
 use datafusion::physical_plan::metrics::Count;
 use datafusion::scalar::ScalarValue;
 
-use super::routed_filter::{Node, compile_narrowed, take_rows};
+use super::join_keys::{self, BuildKeys};
+use super::routed_filter::{Node, compile_keys, compile_narrowed, take_rows};
 
 /// Whether `expr` holds a filter that operators update while the query
 /// runs (and so is worth applying row by row in the scan).
@@ -71,6 +72,13 @@ const SAMPLE_ROWS: usize = 32 * 1024;
 /// (BENCHMARKS.md, session 19, call 3).
 const MAX_KEPT: f64 = 0.25;
 
+/// [`MAX_KEPT`] for a filter tested against a join's build key set
+/// ([`super::join_keys`]): a bit test costs about a nanosecond a row, far
+/// less than the repartitioning and probing a removed row spares, so such
+/// a filter stays until it keeps three rows in four;
+/// `WARPREAD_KEY_SET_MAX_KEPT` (a percentage) overrides it.
+const MAX_KEPT_KEYS: f64 = 0.75;
+
 /// A filter compiled for a batch of the columns it names.
 struct Compiled {
     /// Those columns' indices in the stream's batches.
@@ -93,6 +101,27 @@ struct Slot {
     kept: usize,
     /// Time spent evaluating it on those rows.
     nanos: u64,
+    /// Its join's build keys, where [`super::join_keys`] collects them, and
+    /// the probe key they are tested against (over the table's columns).
+    keys: Option<(Arc<BuildKeys>, Arc<dyn PhysicalExpr>)>,
+    /// Published, and to be tested against the build keys once they are
+    /// ready.
+    awaiting_keys: bool,
+    /// `node` tests the build keys.
+    on_keys: bool,
+}
+
+/// The build keys of the join that publishes `filter` and the probe key,
+/// where they are collected.
+fn join_keys_of(filter: &Arc<dyn PhysicalExpr>) -> Option<(Arc<BuildKeys>, Arc<dyn PhysicalExpr>)> {
+    let d = filter
+        .as_ref()
+        .downcast_ref::<DynamicFilterPhysicalExpr>()?;
+    let keys = join_keys::lookup(d.expression_id()?)?;
+    let [probe] = d.children()[..] else {
+        return None;
+    };
+    Some((keys, Arc::clone(probe)))
 }
 
 impl Slot {
@@ -110,6 +139,30 @@ impl Slot {
             .and_then(|bound| compile_narrowed(&bound, schema).ok())
             .map(|(columns, node)| Arc::new(Compiled { columns, node }));
         (self.generation, self.seen, self.kept, self.nanos) = (Some(generation), 0, 0, 0);
+        self.on_keys = false;
+        self.awaiting_keys = self.node.is_some() && self.keys.is_some();
+        self.try_keys(schema);
+    }
+
+    /// Tests the build keys instead of the published expression once they
+    /// are ready (every build partition ends before its join publishes,
+    /// so they usually are at the first batch after).
+    fn try_keys(&mut self, schema: &arrow::datatypes::Schema) {
+        let Some((keys, probe)) = self.keys.as_ref().filter(|_| self.awaiting_keys) else {
+            return;
+        };
+        let Some(set) = keys.ready() else {
+            self.awaiting_keys = !keys.settled();
+            return;
+        };
+        self.awaiting_keys = false;
+        let compiled = reassign_expr_columns(Arc::clone(probe), schema)
+            .and_then(|key| compile_keys(&key, schema, set));
+        if let Ok((columns, node)) = compiled {
+            self.node = Some(Arc::new(Compiled { columns, node }));
+            self.on_keys = true;
+            (self.seen, self.kept, self.nanos) = (0, 0, 0);
+        }
     }
 
     /// The share of the rows tried that the filter kept (1 before any).
@@ -150,6 +203,8 @@ pub struct RowFilter {
     removed: Count,
     /// [`MAX_KEPT`] or its override.
     max_kept: f64,
+    /// [`MAX_KEPT_KEYS`] or its override.
+    max_kept_keys: f64,
 }
 
 impl RowFilter {
@@ -167,21 +222,27 @@ impl RowFilter {
             .enumerate()
             .map(|(id, filter)| Slot {
                 id,
+                keys: (id >= fixed_count).then(|| join_keys_of(&filter)).flatten(),
                 filter,
                 generation: None,
                 node: None,
                 seen: 0,
                 kept: 0,
                 nanos: 0,
+                awaiting_keys: false,
+                on_keys: false,
             })
             .collect();
         let max_kept = crate::env::count("WARPREAD_DYNAMIC_FILTER_MAX_KEPT")
             .map_or(MAX_KEPT, |p| p as f64 / 100.0);
+        let max_kept_keys = crate::env::count("WARPREAD_KEY_SET_MAX_KEPT")
+            .map_or(MAX_KEPT_KEYS, |p| p as f64 / 100.0);
         Self {
             slots: Mutex::new(slots),
             fixed: fixed_count,
             removed,
             max_kept,
+            max_kept_keys,
         }
     }
 
@@ -197,6 +258,7 @@ impl RowFilter {
             let mut slots = self.slots();
             for slot in slots.iter_mut() {
                 slot.refresh(&schema);
+                slot.try_keys(&schema);
             }
             // Stable: filters not tried yet keep the order they were
             // pushed in.
@@ -268,8 +330,14 @@ impl RowFilter {
                 slot.seen += seen;
                 slot.kept += kept;
                 slot.nanos += nanos;
-                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= self.max_kept {
+                let max_kept = if slot.on_keys {
+                    self.max_kept_keys
+                } else {
+                    self.max_kept
+                };
+                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept {
                     slot.node = None;
+                    slot.awaiting_keys = false;
                 }
             }
         }

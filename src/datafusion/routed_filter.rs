@@ -28,6 +28,8 @@ use datafusion::physical_expr::expressions::{BinaryExpr, CaseExpr, Literal};
 use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
 use datafusion::scalar::ScalarValue;
 
+use super::join_keys::KeySet;
+
 /// Routing values above this are not given a branch table (a join has as
 /// many branches as partitions, far fewer).
 const MAX_ROUTE: u64 = 1 << 16;
@@ -56,6 +58,13 @@ pub enum Node {
         columns: Vec<usize>,
     },
     Or(Box<Node>, Box<Node>),
+    /// Whether a join's probe key is among its build keys
+    /// ([`super::join_keys`]); `key` reads the batch's `columns` it names.
+    Keys {
+        key: Arc<dyn PhysicalExpr>,
+        columns: Vec<usize>,
+        set: Arc<KeySet>,
+    },
     /// Any other predicate, on the batch's `columns` it names.
     Leaf {
         expr: Arc<dyn PhysicalExpr>,
@@ -145,6 +154,26 @@ pub fn compile_narrowed(
 ) -> DfResult<(Vec<usize>, Node)> {
     let (columns, bound, narrow) = narrowed(expr, schema)?;
     Ok((columns, Node::compile(&bound, &narrow)?))
+}
+
+/// A test of `key` (whose columns index `schema`) against a join's build
+/// keys, for a batch of only the columns it names, and those columns'
+/// indices in `schema`.
+pub fn compile_keys(
+    key: &Arc<dyn PhysicalExpr>,
+    schema: &Schema,
+    set: Arc<KeySet>,
+) -> DfResult<(Vec<usize>, Node)> {
+    let (columns, key, _) = narrowed(key, schema)?;
+    let all = (0..columns.len()).collect();
+    Ok((
+        columns,
+        Node::Keys {
+            key,
+            columns: all,
+            set,
+        },
+    ))
 }
 
 impl Node {
@@ -241,6 +270,16 @@ impl Node {
         match self {
             Node::Constant(v) => Ok(BooleanArray::from(vec![*v; n])),
             Node::Leaf { expr, columns } => evaluate(expr, &batch.project(columns)?),
+            Node::Keys { key, columns, set } => {
+                let batch = batch.project(columns)?;
+                let values = key.evaluate(&batch)?.into_array(n)?;
+                set.contains(values.as_ref()).ok_or_else(|| {
+                    datafusion::error::DataFusionError::Internal(format!(
+                        "join key of type {} has no key set",
+                        values.data_type()
+                    ))
+                })
+            }
             Node::Or(l, r) => {
                 let left = l.keep(batch)?;
                 if left.true_count() == n {

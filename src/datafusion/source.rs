@@ -144,6 +144,12 @@ impl WarpSource {
         self
     }
 
+    /// The filters that operators update while the query runs, which this
+    /// scan applies to its rows.
+    pub(crate) fn dynamic_filters(&self) -> &[Arc<dyn PhysicalExpr>] {
+        &self.dynamic_filters
+    }
+
     /// The same scan without the dynamic filters `drop_dynamic` picks and,
     /// with `drop_fixed`, without the static filters it applies to rows
     /// (the pruning predicates stay); `None` when nothing changes.
