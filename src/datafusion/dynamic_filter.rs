@@ -14,6 +14,7 @@
 //! read) passes whole, and before a join's build side is done the filter
 //! is `true` and every row passes.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{RecordBatch, UInt32Array};
@@ -205,6 +206,26 @@ pub struct RowFilter {
     max_kept: f64,
     /// [`MAX_KEPT_KEYS`] or its override.
     max_kept_keys: f64,
+    /// Rows the fixed filters saw and kept while they ran alone (no
+    /// dynamic filter in force), and whether they stopped.
+    alone_seen: AtomicUsize,
+    alone_kept: AtomicUsize,
+    alone_off: AtomicBool,
+}
+
+/// The fixed filters run on their own (no dynamic filter in force) while
+/// together they keep less than this share of the rows: a conjunction of
+/// cheap comparisons that keeps few rows then spares the operators above
+/// the rest, and its costly conjuncts (TPC-H Q12's `l_shipmode IN (...)`
+/// over strings) see only the rows the cheap ones kept, where DataFusion's
+/// `FilterExec` evaluates every conjunct on every row.
+/// `WARPREAD_FIXED_ROW_FILTERS=0` keeps them to dynamic filters' company.
+const FIXED_MAX_KEPT: f64 = 0.25;
+
+/// Whether fixed filters may run on their own (see [`FIXED_MAX_KEPT`]).
+pub fn fixed_alone_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPREAD_FIXED_ROW_FILTERS").as_deref() != Ok("0"))
 }
 
 impl RowFilter {
@@ -243,6 +264,9 @@ impl RowFilter {
             removed,
             max_kept,
             max_kept_keys,
+            alone_seen: AtomicUsize::new(0),
+            alone_kept: AtomicUsize::new(0),
+            alone_off: AtomicBool::new(false),
         }
     }
 
@@ -271,10 +295,11 @@ impl RowFilter {
                 .filter_map(|s| Some((s.id, s.generation, Arc::clone(s.node.as_ref()?))))
                 .collect()
         };
-        // The fixed filters only thin the rows for the dynamic ones (the
-        // operators above apply them anyway): with none in force (not
-        // published yet, or dropped), the batch passes as read.
-        if !active.iter().any(|(id, ..)| *id >= self.fixed) {
+        // With no dynamic filter in force (not published yet, or dropped),
+        // the fixed filters run on their own only while together they keep
+        // few rows (the operators above apply them anyway).
+        let alone = !active.iter().any(|(id, ..)| *id >= self.fixed);
+        if alone && (active.is_empty() || self.alone_off.load(Ordering::Relaxed)) {
             return Ok(Some(batch));
         }
         // Each filter sees only its own columns of the rows still kept; the
@@ -335,10 +360,21 @@ impl RowFilter {
                 } else {
                     self.max_kept
                 };
-                if slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept {
+                // Alone, the fixed filters are judged together (below):
+                // one conjunct of a selective conjunction may keep most
+                // of the rows the others left.
+                if !alone && slot.seen >= SAMPLE_ROWS && slot.kept_share() >= max_kept {
                     slot.node = None;
                     slot.awaiting_keys = false;
                 }
+            }
+        }
+        if alone {
+            let out_rows = survivors.as_ref().map_or(rows, |s| s.len());
+            let seen = self.alone_seen.fetch_add(rows, Ordering::Relaxed) + rows;
+            let kept = self.alone_kept.fetch_add(out_rows, Ordering::Relaxed) + out_rows;
+            if seen >= SAMPLE_ROWS && kept as f64 >= FIXED_MAX_KEPT * seen as f64 {
+                self.alone_off.store(true, Ordering::Relaxed);
             }
         }
         let out = match survivors {
@@ -495,17 +531,41 @@ mod tests {
     }
 
     #[test]
-    fn fixed_filters_run_only_while_a_dynamic_one_is_in_force() {
-        let (f, expr) = dynamic();
+    fn fixed_filters_alone_run_while_together_they_keep_few_rows() {
+        let n = SAMPLE_ROWS as i64;
+        let a: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+        let big = RecordBatch::try_from_iter([("a", a)]).unwrap();
+        // Each conjunct keeps half of what reaches it; together a quarter
+        // less one row: under FIXED_MAX_KEPT, so they keep running.
         let removed = count();
-        // `b > 4` keeps 3 of the 4 rows.
-        let rows = RowFilter::new(vec![gt("b", 0, 4)], vec![expr], removed.clone());
-        assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
-        assert_eq!(removed.value(), 0, "the operators above apply `b > 4`");
-        f.update(gt("a", 3, 15)).unwrap(); // keeps 3 of 4 too
-        let out = rows.apply(batch()).unwrap().unwrap();
-        let b = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        assert_eq!(b.values(), &[5, 9, 12]);
-        assert_eq!(removed.value(), 1);
+        let low = gt("a", 0, n / 2);
+        let high: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            Arc::new(Column::new("a", 0)),
+            Operator::Lt,
+            lit(n - n / 4),
+        ));
+        let (_, expr) = dynamic();
+        let rows = RowFilter::new(vec![low, high], vec![expr], removed.clone());
+        for _ in 0..3 {
+            let out = rows.apply(big.clone()).unwrap().unwrap();
+            assert_eq!(out.num_rows() as i64, n / 4 - 1);
+        }
+        assert!(!rows.alone_off.load(Ordering::Relaxed));
+        // One that keeps most rows runs for its sample, then stops: the
+        // operators above apply it anyway.
+        let (f, expr) = dynamic();
+        let rows = RowFilter::new(vec![gt("a", 0, 0)], vec![expr], count());
+        assert_eq!(
+            rows.apply(big.clone()).unwrap().unwrap().num_rows(),
+            SAMPLE_ROWS - 1
+        );
+        assert!(rows.alone_off.load(Ordering::Relaxed));
+        assert_eq!(
+            rows.apply(big.clone()).unwrap().unwrap().num_rows(),
+            SAMPLE_ROWS
+        );
+        // With a dynamic filter in force it runs again, before it.
+        f.update(gt("a", 0, n - 3)).unwrap();
+        assert_eq!(rows.apply(big).unwrap().unwrap().num_rows(), 2);
     }
 }

@@ -170,9 +170,7 @@ fn each_key(array: &dyn Array, mut each: impl FnMut(u64)) -> bool {
         |a, key| {
             match a.nulls().filter(|n| n.null_count() > 0) {
                 None => a.values().iter().for_each(|&v| each(key(v))),
-                Some(nulls) => nulls
-                    .valid_indices()
-                    .for_each(|i| each(key(a.values()[i]))),
+                Some(nulls) => nulls.valid_indices().for_each(|i| each(key(a.values()[i]))),
             }
             true
         },
@@ -475,20 +473,19 @@ impl ExecutionPlan for BuildKeysExec {
         let stream = input
             .map(move |batch| {
                 match &batch {
-                    Ok(b) => keys.record(
-                        key.evaluate(b)
-                            .and_then(|v| v.into_array(b.num_rows())),
-                    ),
+                    Ok(b) => keys.record(key.evaluate(b).and_then(|v| v.into_array(b.num_rows()))),
                     // Rows may be missing: the set would drop their keys.
                     Err(_) => keys.spoiled.store(true, Ordering::Release),
                 }
                 batch
             })
             // Reached once the input has ended.
-            .chain(futures::stream::once(async move {
-                end.finish(partition);
-            })
-            .filter_map(|()| async { None }));
+            .chain(
+                futures::stream::once(async move {
+                    end.finish(partition);
+                })
+                .filter_map(|()| async { None }),
+            );
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
 }
@@ -560,7 +557,9 @@ impl PhysicalOptimizerRule for JoinKeySets {
             ));
             let right = Arc::clone(join.right());
             let options = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Keep);
-            Ok(Transformed::yes(node.replace_children(vec![left, right], options)?))
+            Ok(Transformed::yes(
+                node.replace_children(vec![left, right], options)?,
+            ))
         })
         .data()
     }
@@ -625,7 +624,10 @@ mod tests {
         let s = set(vec![u]);
         let probe = UInt64Array::from(vec![u64::MAX, 3, 2]);
         let kept = s.contains(&probe).unwrap();
-        assert_eq!(kept.values().iter().collect::<Vec<_>>(), [false, true, false]);
+        assert_eq!(
+            kept.values().iter().collect::<Vec<_>>(),
+            [false, true, false]
+        );
     }
 
     #[test]
@@ -652,7 +654,10 @@ mod tests {
         keys.finish(1);
         let s = keys.ready().unwrap();
         let kept = s.contains(&Int32Array::from(vec![1, 3, 7])).unwrap();
-        assert_eq!(kept.values().iter().collect::<Vec<_>>(), [true, false, true]);
+        assert_eq!(
+            kept.values().iter().collect::<Vec<_>>(),
+            [true, false, true]
+        );
         let spoiled = BuildKeys::new(1);
         spoiled.record(Err(DataFusionError::Internal("no keys".into())));
         spoiled.finish(0);

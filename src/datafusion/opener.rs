@@ -135,8 +135,9 @@ pub struct WarpOpener {
     /// batch as it is handed on (see `dynamic_filter`); in the table's
     /// columns, found in the batches by name.
     pub dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
-    /// The scan's other pushed filters, applied with the dynamic ones (and
-    /// only when there are some) before them.
+    /// The scan's other pushed filters, applied with the dynamic ones, and
+    /// on their own while together they keep few rows (see
+    /// `dynamic_filter::RowFilter`).
     pub fixed_filters: Vec<Arc<dyn PhysicalExpr>>,
 }
 
@@ -378,7 +379,7 @@ impl FileOpener for WarpOpener {
             }
             None => self.open_now(file)?,
         };
-        if self.dynamic_filters.is_empty() {
+        if self.dynamic_filters.is_empty() && self.fixed_filters.is_empty() {
             return Ok(read);
         }
         // Applied as batches are handed on rather than as they are read:

@@ -281,9 +281,14 @@ impl FileSource for WarpSource {
         // read (narrowed decimals the filters' types would not match), and
         // no operator between them publishes filters. A scan with a limit
         // of its own would count the rows left (see `row_filter_scope`).
-        if !opener.narrow_decimals && base_config.limit.is_none() && dynamic_filter::enabled() {
+        // Its values may never reach the host at all (`device_values`).
+        if !self.device_values
+            && !opener.narrow_decimals
+            && base_config.limit.is_none()
+            && dynamic_filter::enabled()
+        {
             opener.dynamic_filters = self.dynamic_filters.clone();
-            if !opener.dynamic_filters.is_empty() {
+            if !opener.dynamic_filters.is_empty() || dynamic_filter::fixed_alone_enabled() {
                 opener.fixed_filters = self.fixed_filters.clone();
             }
         }
