@@ -104,7 +104,7 @@ struct Slot {
     nanos: u64,
     /// Its join's build keys, where [`super::join_keys`] collects them, and
     /// the probe key they are tested against (over the table's columns).
-    keys: Option<(Arc<BuildKeys>, Arc<dyn PhysicalExpr>)>,
+    keys: Option<(Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>)>,
     /// Published, and to be tested against the build keys once they are
     /// ready.
     awaiting_keys: bool,
@@ -114,15 +114,15 @@ struct Slot {
 
 /// The build keys of the join that publishes `filter` and the probe key,
 /// where they are collected.
-fn join_keys_of(filter: &Arc<dyn PhysicalExpr>) -> Option<(Arc<BuildKeys>, Arc<dyn PhysicalExpr>)> {
+fn join_keys_of(
+    filter: &Arc<dyn PhysicalExpr>,
+) -> Option<(Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>)> {
     let d = filter
         .as_ref()
         .downcast_ref::<DynamicFilterPhysicalExpr>()?;
     let keys = join_keys::lookup(d.expression_id()?)?;
-    let [probe] = d.children()[..] else {
-        return None;
-    };
-    Some((keys, Arc::clone(probe)))
+    // The join's probe keys, in the order of its build keys.
+    Some((keys, d.children().into_iter().cloned().collect()))
 }
 
 impl Slot {
@@ -157,7 +157,10 @@ impl Slot {
             return;
         };
         self.awaiting_keys = false;
-        let compiled = reassign_expr_columns(Arc::clone(probe), schema)
+        let compiled = probe
+            .iter()
+            .map(|k| reassign_expr_columns(Arc::clone(k), schema))
+            .collect::<DfResult<Vec<_>>>()
             .and_then(|key| compile_keys(&key, schema, set));
         if let Ok((columns, node)) = compiled {
             self.node = Some(Arc::new(Compiled { columns, node }));

@@ -32,11 +32,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
-use arrow::buffer::BooleanBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::{
     DataType, Date32Type, Date64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type, UInt64Type,
 };
+use datafusion::common::NullEquality;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -65,6 +66,10 @@ const FREE_BITS: u64 = 1 << 26;
 /// Past [`FREE_BITS`], bits a set may take per key: wider ranges go to
 /// DataFusion's hash lookup, whose table grows with the keys only.
 const BITS_PER_KEY: u64 = 1024;
+
+/// Most parts of a join key the rule takes (their ranges must pack into
+/// 63 bits together).
+const MAX_PARTS: usize = 4;
 
 /// Whether the rule is on (`WARPREAD_JOIN_KEY_SETS=0` turns it off, for
 /// comparisons).
@@ -162,107 +167,258 @@ macro_rules! with_keys {
     }};
 }
 
-/// Calls `each` with every non-null key of `array` in the ordered domain;
-/// false for an unsupported type.
-fn each_key(array: &dyn Array, mut each: impl FnMut(u64)) -> bool {
+/// Calls `each` with every row's key of `array` in the ordered domain,
+/// nulls included (with whatever value their slot holds); false for an
+/// unsupported type.
+fn each_slot(array: &dyn Array, each: impl FnMut(u64)) -> bool {
     with_keys!(
         array,
         |a, key| {
-            match a.nulls().filter(|n| n.null_count() > 0) {
-                None => a.values().iter().for_each(|&v| each(key(v))),
-                Some(nulls) => nulls.valid_indices().for_each(|i| each(key(a.values()[i]))),
-            }
+            a.values().iter().map(|&v| key(v)).for_each(each);
             true
         },
         false
     )
 }
 
-/// The build keys of a join: bit `k - min` is set for every key `k`.
-pub struct KeySet {
+/// Marks a row of a tuple that is in no set (a null or out-of-range part).
+const NONE: u64 = u64::MAX;
+
+/// How the set holds its keys (tuples packed into one `u64` each).
+enum Repr {
+    /// Bit `k` for every packed key `k`, below `len`.
+    Bits { len: u64, words: Vec<u64> },
+    /// Open addressing, linear probing, [`NONE`] for an empty slot.
+    Hash { slots: Vec<u64>, shift: u32 },
+}
+
+impl Repr {
+    /// Bits over `0..len` where the range is narrow enough for `keys`
+    /// keys, else a hash table of them.
+    fn build(len: u64, keys: usize, fill: impl Fn(&(dyn Fn(u64) + Sync))) -> Option<Repr> {
+        let limit = MAX_BITS.min(FREE_BITS.max(BITS_PER_KEY.saturating_mul(keys as u64)));
+        if len <= limit {
+            let words: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(0))
+                .take(len.div_ceil(64) as usize)
+                .collect();
+            fill(&|k| {
+                words[(k >> 6) as usize].fetch_or(1 << (k & 63), Ordering::Relaxed);
+            });
+            let words = words.into_iter().map(AtomicU64::into_inner).collect();
+            return Some(Repr::Bits { len, words });
+        }
+        let bits = (keys.max(8) * 2).next_power_of_two().trailing_zeros();
+        if bits > MAX_HASH_BITS {
+            return None;
+        }
+        let slots: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(NONE))
+            .take(1 << bits)
+            .collect();
+        let (shift, mask) = (64 - bits, (1usize << bits) - 1);
+        fill(&|k| {
+            let mut i = hash_slot(k, shift);
+            loop {
+                match slots[i].compare_exchange(NONE, k, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => return,
+                    Err(found) if found == k => return,
+                    Err(_) => i = (i + 1) & mask,
+                }
+            }
+        });
+        let slots = slots.into_iter().map(AtomicU64::into_inner).collect();
+        Some(Repr::Hash { slots, shift })
+    }
+
+    #[inline]
+    fn has(&self, k: u64) -> bool {
+        match self {
+            Repr::Bits { len, words } => {
+                k < *len && (words[(k >> 6) as usize] >> (k & 63)) & 1 == 1
+            }
+            Repr::Hash { slots, shift } => {
+                let mask = slots.len() - 1;
+                let mut i = hash_slot(k, *shift);
+                loop {
+                    match slots[i] {
+                        s if s == k => return true,
+                        NONE => return false,
+                        _ => i = (i + 1) & mask,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Slots of a hash table take at most this many bits of index (256 MiB).
+const MAX_HASH_BITS: u32 = 25;
+
+#[inline]
+fn hash_slot(k: u64, shift: u32) -> usize {
+    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// One part of a tuple key: its minimum, its span (maximum less minimum)
+/// and where its offset from the minimum sits in the packed key.
+#[derive(Clone, Copy)]
+struct Part {
     min: u64,
-    len: u64,
-    words: Vec<u64>,
+    span: u64,
+    shift: u32,
+}
+
+/// The build keys of a join (one key, or a tuple packed into 64 bits).
+pub struct KeySet {
+    parts: Vec<Part>,
+    repr: Repr,
     keys: usize,
 }
 
 impl fmt::Debug for KeySet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let repr = match &self.repr {
+            Repr::Bits { len, .. } => format!("{len} bits"),
+            Repr::Hash { slots, .. } => format!("{} slots", slots.len()),
+        };
         f.debug_struct("KeySet")
             .field("keys", &self.keys)
-            .field("bits", &self.len)
+            .field("parts", &self.parts.len())
+            .field("repr", &repr)
             .finish()
     }
 }
 
-impl KeySet {
-    /// The set of the non-null keys of `arrays` (all of one supported
-    /// type); `None` when a type is not supported or the range is too wide
-    /// for the key count.
-    pub fn build(arrays: &[ArrayRef]) -> Option<KeySet> {
-        let (mut min, mut max, mut keys) = (u64::MAX, 0u64, 0usize);
-        for a in arrays {
-            let ok = each_key(a.as_ref(), |k| {
-                min = min.min(k);
-                max = max.max(k);
-                keys += 1;
-            });
-            if !ok {
-                return None;
+/// Each row's packed key of `keys` (one array per part, `parts.len()` of
+/// them), or [`NONE`] where a part is null or outside its span; `None` for
+/// an unsupported type.
+fn pack(keys: &[ArrayRef], parts: &[Part]) -> Option<Vec<u64>> {
+    let n = keys.first()?.len();
+    let mut packed = vec![0u64; n];
+    for (a, p) in keys.iter().zip(parts) {
+        let mut i = 0;
+        let ok = each_slot(a.as_ref(), |k| {
+            let d = k.wrapping_sub(p.min);
+            let slot = &mut packed[i];
+            *slot = if d > p.span || *slot == NONE {
+                NONE
+            } else {
+                *slot | (d << p.shift)
+            };
+            i += 1;
+        });
+        if !ok {
+            return None;
+        }
+        if let Some(nulls) = a.nulls() {
+            for i in (0..n).filter(|&i| nulls.is_null(i)) {
+                packed[i] = NONE;
             }
+        }
+    }
+    Some(packed)
+}
+
+impl KeySet {
+    /// The set of the keys of `batches` (per batch, one array per part of
+    /// the key, all of supported types) whose parts are all non-null;
+    /// `None` when a type is not supported, the parts' ranges do not pack
+    /// into 63 bits or the set would be too large for its key count.
+    pub fn build(batches: &[Vec<ArrayRef>]) -> Option<KeySet> {
+        let width = batches.first().map_or(1, Vec::len);
+        if width == 0 || batches.iter().any(|b| b.len() != width) {
+            return None;
+        }
+        let mut lows = vec![u64::MAX; width];
+        let mut highs = vec![0u64; width];
+        let mut keys = 0usize;
+        for b in batches {
+            // Rows with every part present.
+            let present = b
+                .iter()
+                .fold(None, |acc, a| NullBuffer::union(acc.as_ref(), a.nulls()));
+            for (j, a) in b.iter().enumerate() {
+                let (mut i, lo, hi) = (0usize, &mut lows[j], &mut highs[j]);
+                let ok = each_slot(a.as_ref(), |k| {
+                    if present.as_ref().is_none_or(|p| p.is_valid(i)) {
+                        *lo = (*lo).min(k);
+                        *hi = (*hi).max(k);
+                    }
+                    i += 1;
+                });
+                if !ok {
+                    return None;
+                }
+            }
+            keys += present
+                .as_ref()
+                .map_or(b[0].len(), |p| b[0].len() - p.null_count());
+        }
+        let mut parts = Vec::with_capacity(width);
+        let mut shift = 0u32;
+        for (&min, &max) in lows.iter().zip(&highs) {
+            let span = max.saturating_sub(min);
+            parts.push(Part { min, span, shift });
+            shift += 64 - span.leading_zeros();
         }
         if keys == 0 {
             return Some(KeySet {
-                min: 0,
-                len: 0,
-                words: Vec::new(),
+                parts,
+                repr: Repr::Bits {
+                    len: 0,
+                    words: Vec::new(),
+                },
                 keys,
             });
         }
-        let len = (max - min).checked_add(1)?;
-        let limit = MAX_BITS.min(FREE_BITS.max(BITS_PER_KEY.saturating_mul(keys as u64)));
-        if len > limit {
+        if shift > 63 {
             return None;
         }
-        let words: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(0))
-            .take(len.div_ceil(64) as usize)
-            .collect();
-        arrays.par_iter().for_each(|a| {
-            each_key(a.as_ref(), |k| {
-                let d = k - min;
-                words[(d >> 6) as usize].fetch_or(1 << (d & 63), Ordering::Relaxed);
+        // The largest packed key, plus one.
+        let len = parts.iter().map(|p| p.span << p.shift).sum::<u64>() + 1;
+        let packed: Vec<Vec<u64>> = batches
+            .par_iter()
+            .map(|b| pack(b, &parts))
+            .collect::<Option<_>>()?;
+        let repr = Repr::build(len, keys, |insert| {
+            packed.par_iter().for_each(|p| {
+                p.iter().filter(|&&k| k != NONE).for_each(|&k| insert(k));
             });
+        })?;
+        Some(KeySet { parts, repr, keys })
+    }
+
+    /// Which rows of `keys` (one array per part) hold a key of the set
+    /// (a null part: not kept); `None` for a type the set does not take.
+    pub fn contains(&self, keys: &[ArrayRef]) -> Option<BooleanArray> {
+        if keys.len() != self.parts.len() {
+            return None;
+        }
+        // One part over bits: no packing pass.
+        if let ([a], [p], Repr::Bits { len, words }) = (keys, &self.parts[..], &self.repr) {
+            let (min, len) = (p.min, *len);
+            let has = |k: u64| {
+                let d = k.wrapping_sub(min);
+                d < len && (words[(d >> 6) as usize] >> (d & 63)) & 1 == 1
+            };
+            return with_keys!(
+                a.as_ref(),
+                |a, key| {
+                    let values = a.values();
+                    let bits = BooleanBuffer::collect_bool(values.len(), |i| has(key(values[i])));
+                    let bits = match a.nulls() {
+                        Some(nulls) => &bits & nulls.inner(),
+                        None => bits,
+                    };
+                    Some(BooleanArray::new(bits, None))
+                },
+                None
+            );
+        }
+        let packed = pack(keys, &self.parts)?;
+        let bits = BooleanBuffer::collect_bool(packed.len(), |i| {
+            packed[i] != NONE && self.repr.has(packed[i])
         });
-        Some(KeySet {
-            min,
-            len,
-            words: words.into_iter().map(AtomicU64::into_inner).collect(),
-            keys,
-        })
-    }
-
-    #[inline]
-    fn has(&self, k: u64) -> bool {
-        let d = k.wrapping_sub(self.min);
-        d < self.len && (self.words[(d >> 6) as usize] >> (d & 63)) & 1 == 1
-    }
-
-    /// Which rows of `array` hold a key of the set (nulls: not kept);
-    /// `None` for a type the set does not take.
-    pub fn contains(&self, array: &dyn Array) -> Option<BooleanArray> {
-        with_keys!(
-            array,
-            |a, key| {
-                let values = a.values();
-                let bits = BooleanBuffer::collect_bool(values.len(), |i| self.has(key(values[i])));
-                let bits = match a.nulls() {
-                    Some(nulls) => &bits & nulls.inner(),
-                    None => bits,
-                };
-                Some(BooleanArray::new(bits, None))
-            },
-            None
-        )
+        Some(BooleanArray::new(bits, None))
     }
 }
 
@@ -272,7 +428,8 @@ pub struct BuildKeys {
     partitions: usize,
     finished: Mutex<Vec<bool>>,
     done: AtomicUsize,
-    arrays: Mutex<Vec<ArrayRef>>,
+    /// Per build batch, its key's parts.
+    arrays: Mutex<Vec<Vec<ArrayRef>>>,
     /// A batch whose keys could not be taken: no set.
     spoiled: AtomicBool,
     set: OnceLock<Option<Arc<KeySet>>>,
@@ -300,9 +457,9 @@ impl BuildKeys {
         }
     }
 
-    fn record(&self, keys: DfResult<ArrayRef>) {
+    fn record(&self, keys: DfResult<Vec<ArrayRef>>) {
         match keys {
-            Ok(a) if supported(a.data_type()) => {
+            Ok(a) if a.iter().all(|a| supported(a.data_type())) => {
                 if self.set.get().is_none() {
                     lock(&self.arrays).push(a);
                 }
@@ -373,8 +530,8 @@ pub fn lookup(id: u64) -> Option<Arc<BuildKeys>> {
 /// Passes a join's build side through, recording its keys.
 pub struct BuildKeysExec {
     input: Arc<dyn ExecutionPlan>,
-    /// The join's build key, over `input`'s schema.
-    key: Arc<dyn PhysicalExpr>,
+    /// The parts of the join's build key, over `input`'s schema.
+    key: Vec<Arc<dyn PhysicalExpr>>,
     keys: Arc<BuildKeys>,
 }
 
@@ -390,18 +547,25 @@ impl BuildKeysExec {
     /// Records `key` of `input`'s batches into `keys`.
     pub fn new(
         input: Arc<dyn ExecutionPlan>,
-        key: Arc<dyn PhysicalExpr>,
+        key: Vec<Arc<dyn PhysicalExpr>>,
         keys: Arc<BuildKeys>,
     ) -> Self {
         Self { input, key, keys }
     }
 }
 
+impl BuildKeysExec {
+    fn shown_key(&self) -> String {
+        let parts: Vec<String> = self.key.iter().map(|k| k.to_string()).collect();
+        parts.join(", ")
+    }
+}
+
 impl DisplayAs for BuildKeysExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match t {
-            DisplayFormatType::TreeRender => writeln!(f, "key={}", self.key),
-            _ => write!(f, "BuildKeysExec: key={}", self.key),
+            DisplayFormatType::TreeRender => writeln!(f, "key={}", self.shown_key()),
+            _ => write!(f, "BuildKeysExec: key={}", self.shown_key()),
         }
     }
 }
@@ -423,7 +587,12 @@ impl ExecutionPlan for BuildKeysExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
-        f(&self.key)
+        for k in &self.key {
+            if f(k)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
@@ -448,7 +617,7 @@ impl ExecutionPlan for BuildKeysExec {
         } else {
             Arc::new(BuildKeys::new(0))
         };
-        Ok(Arc::new(Self::new(input, Arc::clone(&self.key), keys)))
+        Ok(Arc::new(Self::new(input, self.key.clone(), keys)))
     }
 
     fn reset_state(self: Arc<Self>) -> DfResult<Arc<dyn ExecutionPlan>> {
@@ -456,7 +625,7 @@ impl ExecutionPlan for BuildKeysExec {
         let partitions = self.keys.partitions;
         Ok(Arc::new(Self::new(
             Arc::clone(&self.input),
-            Arc::clone(&self.key),
+            self.key.clone(),
             Arc::new(BuildKeys::new(partitions)),
         )))
     }
@@ -468,12 +637,16 @@ impl ExecutionPlan for BuildKeysExec {
     ) -> DfResult<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
         let schema = input.schema();
-        let (keys, key) = (Arc::clone(&self.keys), Arc::clone(&self.key));
+        let (keys, key) = (Arc::clone(&self.keys), self.key.clone());
         let end = Arc::clone(&self.keys);
         let stream = input
             .map(move |batch| {
                 match &batch {
-                    Ok(b) => keys.record(key.evaluate(b).and_then(|v| v.into_array(b.num_rows()))),
+                    Ok(b) => keys.record(
+                        key.iter()
+                            .map(|k| k.evaluate(b).and_then(|v| v.into_array(b.num_rows())))
+                            .collect(),
+                    ),
                     // Rows may be missing: the set would drop their keys.
                     Err(_) => keys.spoiled.store(true, Ordering::Release),
                 }
@@ -535,14 +708,17 @@ impl PhysicalOptimizerRule for JoinKeySets {
             let Some(id) = filter.expression_id() else {
                 return Ok(Transformed::no(node));
             };
-            let [(build, probe)] = join.on() else {
-                return Ok(Transformed::no(node));
-            };
-            let build_type = build.data_type(&join.left().schema())?;
-            let probe_type = probe.data_type(&join.right().schema())?;
+            let (left_schema, right_schema) = (join.left().schema(), join.right().schema());
+            let mut same_types = true;
+            for (build, probe) in join.on() {
+                let t = build.data_type(&left_schema)?;
+                same_types &= supported(&t) && probe.data_type(&right_schema)? == t;
+            }
+            // Null keys match nothing: the set leaves them out.
             if !ids.contains(&id)
-                || build_type != probe_type
-                || !supported(&build_type)
+                || !same_types
+                || !(1..=MAX_PARTS).contains(&join.on().len())
+                || join.null_equality() != NullEquality::NullEqualsNothing
                 || join.left().downcast_ref::<BuildKeysExec>().is_some()
             {
                 return Ok(Transformed::no(node));
@@ -550,11 +726,8 @@ impl PhysicalOptimizerRule for JoinKeySets {
             let partitions = join.left().output_partitioning().partition_count();
             let keys = Arc::new(BuildKeys::new(partitions));
             register(id, &keys);
-            let left = Arc::new(BuildKeysExec::new(
-                Arc::clone(join.left()),
-                Arc::clone(build),
-                keys,
-            ));
+            let build = join.on().iter().map(|(b, _)| Arc::clone(b)).collect();
+            let left = Arc::new(BuildKeysExec::new(Arc::clone(join.left()), build, keys));
             let right = Arc::clone(join.right());
             let options = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Keep);
             Ok(Transformed::yes(
@@ -579,7 +752,12 @@ mod tests {
     use arrow::array::{Int32Array, Int64Array, UInt64Array};
 
     fn set(arrays: Vec<ArrayRef>) -> KeySet {
-        KeySet::build(&arrays).unwrap()
+        let batches: Vec<Vec<ArrayRef>> = arrays.into_iter().map(|a| vec![a]).collect();
+        KeySet::build(&batches).unwrap()
+    }
+
+    fn one(a: impl Array + 'static) -> Vec<ArrayRef> {
+        vec![Arc::new(a)]
     }
 
     #[test]
@@ -600,7 +778,7 @@ mod tests {
             Some(i64::MIN),
             Some(i64::MAX),
         ]);
-        let kept = s.contains(&probe).unwrap();
+        let kept = s.contains(&one(probe)).unwrap();
         let want = [
             false, true, false, true, false, false, true, true, false, false, false,
         ];
@@ -615,7 +793,7 @@ mod tests {
         let a: ArrayRef = Arc::new(Int64Array::from(vec![i64::MAX - 1, i64::MAX]));
         let s = set(vec![a]);
         let probe = Int64Array::from(vec![i64::MIN, i64::MIN + 1, i64::MAX, -1, 0]);
-        let kept = s.contains(&probe).unwrap();
+        let kept = s.contains(&one(probe)).unwrap();
         assert_eq!(
             kept.values().iter().collect::<Vec<_>>(),
             [false, false, true, false, false]
@@ -623,7 +801,7 @@ mod tests {
         let u: ArrayRef = Arc::new(UInt64Array::from(vec![0, 3]));
         let s = set(vec![u]);
         let probe = UInt64Array::from(vec![u64::MAX, 3, 2]);
-        let kept = s.contains(&probe).unwrap();
+        let kept = s.contains(&one(probe)).unwrap();
         assert_eq!(
             kept.values().iter().collect::<Vec<_>>(),
             [false, true, false]
@@ -631,29 +809,38 @@ mod tests {
     }
 
     #[test]
-    fn wide_ranges_and_other_types_get_no_set() {
+    fn wide_ranges_are_hashed_and_other_types_get_no_set() {
+        // A range far wider than its keys: hashed, still exact.
         let wide: ArrayRef = Arc::new(Int64Array::from(vec![0, 1 << 40]));
-        assert!(KeySet::build(&[wide]).is_none());
+        let s = KeySet::build(&[vec![wide]]).unwrap();
+        assert!(matches!(s.repr, Repr::Hash { .. }));
+        let kept = s
+            .contains(&one(Int64Array::from(vec![0, 1, 1 << 40, (1 << 40) + 1])))
+            .unwrap();
+        assert_eq!(
+            kept.values().iter().collect::<Vec<_>>(),
+            [true, false, true, false]
+        );
         let strings: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["a"]));
-        assert!(KeySet::build(&[strings]).is_none());
+        assert!(KeySet::build(&[vec![strings]]).is_none());
         // No keys at all: a set that keeps nothing.
         let empty: ArrayRef = Arc::new(Int32Array::from(vec![None, None]));
         let s = set(vec![empty]);
-        let kept = s.contains(&Int32Array::from(vec![1, 2])).unwrap();
+        let kept = s.contains(&one(Int32Array::from(vec![1, 2]))).unwrap();
         assert_eq!(kept.true_count(), 0);
     }
 
     #[test]
     fn keys_are_ready_once_every_partition_ended() {
         let keys = BuildKeys::new(2);
-        keys.record(Ok(Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef));
+        keys.record(Ok(one(Int32Array::from(vec![1, 2]))));
         keys.finish(0);
         keys.finish(0);
         assert!(keys.ready().is_none(), "partition 1 has not ended");
-        keys.record(Ok(Arc::new(Int32Array::from(vec![7])) as ArrayRef));
+        keys.record(Ok(one(Int32Array::from(vec![7]))));
         keys.finish(1);
         let s = keys.ready().unwrap();
-        let kept = s.contains(&Int32Array::from(vec![1, 3, 7])).unwrap();
+        let kept = s.contains(&one(Int32Array::from(vec![1, 3, 7]))).unwrap();
         assert_eq!(
             kept.values().iter().collect::<Vec<_>>(),
             [true, false, true]
@@ -662,5 +849,71 @@ mod tests {
         spoiled.record(Err(DataFusionError::Internal("no keys".into())));
         spoiled.finish(0);
         assert!(spoiled.spoiled() && spoiled.ready().is_none());
+    }
+
+    #[test]
+    fn tuples_are_kept_exactly_as_bits_or_hashed() {
+        // (a, b) pairs; a null part keeps a row out of the set.
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(1), Some(2), None]));
+        let b: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(10),
+            Some(12),
+            Some(10),
+            Some(11),
+        ]));
+        let s = KeySet::build(&[vec![a, b]]).unwrap();
+        assert!(matches!(s.repr, Repr::Bits { .. }));
+        let pa: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(1),
+            Some(1),
+            Some(2),
+            Some(2),
+            None,
+            Some(0),
+            Some(3),
+        ]));
+        let pb: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(10),
+            Some(11),
+            Some(10),
+            Some(12),
+            Some(11),
+            Some(10),
+            Some(10),
+        ]));
+        let kept = s.contains(&[pa, pb]).unwrap();
+        assert_eq!(
+            kept.values().iter().collect::<Vec<_>>(),
+            [true, false, true, false, false, false, false]
+        );
+        // Spread keys: too wide for bits, so hashed; still exact.
+        let xs: Vec<i64> = (0..1000).map(|i| i * 1_000_003).collect();
+        let ys: Vec<i64> = (0..1000).map(|i| (i * 7919) % 100_000).collect();
+        let s = KeySet::build(&[vec![
+            Arc::new(Int64Array::from(xs.clone())) as ArrayRef,
+            Arc::new(Int64Array::from(ys.clone())),
+        ]])
+        .unwrap();
+        assert!(matches!(s.repr, Repr::Hash { .. }));
+        let mut px = xs.clone();
+        let mut py = ys.clone();
+        // Swapped partners are not keys.
+        px.extend(&xs[..500]);
+        py.extend(&ys[500..]);
+        let kept = s
+            .contains(&[
+                Arc::new(Int64Array::from(px)) as ArrayRef,
+                Arc::new(Int64Array::from(py)),
+            ])
+            .unwrap();
+        let want: Vec<bool> = (0..1500).map(|i| i < 1000).collect();
+        assert_eq!(kept.values().iter().collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn tuples_too_wide_to_pack_get_no_set() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![0, i64::MAX]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![0, 5]));
+        assert!(KeySet::build(&[vec![a, b]]).is_none());
     }
 }

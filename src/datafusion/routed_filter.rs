@@ -59,9 +59,10 @@ pub enum Node {
     },
     Or(Box<Node>, Box<Node>),
     /// Whether a join's probe key is among its build keys
-    /// ([`super::join_keys`]); `key` reads the batch's `columns` it names.
+    /// ([`super::join_keys`]); its parts read the batch's `columns` they
+    /// name.
     Keys {
-        key: Arc<dyn PhysicalExpr>,
+        key: Vec<Arc<dyn PhysicalExpr>>,
         columns: Vec<usize>,
         set: Arc<KeySet>,
     },
@@ -156,15 +157,20 @@ pub fn compile_narrowed(
     Ok((columns, Node::compile(&bound, &narrow)?))
 }
 
-/// A test of `key` (whose columns index `schema`) against a join's build
-/// keys, for a batch of only the columns it names, and those columns'
-/// indices in `schema`.
+/// A test of `key`'s parts (whose columns index `schema`) against a join's
+/// build keys, for a batch of only the columns they name, and those
+/// columns' indices in `schema`.
 pub fn compile_keys(
-    key: &Arc<dyn PhysicalExpr>,
+    key: &[Arc<dyn PhysicalExpr>],
     schema: &Schema,
     set: Arc<KeySet>,
 ) -> DfResult<(Vec<usize>, Node)> {
-    let (columns, key, _) = narrowed(key, schema)?;
+    let columns = columns_of(key);
+    let narrow = schema.project(&columns)?;
+    let key = key
+        .iter()
+        .map(|k| reassign_expr_columns(Arc::clone(k), &narrow))
+        .collect::<DfResult<_>>()?;
     let all = (0..columns.len()).collect();
     Ok((
         columns,
@@ -272,12 +278,14 @@ impl Node {
             Node::Leaf { expr, columns } => evaluate(expr, &batch.project(columns)?),
             Node::Keys { key, columns, set } => {
                 let batch = batch.project(columns)?;
-                let values = key.evaluate(&batch)?.into_array(n)?;
-                set.contains(values.as_ref()).ok_or_else(|| {
-                    datafusion::error::DataFusionError::Internal(format!(
-                        "join key of type {} has no key set",
-                        values.data_type()
-                    ))
+                let parts = key
+                    .iter()
+                    .map(|k| k.evaluate(&batch)?.into_array(n))
+                    .collect::<DfResult<Vec<_>>>()?;
+                set.contains(&parts).ok_or_else(|| {
+                    datafusion::error::DataFusionError::Internal(
+                        "a join key's types have no key set".into(),
+                    )
                 })
             }
             Node::Or(l, r) => {
