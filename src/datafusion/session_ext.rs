@@ -63,6 +63,7 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
         .with_physical_optimizer_rule(Arc::new(super::row_filter_scope::RowFiltersWithinLimits))
         // After the rule above, which may take a scan's filters back out.
         .with_physical_optimizer_rule(Arc::new(super::join_keys::JoinKeySets))
+        .with_physical_optimizer_rule(Arc::new(super::like::FastLike))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_orc_format();
