@@ -104,7 +104,7 @@ struct Slot {
     nanos: u64,
     /// Its join's build keys, where [`super::join_keys`] collects them, and
     /// the probe key they are tested against (over the table's columns).
-    keys: Option<(Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>)>,
+    keys: Option<JoinKeys>,
     /// Published, and to be tested against the build keys once they are
     /// ready.
     awaiting_keys: bool,
@@ -112,11 +112,12 @@ struct Slot {
     on_keys: bool,
 }
 
+/// A join's build keys and its probe key's parts (over the table's columns).
+type JoinKeys = (Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>);
+
 /// The build keys of the join that publishes `filter` and the probe key,
 /// where they are collected.
-fn join_keys_of(
-    filter: &Arc<dyn PhysicalExpr>,
-) -> Option<(Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>)> {
+fn join_keys_of(filter: &Arc<dyn PhysicalExpr>) -> Option<JoinKeys> {
     let d = filter
         .as_ref()
         .downcast_ref::<DynamicFilterPhysicalExpr>()?;
