@@ -207,10 +207,10 @@ impl Repr {
             let words = words.into_iter().map(AtomicU64::into_inner).collect();
             return Some(Repr::Bits { len, words });
         }
-        let bits = (keys.max(8) * 2).next_power_of_two().trailing_zeros();
-        if bits > MAX_HASH_BITS {
+        if keys > MAX_HASH_KEYS {
             return None;
         }
+        let bits = (keys.max(8) * 2).next_power_of_two().trailing_zeros();
         let slots: Vec<AtomicU64> = std::iter::repeat_with(|| AtomicU64::new(NONE))
             .take(1 << bits)
             .collect();
@@ -250,8 +250,12 @@ impl Repr {
     }
 }
 
-/// Slots of a hash table take at most this many bits of index (256 MiB).
-const MAX_HASH_BITS: u32 = 25;
+/// Most keys a hash set takes (a table of 2 Mi slots, 16 MiB): a larger
+/// set costs more to build than DataFusion's lookup into the join's own
+/// table, which exists anyway (TPC-H Q9's 8 M `partsupp` key pairs made
+/// the query about 0.1 s slower on SF 10, BENCHMARKS.md session 21; its
+/// filter keeps every row and is dropped after its sample either way).
+const MAX_HASH_KEYS: usize = 1 << 20;
 
 #[inline]
 fn hash_slot(k: u64, shift: u32) -> usize {
@@ -328,10 +332,11 @@ impl KeySet {
         if width == 0 || batches.iter().any(|b| b.len() != width) {
             return None;
         }
-        let mut lows = vec![u64::MAX; width];
-        let mut highs = vec![0u64; width];
-        let mut keys = 0usize;
-        for b in batches {
+        // Per part its lowest and highest key, and the keys, batch by batch
+        // on all cores (a build side may hold tens of millions of keys).
+        let bounds = |b: &Vec<ArrayRef>| -> Option<(Vec<u64>, Vec<u64>, usize)> {
+            let mut lows = vec![u64::MAX; width];
+            let mut highs = vec![0u64; width];
             // Rows with every part present.
             let present = b
                 .iter()
@@ -345,14 +350,24 @@ impl KeySet {
                     }
                     i += 1;
                 });
-                if !ok {
-                    return None;
-                }
+                ok.then_some(())?;
             }
-            keys += present
+            let keys = present
                 .as_ref()
                 .map_or(b[0].len(), |p| b[0].len() - p.null_count());
-        }
+            Some((lows, highs, keys))
+        };
+        let merged = batches.par_iter().map(bounds).try_reduce(
+            || (vec![u64::MAX; width], vec![0u64; width], 0usize),
+            |(mut lo, mut hi, n), (l, h, m)| {
+                for j in 0..width {
+                    lo[j] = lo[j].min(l[j]);
+                    hi[j] = hi[j].max(h[j]);
+                }
+                Some((lo, hi, n + m))
+            },
+        )?;
+        let (lows, highs, keys) = merged;
         let mut parts = Vec::with_capacity(width);
         let mut shift = 0u32;
         for (&min, &max) in lows.iter().zip(&highs) {
@@ -375,13 +390,14 @@ impl KeySet {
         }
         // The largest packed key, plus one.
         let len = parts.iter().map(|p| p.span << p.shift).sum::<u64>() + 1;
-        let packed: Vec<Vec<u64>> = batches
-            .par_iter()
-            .map(|b| pack(b, &parts))
-            .collect::<Option<_>>()?;
+        // The types were checked above: every batch packs.
         let repr = Repr::build(len, keys, |insert| {
-            packed.par_iter().for_each(|p| {
-                p.iter().filter(|&&k| k != NONE).for_each(|&k| insert(k));
+            batches.par_iter().for_each(|b| {
+                for k in pack(b, &parts).unwrap_or_default() {
+                    if k != NONE {
+                        insert(k);
+                    }
+                }
             });
         })?;
         Some(KeySet { parts, repr, keys })
