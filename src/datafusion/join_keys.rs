@@ -474,6 +474,9 @@ impl BuildKeys {
     }
 
     fn record(&self, keys: DfResult<Vec<ArrayRef>>) {
+        if self.spoiled() {
+            return;
+        }
         match keys {
             Ok(a) if a.iter().all(|a| supported(a.data_type())) => {
                 if self.set.get().is_none() {
@@ -484,13 +487,29 @@ impl BuildKeys {
         }
     }
 
-    fn finish(&self, partition: usize) {
-        let mut finished = lock(&self.finished);
-        if let Some(f) = finished.get_mut(partition)
-            && !*f
-        {
-            *f = true;
-            self.done.fetch_add(1, Ordering::AcqRel);
+    /// Marks `partition` ended; after the last one, builds the set on
+    /// rayon's threads (not the caller's: a runtime thread, whose join is
+    /// about to build its own table; nor a scan's, which holds its filters'
+    /// lock and would stall the other scans waiting for the set).
+    fn finish(self: &Arc<Self>, partition: usize) {
+        let last = {
+            let mut finished = lock(&self.finished);
+            match finished.get_mut(partition) {
+                Some(f) if !*f => {
+                    *f = true;
+                    self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.partitions
+                }
+                _ => false,
+            }
+        };
+        if last && !self.spoiled() {
+            let keys = Arc::clone(self);
+            rayon::spawn(move || {
+                keys.set.get_or_init(|| {
+                    let arrays = std::mem::take(&mut *lock(&keys.arrays));
+                    KeySet::build(&arrays).map(Arc::new)
+                });
+            });
         }
     }
 
@@ -505,18 +524,13 @@ impl BuildKeys {
         self.spoiled() || self.set.get().is_some()
     }
 
-    /// The set, once every build partition has ended (built by the first
-    /// caller); `None` before, or when it cannot be built.
+    /// The set, once every build partition has ended and it is built;
+    /// `None` before, or when it cannot be built. Never waits.
     pub fn ready(&self) -> Option<Arc<KeySet>> {
-        if self.spoiled() || self.done.load(Ordering::Acquire) < self.partitions {
+        if self.spoiled() {
             return None;
         }
-        self.set
-            .get_or_init(|| {
-                let arrays = std::mem::take(&mut *lock(&self.arrays));
-                KeySet::build(&arrays).map(Arc::new)
-            })
-            .clone()
+        self.set.get().cloned().flatten()
     }
 }
 
@@ -637,7 +651,9 @@ impl ExecutionPlan for BuildKeysExec {
     }
 
     fn reset_state(self: Arc<Self>) -> DfResult<Arc<dyn ExecutionPlan>> {
-        // A plan run again gets a join with a new filter (and its id).
+        // A plan run again (a recursive query's term) gets a join whose
+        // filter is built anew; these keys must not wait for partitions
+        // that already ended.
         let partitions = self.keys.partitions;
         Ok(Arc::new(Self::new(
             Arc::clone(&self.input),
@@ -689,8 +705,8 @@ pub struct JoinKeySets;
 fn scan_filter_ids(plan: &Arc<dyn ExecutionPlan>) -> HashSet<u64> {
     let mut ids = HashSet::new();
     let _ = plan.apply(|node| {
-        if let Some((_, source)) = WarpSource::of(node.as_ref()) {
-            for f in source.dynamic_filters() {
+        if let Some((config, source)) = WarpSource::of(node.as_ref()) {
+            for f in source.row_filtered_dynamic(config.limit) {
                 ids.extend(dynamic_ids(f));
             }
         }
@@ -731,7 +747,10 @@ impl PhysicalOptimizerRule for JoinKeySets {
                 same_types &= supported(&t) && probe.data_type(&right_schema)? == t;
             }
             // Null keys match nothing: the set leaves them out.
+            // A null-aware anti join (`NOT IN`) keeps probe rows with a
+            // null key (DataFusion's filter says `key IS NULL OR ...`).
             if !ids.contains(&id)
+                || join.null_aware
                 || !same_types
                 || !(1..=MAX_PARTS).contains(&join.on().len())
                 || join.null_equality() != NullEquality::NullEqualsNothing
@@ -846,25 +865,66 @@ mod tests {
         assert_eq!(kept.true_count(), 0);
     }
 
+    /// Waits for the set built on rayon's threads.
+    fn settle(keys: &BuildKeys) {
+        let started = std::time::Instant::now();
+        while !keys.settled() {
+            assert!(started.elapsed().as_secs() < 30, "the set is never built");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn keys_are_ready_once_every_partition_ended() {
-        let keys = BuildKeys::new(2);
+        let keys = Arc::new(BuildKeys::new(2));
         keys.record(Ok(one(Int32Array::from(vec![1, 2]))));
         keys.finish(0);
         keys.finish(0);
-        assert!(keys.ready().is_none(), "partition 1 has not ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!keys.settled(), "partition 1 has not ended");
+        assert!(keys.ready().is_none());
         keys.record(Ok(one(Int32Array::from(vec![7]))));
         keys.finish(1);
+        settle(&keys);
         let s = keys.ready().unwrap();
         let kept = s.contains(&one(Int32Array::from(vec![1, 3, 7]))).unwrap();
         assert_eq!(
             kept.values().iter().collect::<Vec<_>>(),
             [true, false, true]
         );
-        let spoiled = BuildKeys::new(1);
+        let spoiled = Arc::new(BuildKeys::new(1));
         spoiled.record(Err(DataFusionError::Internal("no keys".into())));
         spoiled.finish(0);
-        assert!(spoiled.spoiled() && spoiled.ready().is_none());
+        assert!(spoiled.spoiled() && spoiled.settled() && spoiled.ready().is_none());
+    }
+
+    #[test]
+    fn nulls_stay_out_whatever_their_slots_hold() {
+        // A null slot holding a key's value must not count as that key,
+        // on the build side or the probe side.
+        let build = Int64Array::new(vec![5, 9].into(), Some(vec![true, false].into()));
+        let s = set(vec![Arc::new(build)]);
+        let probe = Int64Array::new(vec![5, 9, 5].into(), Some(vec![true, true, false].into()));
+        let kept = s.contains(&one(probe)).unwrap();
+        assert_eq!(
+            kept.values().iter().collect::<Vec<_>>(),
+            [true, false, false]
+        );
+        assert_eq!(kept.null_count(), 0);
+        // Tuples: a null part with a hidden value of a key.
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![10, 20]));
+        let s = KeySet::build(&[vec![a, b]]).unwrap();
+        let pa: ArrayRef = Arc::new(Int64Array::new(
+            vec![1, 2].into(),
+            Some(vec![false, true].into()),
+        ));
+        let pb: ArrayRef = Arc::new(Int64Array::new(
+            vec![10, 20].into(),
+            Some(vec![true, false].into()),
+        ));
+        let kept = s.contains(&[pa, pb]).unwrap();
+        assert_eq!(kept.true_count(), 0);
     }
 
     #[test]

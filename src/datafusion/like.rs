@@ -114,28 +114,40 @@ impl Pieces {
         };
         let mut hit = arrow::array::BooleanBufferBuilder::new(n);
         hit.append_n(n, false);
-        let (start, end) = (offsets[0].as_usize(), offsets[n].as_usize());
-        let mut r = 0;
-        for p in head.find_iter(&values[start..end]) {
-            let p = start + p;
-            if r >= n {
+        let end = offsets[n].as_usize();
+        let len = head.needle().len();
+        // Each search starts at a row's start: a hit found from an earlier
+        // row that runs into this one must not hide a hit that starts
+        // inside it ("xa" then "aaz" for `%aa%z`).
+        let (mut r, mut from) = (0, offsets[0].as_usize());
+        while r < n {
+            let Some(p) = head.find(&values[from..end]).map(|p| from + p) else {
                 break;
-            }
-            if p < offsets[r].as_usize() {
-                continue; // a later hit in a row already decided
-            }
+            };
             while r < n && offsets[r + 1].as_usize() <= p {
                 r += 1;
             }
+            if r == n {
+                break;
+            }
             let (lo, hi) = (offsets[r].as_usize(), offsets[r + 1].as_usize());
-            // The first hit in the row is its leftmost: greedy is exact.
-            if p + head.needle().len() <= hi {
-                let s = &values[lo..hi];
-                if self.rest_matches(s, p - lo + head.needle().len(), rest) {
+            if p + len <= hi {
+                // The row's first hit is its leftmost: greedy is exact.
+                if self.rest_matches(&values[lo..hi], p - lo + len, rest) {
+                    hit.set_bit(r, true);
+                }
+                r += 1;
+            } else {
+                // The hit runs past the row's end; the row may still hold
+                // one starting later than `p`, which overlaps it.
+                if let Some(q) = head.find(&values[p + 1..hi]).map(|q| p + 1 + q)
+                    && self.rest_matches(&values[lo..hi], q - lo + len, rest)
+                {
                     hit.set_bit(r, true);
                 }
                 r += 1;
             }
+            from = offsets.get(r).map_or(end, |o| o.as_usize());
         }
         hit.finish()
     }
@@ -381,6 +393,21 @@ mod tests {
             Some("specialrequest"),
             Some("s"),
         ];
+        // Pieces that overlap themselves, across row ends.
+        let overlapping = [
+            Some("xa"),
+            Some("aaz"),
+            Some("ban"),
+            Some("anas"),
+            Some("zab"),
+            Some("ababx"),
+            Some("aaaz"),
+            Some("a"),
+            Some("az"),
+        ];
+        for pattern in ["%aa%z", "%ana%s", "%abab%x", "%aa%a%z"] {
+            check(pattern, &overlapping);
+        }
         for pattern in [
             "%special%requests%",
             "special%requests",

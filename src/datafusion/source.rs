@@ -144,10 +144,21 @@ impl WarpSource {
         self
     }
 
-    /// The filters that operators update while the query runs, which this
-    /// scan applies to its rows.
-    pub(crate) fn dynamic_filters(&self) -> &[Arc<dyn PhysicalExpr>] {
-        &self.dynamic_filters
+    /// The filters that operators update while the query runs which this
+    /// scan applies to its rows, under a scan limit of `limit` (none where
+    /// its values stay on the device or it has a limit of its own, see
+    /// `create_file_opener`).
+    pub(crate) fn row_filtered_dynamic(&self, limit: Option<usize>) -> &[Arc<dyn PhysicalExpr>] {
+        if self.applies_row_filters(limit) {
+            &self.dynamic_filters
+        } else {
+            &[]
+        }
+    }
+
+    /// Whether this scan filters rows at all (the opener's condition).
+    fn applies_row_filters(&self, limit: Option<usize>) -> bool {
+        !self.device_values && limit.is_none() && dynamic_filter::enabled()
     }
 
     /// The same scan without the dynamic filters `drop_dynamic` picks and,
@@ -282,11 +293,7 @@ impl FileSource for WarpSource {
         // no operator between them publishes filters. A scan with a limit
         // of its own would count the rows left (see `row_filter_scope`).
         // Its values may never reach the host at all (`device_values`).
-        if !self.device_values
-            && !opener.narrow_decimals
-            && base_config.limit.is_none()
-            && dynamic_filter::enabled()
-        {
+        if self.applies_row_filters(base_config.limit) {
             opener.dynamic_filters = self.dynamic_filters.clone();
             if !opener.dynamic_filters.is_empty() || dynamic_filter::fixed_alone_enabled() {
                 opener.fixed_filters = self.fixed_filters.clone();
