@@ -57,7 +57,7 @@ pub use file_format::{WarpFileFormat, WarpFormatFactory};
 pub use format::{OrcFormat, ParquetFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
 pub use gsst_format::GsstFormat;
 pub use join_keys::{BuildKeysExec, JoinKeySets};
-pub use like::{FastLike, PiecesLike};
+pub use like::{FastLike, Pieces, PiecesLike};
 pub use opener::{ScanMetrics, WarpOpener};
 pub use predicate::translate as translate_filter;
 pub use prefetch::StartScansEarly;
