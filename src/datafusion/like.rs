@@ -98,9 +98,11 @@ impl Pieces {
     }
 
     /// Which of the strings `offsets` cut out of `values` match. A pattern
-    /// that starts with `%` searches the whole buffer for its first piece
-    /// once (one long search is much faster than a short one per row, and
-    /// most rows hold no hit), then tests the rest only in rows with a hit.
+    /// that starts with `%` searches the buffer for its first piece from a
+    /// row's start to the buffer's end, and again from the next undecided
+    /// row's start after each hit (a long search is much faster than a
+    /// short one per row, and most rows hold no hit), then tests the rest
+    /// only in rows with a hit.
     fn matches_offsets<O: arrow::array::OffsetSizeTrait>(
         &self,
         values: &[u8],
