@@ -1,10 +1,17 @@
-//! Positive counts read from environment variables: the overrides that
-//! benchmarks set to compare a tuning constant's values (group sizes,
-//! read-ahead, partitions, pool classes).
+//! Settings read from environment variables: positive counts, the
+//! overrides that benchmarks set to compare a tuning constant's values
+//! (group sizes, read-ahead, partitions, pool classes), and switches that
+//! turn a feature off for A/B runs.
 
 /// The positive integer in variable `name`, if it is set to one.
 pub(crate) fn count(name: &str) -> Option<usize> {
     positive(std::env::var(name).ok().as_deref())
+}
+
+/// Whether the feature that switch `name` controls is on: it is unless the
+/// variable is `0`.
+pub(crate) fn on_unless_zero(name: &str) -> bool {
+    std::env::var(name).as_deref() != Ok("0")
 }
 
 fn positive(value: Option<&str>) -> Option<usize> {

@@ -56,7 +56,7 @@ pub fn dynamic_ids(expr: &Arc<dyn PhysicalExpr>) -> Vec<u64> {
 /// `WARPREAD_DYNAMIC_FILTERS=0` turns it off (for comparisons).
 pub fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_DYNAMIC_FILTERS").as_deref() != Ok("0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_DYNAMIC_FILTERS"))
 }
 
 /// Rows a filter is tried on before the stream decides whether it is worth
@@ -142,8 +142,8 @@ impl Slot {
             .map(|(columns, node)| Arc::new(Compiled { columns, node }));
         (self.generation, self.seen, self.kept, self.nanos) = (Some(generation), 0, 0, 0);
         self.on_keys = false;
+        // `apply` tries the keys right after.
         self.awaiting_keys = self.node.is_some() && self.keys.is_some();
-        self.try_keys(schema);
     }
 
     /// Tests the build keys instead of the published expression once they
@@ -229,7 +229,7 @@ const FIXED_MAX_KEPT: f64 = 0.25;
 /// Whether fixed filters may run on their own (see [`FIXED_MAX_KEPT`]).
 pub fn fixed_alone_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_FIXED_ROW_FILTERS").as_deref() != Ok("0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_FIXED_ROW_FILTERS"))
 }
 
 impl RowFilter {

@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
@@ -75,7 +75,7 @@ const MAX_PARTS: usize = 4;
 /// comparisons).
 fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_JOIN_KEY_SETS").as_deref() != Ok("0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_JOIN_KEY_SETS"))
 }
 
 /// Whether keys of `t` go into a set: integers and dates, whose equality
@@ -111,57 +111,24 @@ fn signed(v: i64) -> u64 {
 macro_rules! with_keys {
     ($array:expr, |$a:ident, $key:ident| $body:expr, $other:expr) => {{
         let array: &dyn Array = $array;
+        macro_rules! arm {
+            ($t:ty, $map:expr) => {{
+                let $a = array.as_primitive::<$t>();
+                let $key = $map;
+                $body
+            }};
+        }
         match array.data_type() {
-            DataType::Int8 => {
-                let $a = array.as_primitive::<Int8Type>();
-                let $key = |v: i8| signed(i64::from(v));
-                $body
-            }
-            DataType::Int16 => {
-                let $a = array.as_primitive::<Int16Type>();
-                let $key = |v: i16| signed(i64::from(v));
-                $body
-            }
-            DataType::Int32 => {
-                let $a = array.as_primitive::<Int32Type>();
-                let $key = |v: i32| signed(i64::from(v));
-                $body
-            }
-            DataType::Int64 => {
-                let $a = array.as_primitive::<Int64Type>();
-                let $key = signed;
-                $body
-            }
-            DataType::Date32 => {
-                let $a = array.as_primitive::<Date32Type>();
-                let $key = |v: i32| signed(i64::from(v));
-                $body
-            }
-            DataType::Date64 => {
-                let $a = array.as_primitive::<Date64Type>();
-                let $key = signed;
-                $body
-            }
-            DataType::UInt8 => {
-                let $a = array.as_primitive::<UInt8Type>();
-                let $key = u64::from;
-                $body
-            }
-            DataType::UInt16 => {
-                let $a = array.as_primitive::<UInt16Type>();
-                let $key = u64::from;
-                $body
-            }
-            DataType::UInt32 => {
-                let $a = array.as_primitive::<UInt32Type>();
-                let $key = u64::from;
-                $body
-            }
-            DataType::UInt64 => {
-                let $a = array.as_primitive::<UInt64Type>();
-                let $key = |v: u64| v;
-                $body
-            }
+            DataType::Int8 => arm!(Int8Type, |v: i8| signed(i64::from(v))),
+            DataType::Int16 => arm!(Int16Type, |v: i16| signed(i64::from(v))),
+            DataType::Int32 => arm!(Int32Type, |v: i32| signed(i64::from(v))),
+            DataType::Int64 => arm!(Int64Type, signed),
+            DataType::Date32 => arm!(Date32Type, |v: i32| signed(i64::from(v))),
+            DataType::Date64 => arm!(Date64Type, signed),
+            DataType::UInt8 => arm!(UInt8Type, u64::from),
+            DataType::UInt16 => arm!(UInt16Type, u64::from),
+            DataType::UInt32 => arm!(UInt32Type, u64::from),
+            DataType::UInt64 => arm!(UInt64Type, |v: u64| v),
             _ => $other,
         }
     }};
@@ -409,13 +376,11 @@ impl KeySet {
         if keys.len() != self.parts.len() {
             return None;
         }
-        // One part over bits: no packing pass.
-        if let ([a], [p], Repr::Bits { len, words }) = (keys, &self.parts[..], &self.repr) {
-            let (min, len) = (p.min, *len);
-            let has = |k: u64| {
-                let d = k.wrapping_sub(min);
-                d < len && (words[(d >> 6) as usize] >> (d & 63)) & 1 == 1
-            };
+        // One part: its packed key is its offset from the minimum, and an
+        // offset past the span (a key below the minimum wraps to one) is in
+        // neither representation; no packing pass.
+        if let ([a], [p]) = (keys, &self.parts[..]) {
+            let has = |k: u64| self.repr.has(k.wrapping_sub(p.min));
             return with_keys!(
                 a.as_ref(),
                 |a, key| {
@@ -440,10 +405,8 @@ impl KeySet {
 
 /// A join's build keys as its build partitions produce them.
 pub struct BuildKeys {
-    /// Build partitions to wait for.
-    partitions: usize,
+    /// Which build partitions (all to wait for) have ended.
     finished: Mutex<Vec<bool>>,
-    done: AtomicUsize,
     /// Per build batch, its key's parts.
     arrays: Mutex<Vec<Vec<ArrayRef>>>,
     /// A batch whose keys could not be taken: no set.
@@ -454,8 +417,10 @@ pub struct BuildKeys {
 impl fmt::Debug for BuildKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BuildKeys")
-            .field("partitions", &self.partitions)
-            .field("done", &self.done.load(Ordering::Relaxed))
+            .field(
+                "ended",
+                &lock(&self.finished).iter().filter(|&&f| f).count(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -464,9 +429,7 @@ impl BuildKeys {
     /// Keys of a build side of `partitions` partitions.
     pub fn new(partitions: usize) -> Self {
         Self {
-            partitions,
             finished: Mutex::new(vec![false; partitions]),
-            done: AtomicUsize::new(0),
             arrays: Mutex::new(Vec::new()),
             spoiled: AtomicBool::new(false),
             set: OnceLock::new(),
@@ -497,7 +460,7 @@ impl BuildKeys {
             match finished.get_mut(partition) {
                 Some(f) if !*f => {
                     *f = true;
-                    self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.partitions
+                    finished.iter().all(|&f| f)
                 }
                 _ => false,
             }
@@ -511,6 +474,11 @@ impl BuildKeys {
                 });
             });
         }
+    }
+
+    /// Build partitions to wait for.
+    fn partitions(&self) -> usize {
+        lock(&self.finished).len()
     }
 
     /// Whether the set will never be built.
@@ -642,7 +610,7 @@ impl ExecutionPlan for BuildKeysExec {
         // Another partitioning would leave the registered keys waiting for
         // partitions that never come: such a copy records into keys of its
         // own, which no scan looks up.
-        let keys = if input.output_partitioning().partition_count() == self.keys.partitions {
+        let keys = if input.output_partitioning().partition_count() == self.keys.partitions() {
             Arc::clone(&self.keys)
         } else {
             Arc::new(BuildKeys::new(0))
@@ -654,7 +622,7 @@ impl ExecutionPlan for BuildKeysExec {
         // A plan run again (a recursive query's term) gets a join whose
         // filter is built anew; these keys must not wait for partitions
         // that already ended.
-        let partitions = self.keys.partitions;
+        let partitions = self.keys.partitions();
         Ok(Arc::new(Self::new(
             Arc::clone(&self.input),
             self.key.clone(),

@@ -133,22 +133,18 @@ impl Pieces {
                 break;
             }
             let (lo, hi) = (offsets[r].as_usize(), offsets[r + 1].as_usize());
-            if p + len <= hi {
-                // The row's first hit is its leftmost: greedy is exact.
-                if self.rest_matches(&values[lo..hi], p - lo + len, rest) {
-                    hit.set_bit(r, true);
-                }
-                r += 1;
+            // The row's first hit is its leftmost, so greedy is exact; a
+            // hit running past the row's end may overlap one that starts
+            // later inside the row.
+            let first = if p + len <= hi {
+                Some(p)
             } else {
-                // The hit runs past the row's end; the row may still hold
-                // one starting later than `p`, which overlaps it.
-                if let Some(q) = head.find(&values[p + 1..hi]).map(|q| p + 1 + q)
-                    && self.rest_matches(&values[lo..hi], q - lo + len, rest)
-                {
-                    hit.set_bit(r, true);
-                }
-                r += 1;
+                head.find(&values[p + 1..hi]).map(|q| p + 1 + q)
+            };
+            if first.is_some_and(|q| self.rest_matches(&values[lo..hi], q - lo + len, rest)) {
+                hit.set_bit(r, true);
             }
+            r += 1;
             from = offsets.get(r).map_or(end, |o| o.as_usize());
         }
         hit.finish()
@@ -199,13 +195,15 @@ impl PiecesLike {
             | ScalarValue::Utf8View(Some(p)) => p.clone(),
             _ => return None,
         };
-        let is_string = matches!(
+        if !matches!(
             like.expr().data_type(schema).ok()?,
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-        );
+        ) {
+            return None;
+        }
         Some(PiecesLike {
             expr: Arc::clone(like.expr()),
-            pieces: is_string.then(|| Pieces::of(&pattern)).flatten()?,
+            pieces: Pieces::of(&pattern)?,
             negated: like.negated(),
             pattern,
         })
@@ -293,7 +291,7 @@ impl PhysicalExpr for PiecesLike {
 /// Whether the rule is on (`WARPREAD_FAST_LIKE=0` turns it off).
 fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_FAST_LIKE").as_deref() != Ok("0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_FAST_LIKE"))
 }
 
 /// The physical optimizer rule that puts [`PiecesLike`] in filters'

@@ -59,11 +59,10 @@ pub enum Node {
     },
     Or(Box<Node>, Box<Node>),
     /// Whether a join's probe key is among its build keys
-    /// ([`super::join_keys`]); its parts read the batch's `columns` they
-    /// name.
+    /// ([`super::join_keys`]); its parts are bound to a batch of exactly
+    /// the columns they name (as [`compile_keys`] returns them).
     Keys {
         key: Vec<Arc<dyn PhysicalExpr>>,
-        columns: Vec<usize>,
         set: Arc<KeySet>,
     },
     /// Any other predicate, on the batch's `columns` it names.
@@ -171,15 +170,7 @@ pub fn compile_keys(
         .iter()
         .map(|k| reassign_expr_columns(Arc::clone(k), &narrow))
         .collect::<DfResult<_>>()?;
-    let all = (0..columns.len()).collect();
-    Ok((
-        columns,
-        Node::Keys {
-            key,
-            columns: all,
-            set,
-        },
-    ))
+    Ok((columns, Node::Keys { key, set }))
 }
 
 impl Node {
@@ -276,11 +267,10 @@ impl Node {
         match self {
             Node::Constant(v) => Ok(BooleanArray::from(vec![*v; n])),
             Node::Leaf { expr, columns } => evaluate(expr, &batch.project(columns)?),
-            Node::Keys { key, columns, set } => {
-                let batch = batch.project(columns)?;
+            Node::Keys { key, set } => {
                 let parts = key
                     .iter()
-                    .map(|k| k.evaluate(&batch)?.into_array(n))
+                    .map(|k| k.evaluate(batch)?.into_array(n))
                     .collect::<DfResult<Vec<_>>>()?;
                 set.contains(&parts).ok_or_else(|| {
                     datafusion::error::DataFusionError::Internal(

@@ -352,7 +352,7 @@ pub fn aggregate_batches() -> (u64, u64) {
 /// device, for A/B runs.
 fn host_share_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_HOST_SHARE").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_HOST_SHARE"))
 }
 
 /// The parts of the sorted, disjoint ranges `a` inside the sorted ranges

@@ -126,7 +126,7 @@ pub const ENV_DEVICE_CRC: &str = "WARPREAD_DEVICE_CRC";
 /// Whether [`verify_on_device`] may be used ([`ENV_DEVICE_CRC`]).
 pub fn device_crc() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var(ENV_DEVICE_CRC).map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero(ENV_DEVICE_CRC))
 }
 
 /// Set to `0` to bring every inflated page to the host even where the
@@ -138,8 +138,7 @@ pub const ENV_PAGES_ON_DEVICE: &str = "WARPREAD_PAGES_ON_DEVICE";
 /// [`device_crc`]).
 pub fn pages_on_device() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var(ENV_PAGES_ON_DEVICE).map_or(true, |v| v != "0"))
-        && device_crc()
+    *ON.get_or_init(|| crate::env::on_unless_zero(ENV_PAGES_ON_DEVICE)) && device_crc()
 }
 
 fn check(pages: &Pages, r: &Range<usize>, m: &gzip::Member) -> bool {

@@ -36,7 +36,7 @@ const SCAN_BATCH_ROWS: usize = 1 << 24;
 /// Whether the rule is on (`WARPREAD_DEVICE_AGGREGATE=0` turns it off).
 fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_DEVICE_AGGREGATE").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_DEVICE_AGGREGATE"))
 }
 
 /// The rule (see the module docs).

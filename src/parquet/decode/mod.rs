@@ -943,7 +943,7 @@ fn one_length_dicts(
 /// downloads, SF 10 lineitem level at 7.1 GB/s either way).
 fn widen_decimals() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPREAD_WIDEN_DECIMALS").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_WIDEN_DECIMALS"))
 }
 
 /// Little-endian signed values of `width` bytes (4 or 8), sign-extended
