@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compiles every kernels/*.cu with NVRTC exactly as warpread does (same
+"""Compiles every crates/warpread-exec/kernels/*.cu with NVRTC exactly as warpread does (same
 defines, same options), without a GPU: catches compile errors and prints the
 register / spill report before a device run is spent on them.
 
@@ -19,11 +19,12 @@ import ctypes, os, pathlib, re, sys
 root = pathlib.Path(__file__).resolve().parent.parent
 arch = sys.argv[1] if len(sys.argv) > 1 else "sm_90"
 lib = ctypes.CDLL(os.environ.get("LIBNVRTC", "libnvrtc.so.13"))
-launch = (root / "src/gpu/launch.rs").read_text()
+launch = "".join((root / f).read_text() for f in (
+    "crates/warpread-exec/src/gpu/launch.rs", "crates/warpread-codecs/src/gsst/shape.rs"))
 consts = dict(re.findall(r"pub const (\w+): u32 = ([^;]+);", launch))
 wpb = int(consts["WARPS_PER_BLOCK"])
 ring = int(consts["RING_BYTES"])
-# The GSST launch shape as warpread takes it (src/gpu/launch.rs, GsstShape):
+# The GSST launch shape as warpread takes it (warpread-codecs gsst/shape.rs):
 # the compiled-in constants unless WARPREAD_GSST_THREADS / _MIN_BLOCKS / _RING
 # override them; the coalesced decoder's ring shrinks from 8 to fit 48 KiB.
 gsst_threads = int(os.environ.get("WARPREAD_GSST_THREADS", consts["GSST_THREADS_PER_BLOCK"]))
@@ -42,10 +43,10 @@ override = pathlib.Path(os.environ["WARPREAD_KERNEL_DIR"]) if os.environ.get("WA
 def source(name):
     if override is not None and (override / name).exists():
         return override / name
-    return root / "kernels" / name
+    return root / "crates/warpread-exec/kernels" / name
 header = source("codag.cuh").read_bytes()
 failed = False
-for cu in sorted(source(k.name) for k in (root / "kernels").glob("*.cu")):
+for cu in sorted(source(k.name) for k in (root / "crates/warpread-exec/kernels").glob("*.cu")):
     prog = ctypes.c_void_p()
     hdrs = (ctypes.c_char_p * 1)(header)
     names = (ctypes.c_char_p * 1)(b"codag.cuh")

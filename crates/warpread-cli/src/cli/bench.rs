@@ -1,0 +1,549 @@
+//! `warpread bench codecs`, `bench gsst`, `bench read` and `bench sql`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
+use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
+use crate::codecs::CodecName;
+use crate::error::{Error, Result};
+use crate::exec::BackendChoice;
+use crate::plan::GsstLayout;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SuiteArg {
+    /// Real-data CODAG columns when ../shared/realdata exists, else TPC-H.
+    Auto,
+    /// The CODAG-style real-data columns.
+    Codag,
+    /// TPC-H lineitem integer columns generated in-process.
+    Tpch,
+}
+
+/// The options of `bench codecs`.
+#[derive(Debug, Args)]
+pub struct CodecsArgs {
+    /// Codec: orc-rle-v1 or deflate.
+    #[arg(long, default_value = "orc-rle-v1")]
+    pub codec: String,
+    /// Column set.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub suite: SuiteArg,
+    /// Only these columns (comma-separated names, e.g. MC0,TPC).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Uncompressed MiB per column (default 256 on CUDA, 64 on the CPU).
+    #[arg(long)]
+    pub size_mib: Option<usize>,
+    /// Uncompressed KiB per chunk job.
+    #[arg(long, default_value_t = 128)]
+    pub chunk_kib: usize,
+    /// Timed runs; the median is reported.
+    #[arg(long, default_value_t = 11)]
+    pub runs: usize,
+    /// Untimed warm-up runs.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+    #[arg(long)]
+    pub realdata: Option<PathBuf>,
+    /// Also write each column's encoded chunks to this folder (for
+    /// scripts/nvcomp_bench.py).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Decode throughput of one codec over the benchmark columns, verified
+    /// against the CPU reference.
+    Codecs(CodecsArgs),
+    /// GSST compression ratio and decode throughput per layout, CPU and
+    /// GPU, verified byte-exact against the input.
+    Gsst {
+        /// tpch (dbgen comment columns), english (the real-data corpus) or a
+        /// file path (`.xz` is decompressed first).
+        #[arg(long, default_value = "tpch")]
+        input: GsstInput,
+        /// splits, coalesced or both.
+        #[arg(long, default_value = "both")]
+        layout: String,
+        /// MiB of TPC-H text to generate.
+        #[arg(long, default_value_t = 1024)]
+        size_mib: usize,
+        /// Uncompressed KiB per block (default: derived from the device).
+        #[arg(long)]
+        block_kib: Option<usize>,
+        /// Splits per block (default: one per kernel thread).
+        #[arg(long)]
+        splits: Option<usize>,
+        /// Timed GPU runs; the median is reported.
+        #[arg(long, default_value_t = 11)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+        #[arg(long)]
+        realdata: Option<PathBuf>,
+        /// Write the exact input bytes to this file (for measuring other
+        /// codecs on the same bytes).
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Skip the CPU reference decode (GPU output is still verified
+        /// against the input); for launch-shape sweeps.
+        #[arg(long)]
+        no_cpu: bool,
+    },
+    /// TPC-H queries through DataFusion: warpread's provider (ORC and/or
+    /// Parquet, the chosen backend) against DataFusion's built-in Parquet
+    /// reader on the same generated data (kept in the cache), results
+    /// compared.
+    Sql {
+        /// TPC-H scale factor.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Formats warpread reads, each timed: orc, parquet, or both
+        /// (`orc,parquet`). warpread's Parquet side reads DataFusion's files.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "orc")]
+        format: Vec<crate::datagen::tpch::GenFormat>,
+        /// Compression (zlib for ORC is gzip for the Parquet twin).
+        #[arg(long, value_enum, default_value = "zlib")]
+        compression: crate::datagen::tpch::GenCompression,
+        /// Only these queries (comma-separated numbers; default all 22).
+        #[arg(long, value_delimiter = ',')]
+        queries: Vec<usize>,
+        /// Timed runs per query and reader; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Untimed runs of each query on every reader first.
+        #[arg(long, default_value_t = 0)]
+        warmup: usize,
+        /// Data folder (default: $WARPREAD_CACHE or ~/.cache/warpread).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Backends of warpread's side, each timed in the same run
+        /// (e.g. `cpu,cuda`); default: the global --backend.
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<BackendChoice>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End-to-end read of ORC files into host Arrow (I/O, decompression,
+    /// decoding, assembly), median wall-clock of several runs.
+    Read {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Only these top-level columns (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Skip stripes and ORC row groups (Parquet row groups) whose
+        /// statistics rule out `COLUMN OP LITERAL` (repeatable; rows of kept
+        /// groups are not filtered).
+        #[arg(long = "where")]
+        predicates: Vec<crate::orc::Predicate>,
+        /// Timed runs; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
+    match cmd {
+        BenchCommand::Gsst {
+            input,
+            layout,
+            size_mib,
+            block_kib,
+            splits,
+            runs,
+            warmup,
+            realdata,
+            dump,
+            json,
+            no_cpu,
+        } => {
+            let layouts = match layout.as_str() {
+                "both" => GsstLayout::ALL.to_vec(),
+                one => vec![one.parse()?],
+            };
+            if runs == 0 || size_mib == 0 {
+                return Err(Error::Unsupported(
+                    "--runs and --size-mib must be positive".into(),
+                ));
+            }
+            let cfg = GsstBenchConfig {
+                input,
+                layouts,
+                backend,
+                tpch_bytes: size_mib << 20,
+                block_bytes: block_kib.map(|k| k << 10),
+                splits,
+                warmup,
+                runs,
+                cpu_decode: !no_cpu,
+                realdata,
+                dump,
+            };
+            run_gsst(&cfg, json)
+        }
+        BenchCommand::Codecs(args) => run_codecs(args, backend),
+        BenchCommand::Read {
+            files,
+            columns,
+            predicates,
+            runs,
+            warmup,
+            json,
+        } => run_read(&files, &columns, &predicates, backend, warmup, runs, json),
+        BenchCommand::Sql {
+            scale,
+            format,
+            compression,
+            queries,
+            runs,
+            warmup,
+            data_dir,
+            backends,
+            json,
+        } => {
+            let cfg = crate::bench::sql::SqlBenchConfig {
+                scale,
+                formats: format,
+                compression,
+                queries: if queries.is_empty() {
+                    (1..=22).collect()
+                } else {
+                    queries
+                },
+                runs,
+                warmup,
+                backends: if backends.is_empty() {
+                    vec![backend]
+                } else {
+                    backends
+                },
+                data_dir,
+            };
+            run_sql_bench(&cfg, json)
+        }
+    }
+}
+
+fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = crate::bench::sql::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "TPC-H scale {}: warpread {} ({}) against DataFusion {} (median of {} runs after {} untimed)",
+        r.scale,
+        r.warpread_inputs.join(", "),
+        r.backends.join("; "),
+        r.datafusion_input,
+        cfg.runs,
+        cfg.warmup
+    );
+    let (warp_limit, df_limit) = r.join_share_limits;
+    println!(
+        "hash joins share build sides estimated up to {} KiB (warpread) and {} KiB (DataFusion)",
+        warp_limit >> 10,
+        df_limit >> 10
+    );
+    // Per warpread input: seconds, DataFusion's time over it, and its
+    // decompression and decode stage sums.
+    let mut head = format!("{:>5} {:>8}", "query", "rows");
+    for input in &r.warpread_inputs {
+        head += &format!(
+            " {:>14} {:>8} {:>9} {:>9}",
+            format!("{input} s"),
+            "speedup",
+            "decomp s",
+            "decode s"
+        );
+    }
+    println!("{head} {:>14} {:>6}", "datafusion s", "same");
+    for q in &r.rows {
+        let mut line = format!("{:>5} {:>8}", format!("Q{}", q.query), q.rows);
+        for w in &q.warpread {
+            line += &format!(
+                " {:>14.4} {:>7.2}x {:>9.4} {:>9.4}",
+                w.seconds, w.speedup, w.stages.decompress_s, w.stages.decode_s
+            );
+        }
+        println!(
+            "{line} {:>14.4} {:>6}",
+            q.datafusion_s,
+            if q.results_match() { "yes" } else { "NO" }
+        );
+    }
+    let d: f64 = r.rows.iter().map(|q| q.datafusion_s).sum();
+    let mut total = String::from("total:");
+    for (i, input) in r.warpread_inputs.iter().enumerate() {
+        let w: f64 = r.rows.iter().map(|q| q.warpread[i].seconds).sum();
+        total += &format!(" warpread {input} {w:.3} s,");
+    }
+    println!("{total} DataFusion {d:.3} s");
+    let (device, host) = crate::exec::cuda::aggregate_batches();
+    if device + host > 0 {
+        println!(
+            "scan aggregates: {device} batches aggregated on the device, {host} refused by it (their partitions restarted on DataFusion's operators)"
+        );
+    }
+    if r.rows.iter().any(|q| !q.results_match()) {
+        return Err(Error::Mismatch {
+            what: "TPC-H results".into(),
+            detail: "warpread and DataFusion disagree on the queries marked NO".into(),
+        });
+    }
+    Ok(())
+}
+
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = gsst::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("gsst on {}", r.device);
+    println!("GSST kernel shape: {}", r.shape);
+    println!(
+        "GPU: kernel time, CUDA events, data on device, median of {} runs; CPU: wall time",
+        r.runs
+    );
+    println!(
+        "{:<16} {:<10} {:>9} {:>7} {:>6} {:>6} {:>10} {:>9} {:>9}  verified",
+        "input", "layout", "MiB", "ratio", "blocks", "splits", "compress s", "CPU GB/s", "GPU GB/s"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<16} {:<10} {:>9.1} {:>7.3} {:>6} {:>6} {:>10.2} {:>9} {:>9}  {}",
+            row.input,
+            row.layout,
+            row.uncompressed_bytes as f64 / (1 << 20) as f64,
+            row.ratio,
+            row.blocks,
+            row.splits,
+            row.compress_s,
+            row.cpu_gbps.map_or("-".to_string(), |g| format!("{g:.2}")),
+            row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
+            if row.verified { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
+fn run_codecs(args: CodecsArgs, backend: BackendChoice) -> Result<()> {
+    let CodecsArgs {
+        codec,
+        suite,
+        columns,
+        size_mib,
+        chunk_kib,
+        runs,
+        warmup,
+        realdata,
+        dump,
+        json,
+    } = args;
+    let codec = CodecName::parse(&codec).ok_or_else(|| {
+        let known: Vec<_> = CodecName::ALL.iter().map(|c| c.as_str()).collect();
+        Error::Unsupported(format!("codec `{codec}` (known: {})", known.join(", ")))
+    })?;
+    let cuda_likely = backend != BackendChoice::Cpu && crate::gpu::probe().is_ok();
+    let size_mib = size_mib.unwrap_or(if cuda_likely { 256 } else { 64 });
+    if runs == 0 || chunk_kib == 0 || size_mib == 0 {
+        return Err(Error::Unsupported(
+            "--runs, --chunk-kib and --size-mib must be positive".into(),
+        ));
+    }
+    let cfg = CodecBenchConfig {
+        codec,
+        backend,
+        suite: match suite {
+            SuiteArg::Auto => SuiteChoice::Auto,
+            SuiteArg::Codag => SuiteChoice::Codag,
+            SuiteArg::Tpch => SuiteChoice::Tpch,
+        },
+        columns,
+        target_bytes: size_mib << 20,
+        chunk_bytes: chunk_kib << 10,
+        warmup,
+        runs,
+        realdata,
+        dump,
+    };
+    let bar = spinner();
+    bar.set_message("loading columns");
+    let report = codecs::run(&cfg, |name| {
+        bar.set_message(format!("encoding, decoding and verifying {name}"))
+    });
+    bar.finish_and_clear();
+    let report = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+    } else {
+        print_table(&report);
+    }
+    Ok(())
+}
+
+fn print_table(r: &CodecBenchReport) {
+    println!("codec {} on {}", r.codec, r.backend);
+    println!("timing: {}, median of {} runs", r.timing, r.runs);
+    println!(
+        "{:<13} {:>4} {:>9} {:>7} {:>7} {:>10} {:>9}  verified",
+        "dataset", "type", "MiB", "ratio", "chunks", "median ms", "GB/s"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<13} {:>4} {:>9.1} {:>7.2} {:>7} {:>10.3} {:>9.1}  {}",
+            row.dataset,
+            row.element,
+            row.uncompressed_bytes as f64 / (1 << 20) as f64,
+            row.ratio,
+            row.chunks,
+            row.median_ms,
+            row.gbps,
+            if row.verified { "yes" } else { "NO" }
+        );
+    }
+    println!("geomean GB/s: {:.1}", r.geomean_gbps);
+}
+
+fn run_read(
+    files: &[PathBuf],
+    columns: &[String],
+    predicates: &[crate::orc::Predicate],
+    choice: BackendChoice,
+    warmup: usize,
+    runs: usize,
+    json: bool,
+) -> Result<()> {
+    let backend = crate::exec::select(choice)?;
+    let rows = crate::bench::read::run(files, columns, predicates, backend.as_ref(), warmup, runs)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "end-to-end read on {}, median of {runs} runs",
+        backend.describe()
+    );
+    println!(
+        "{:<40} {:>10} {:>9} {:>10} {:>9} {:>8}  verified  (io / decompress / decode / assemble s)",
+        "file", "rows", "file MiB", "Arrow MiB", "median s", "GB/s"
+    );
+    for r in rows {
+        println!(
+            "{:<40} {:>10} {:>9.1} {:>10.1} {:>9.3} {:>8.2}  {:<8}  ({:.3} / {:.3} / {:.3} / {:.3})",
+            r.file.display(),
+            r.rows,
+            r.file_bytes as f64 / (1 << 20) as f64,
+            r.arrow_bytes as f64 / (1 << 20) as f64,
+            r.median_s,
+            r.gbps,
+            if r.verified { "yes" } else { "NO" },
+            r.stages.io_s,
+            r.stages.decompress_s,
+            r.stages.decode_s,
+            r.stages.assemble_s
+        );
+        let c = &r.cuda;
+        if c.stages > 0 {
+            println!(
+                "{:<40} cuda per run: {} stages; lane wait {:.3} s, pinned fill {:.3} s ({:.1} MiB in), \
+                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out; {:.1} MiB read from device mirrors) (thread-seconds)",
+                "",
+                c.stages,
+                c.wait_s,
+                c.fill_s,
+                c.bytes_in as f64 / (1 << 20) as f64,
+                c.device_s,
+                c.drain_s,
+                c.bytes_out as f64 / (1 << 20) as f64,
+                c.bytes_mirrored as f64 / (1 << 20) as f64
+            );
+            let ops: Vec<String> = r
+                .kernels
+                .iter()
+                .take(8)
+                .map(|k| {
+                    format!(
+                        "{} {:.1} ms/{:.0} ({:.0} MiB up)",
+                        k.name,
+                        k.kernel_s * 1e3,
+                        k.stages,
+                        k.bytes_in / (1 << 20) as f64
+                    )
+                })
+                .collect();
+            println!(
+                "{:<40} cuda events: upload {:.3} s, kernels {:.3} s, download {:.3} s; kernels by op: {}",
+                "",
+                c.upload_s,
+                c.kernel_s,
+                c.download_s,
+                ops.join(", ")
+            );
+        }
+        if !predicates.is_empty() {
+            let s = &r.stages;
+            println!(
+                "{:<40} stripes read {} pruned {}; row groups read {} pruned {} (of which decoded and sliced {}); row index fallbacks {}",
+                "",
+                s.stripes_read,
+                s.stripes_pruned,
+                s.row_groups_read,
+                s.row_groups_pruned,
+                s.row_groups_sliced,
+                s.row_index_fallbacks
+            );
+        }
+    }
+    Ok(())
+}

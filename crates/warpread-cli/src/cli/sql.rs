@@ -1,0 +1,233 @@
+//! `warpread sql`: SQL over ORC and Parquet files read by warpread (Parquet
+//! optionally by DataFusion's built-in reader), one query from the command
+//! line or an interactive shell on stdin.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Instant;
+
+use arrow::array::RecordBatch;
+use clap::ValueEnum;
+use datafusion::prelude::SessionContext;
+
+use crate::error::{Error, Result};
+use crate::exec::BackendChoice;
+use warpread_datafusion::{
+    ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql, runtime, session,
+};
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OutputFormat {
+    /// A boxed table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// JSON, one object per line.
+    Json,
+}
+
+/// What `sql` was asked to do.
+#[derive(Debug)]
+pub struct SqlArgs {
+    /// `NAME=PATH_OR_GLOB` tables.
+    pub tables: Vec<String>,
+    /// Reader of Parquet tables.
+    pub parquet_reader: ParquetReader,
+    /// Output format.
+    pub format: OutputFormat,
+    /// The query; `None` starts the shell.
+    pub query: Option<String>,
+}
+
+/// A session on `choice` with `tables` registered; prints what reads each.
+pub(crate) async fn session_with_tables(
+    choice: BackendChoice,
+    tables: &[String],
+    parquet: ParquetReader,
+) -> Result<SessionContext> {
+    let config = WarpreadConfig::new(choice)?;
+    eprintln!("backend: {}", config.backend.describe());
+    // information_schema backs SHOW TABLES and the shell's `\d`.
+    // With `--parquet-reader datafusion` too: ORC and GSST tables are still
+    // warpread's, and both readers plan joins with warpread's limits.
+    let ctx = session(
+        config,
+        datafusion::prelude::SessionConfig::new().with_information_schema(true),
+    );
+    for t in tables {
+        let (name, path) = t.split_once('=').ok_or_else(|| {
+            Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))
+        })?;
+        let reader = register_path_with(&ctx, name.trim(), path.trim(), parquet).await?;
+        eprintln!("table {}: {path} ({reader})", name.trim());
+    }
+    Ok(ctx)
+}
+
+/// Prints batches in `format`.
+pub(crate) fn print_batches(
+    out: &mut dyn Write,
+    result: &StatementResult,
+    format: OutputFormat,
+) -> Result<()> {
+    let err = |e| Error::arrow("printing results", e);
+    let batches: &[RecordBatch] = &result.batches;
+    match format {
+        OutputFormat::Table => {
+            let text = arrow::util::pretty::pretty_format_batches(batches).map_err(err)?;
+            writeln!(out, "{text}").map_err(|e| Error::io("<stdout>", e))?;
+        }
+        OutputFormat::Csv => {
+            let mut w = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(out);
+            if batches.is_empty() {
+                w.write(&RecordBatch::new_empty(result.schema.clone()))
+                    .map_err(err)?;
+            }
+            for b in batches {
+                w.write(b).map_err(err)?;
+            }
+        }
+        OutputFormat::Json => {
+            let mut w = arrow::json::LineDelimitedWriter::new(out);
+            for b in batches {
+                w.write(b).map_err(err)?;
+            }
+            w.finish().map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+async fn execute(ctx: &SessionContext, sql: &str, format: OutputFormat) -> Result<()> {
+    let start = Instant::now();
+    let results = run_sql(ctx, sql).await?;
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    for r in &results {
+        print_batches(&mut out, r, format)?;
+    }
+    let rows: usize = results
+        .last()
+        .map_or(0, |r| r.batches.iter().map(|b| b.num_rows()).sum());
+    eprintln!("{rows} row(s) in {elapsed:.3} s");
+    Ok(())
+}
+
+/// Runs `sql`.
+pub fn run(args: SqlArgs, choice: BackendChoice) -> Result<()> {
+    runtime()?.block_on(async {
+        let ctx = session_with_tables(choice, &args.tables, args.parquet_reader).await?;
+        match &args.query {
+            Some(q) => execute(&ctx, q, args.format).await,
+            None => shell(&ctx, args.format).await,
+        }
+    })
+}
+
+/// Splits input lines into statements ending with `;` (outside quotes).
+#[derive(Debug, Default)]
+pub(crate) struct StatementBuffer {
+    text: String,
+}
+
+impl StatementBuffer {
+    /// Adds a line; returns the complete statements it finished.
+    pub(crate) fn push_line(&mut self, line: &str) -> Vec<String> {
+        let mut done = Vec::new();
+        let mut quote: Option<char> = None;
+        // Re-scan the whole buffer: statements are short, and quotes may
+        // span lines.
+        self.text.push_str(line);
+        self.text.push('\n');
+        let mut start = 0;
+        for (i, c) in self.text.char_indices() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, ';') => {
+                    let st = self.text[start..i].trim();
+                    if !st.is_empty() {
+                        done.push(st.to_string());
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        self.text = self.text[start..].to_string();
+        if self.text.trim().is_empty() {
+            self.text.clear();
+        }
+        done
+    }
+
+    /// Whether a statement is in progress.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+}
+
+async fn shell(ctx: &SessionContext, format: OutputFormat) -> Result<()> {
+    let interactive = std::io::stdin().is_terminal();
+    if interactive {
+        eprintln!("warpread SQL shell: end statements with `;`, \\q quits, \\d lists tables");
+    }
+    let mut buf = StatementBuffer::default();
+    let mut lines = std::io::stdin().lock().lines();
+    loop {
+        if interactive {
+            eprint!(
+                "{}",
+                if buf.is_empty() {
+                    "warpread> "
+                } else {
+                    "      -> "
+                }
+            );
+            let _ = std::io::stderr().flush();
+        }
+        let Some(line) = lines.next() else { break };
+        let line = line.map_err(|e| Error::io("<stdin>", e))?;
+        match line.trim() {
+            "\\q" | "quit" | "exit" if buf.is_empty() => break,
+            "\\d" if buf.is_empty() => {
+                if let Err(e) = execute(ctx, "SHOW TABLES", format).await {
+                    eprintln!("error: {e}");
+                }
+                continue;
+            }
+            _ => {}
+        }
+        for st in buf.push_line(&line) {
+            // A failed statement is reported and the shell goes on.
+            if let Err(e) = execute(ctx, &st, format).await {
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    if !buf.is_empty() {
+        eprintln!("warning: input ended inside a statement (missing `;`)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_on_semicolons_outside_quotes() {
+        let mut b = StatementBuffer::default();
+        assert!(b.push_line("select 1").is_empty());
+        assert_eq!(
+            b.push_line("; select ';' as x;"),
+            vec!["select 1", "select ';' as x"]
+        );
+        assert!(b.is_empty());
+        assert!(b.push_line("select 'a").is_empty());
+        assert_eq!(b.push_line("b;c';"), vec!["select 'a\nb;c'"]);
+    }
+}

@@ -1,0 +1,119 @@
+//! The `warpread` binary end to end on the CPU backend.
+
+use std::process::Command;
+
+/// The binary cargo built, or `$WARPREAD_BIN` when the tests run from a
+/// bundle on another machine (scripts/gpu-bundle.sh).
+fn warpread() -> Command {
+    let bin =
+        std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
+    Command::new(bin)
+}
+
+/// Runs `warpread --backend cpu bench codecs ARGS --size-mib 1 --runs 1
+/// --warmup 0 --json` and returns the parsed report.
+fn bench_json(args: &[&str]) -> serde_json::Value {
+    let out = warpread()
+        .args(["--backend", "cpu", "bench", "codecs"])
+        .args(args)
+        .args(["--size-mib", "1", "--runs", "1", "--warmup", "0", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn bench_codecs_on_generated_tpch_verifies_and_reports() {
+    let v = bench_json(&["--codec", "orc-rle-v1", "--suite", "tpch"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    for r in rows {
+        assert_eq!(r["verified"], true);
+        assert_eq!(r["uncompressed_bytes"].as_u64().unwrap() % (1 << 20), 0);
+        assert!(r["gbps"].as_f64().unwrap() > 0.0);
+    }
+    assert!(v["backend"].as_str().unwrap().starts_with("cpu"));
+}
+
+#[test]
+fn unknown_codec_and_backend_fail_cleanly() {
+    let out = warpread()
+        .args(["bench", "codecs", "--codec", "lzw"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("codec `lzw`"));
+    let out = warpread()
+        .args(["--backend", "gpu", "info"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn info_reports_the_backend() {
+    let out = warpread().args(["info"]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("backend (auto):"), "{s}");
+}
+
+#[test]
+fn bench_deflate_on_the_cpu_verifies() {
+    let v = bench_json(&[
+        "--codec",
+        "deflate",
+        "--suite",
+        "tpch",
+        "--columns",
+        "L_ORDERKEY,L_RETURNFLAG",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r["verified"] == true && r["ratio"].as_f64().unwrap() > 1.0)
+    );
+}
+
+#[test]
+fn inspect_and_cat_read_parquet() {
+    let path = crate::common::root().join("testdata/parquet/nested_gzip_v2.parquet");
+    let out = warpread().arg("inspect").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("format: Parquet") && text.contains("row groups:"),
+        "{text}"
+    );
+    let out = warpread()
+        .args([
+            "--backend",
+            "cpu",
+            "cat",
+            "--format",
+            "csv",
+            "--columns",
+            "id",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1201);
+    assert_eq!(text.lines().nth(1), Some("0"));
+}

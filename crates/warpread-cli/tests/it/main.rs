@@ -1,0 +1,13 @@
+//! Integration tests of the command line, the data generators and SQL
+//! over generated TPC-H and taxi data.
+
+mod aggregate_differential;
+mod cli;
+#[path = "../../../warpread/tests/it/common.rs"]
+#[allow(dead_code)]
+mod common;
+mod gsst;
+mod gsst_container;
+mod sql_cli;
+mod sql_taxi;
+mod sql_tpch;

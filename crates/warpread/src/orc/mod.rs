@@ -1,0 +1,40 @@
+//! The ORC reader: the file tail and stripe footers are parsed on the CPU,
+//! streams are read and become decompression and decode stages of the
+//! [plan](crate::plan) run by a [backend](crate::exec), and the decoded
+//! streams are assembled into Arrow record batches identical to pyarrow's.
+//!
+//! ```no_run
+//! use warpread::exec::{self, BackendChoice};
+//! use warpread::orc::{OrcFile, ReadOptions};
+//!
+//! let file = OrcFile::open("lineitem.orc")?;
+//! let backend = exec::select(BackendChoice::Auto)?;
+//! let options = ReadOptions::default().with_columns(["l_orderkey", "l_quantity"]);
+//! for batch in file.read(&options, backend.as_ref())? {
+//!     println!("{} rows", batch.num_rows());
+//! }
+//! # Ok::<(), warpread::Error>(())
+//! ```
+
+mod assemble;
+pub mod compression;
+mod decimal;
+mod decode;
+pub mod predicate;
+pub mod proto;
+mod reader;
+pub mod row_index;
+pub mod schema;
+mod seek;
+mod slots;
+mod streams;
+pub mod stripe;
+pub mod tail;
+mod timestamp;
+pub mod writer;
+
+pub use predicate::{CmpOp, Predicate, Scalar};
+pub use reader::env_group_bytes;
+pub(crate) use reader::group_bytes;
+pub(crate) use reader::read_groups;
+pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};

@@ -1,0 +1,829 @@
+//! `OrcFile`: opening a file and reading it into Arrow record batches
+//! through the decode plan.
+
+use std::path::Path;
+
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::{Schema, SchemaRef};
+use rayon::prelude::*;
+
+use super::assemble::Assembler;
+use super::decode::Rounds;
+use super::predicate::Predicate;
+use super::row_index::{self, StripeIndex};
+use super::schema::{self, Column};
+use super::seek::{self, Part};
+use super::streams;
+use super::stripe::{self, StripeInfo, StripeLayout};
+use super::tail::{self, Source, Tail};
+use crate::error::{Error, Location, Result};
+use crate::exec::pipeline::Front;
+use crate::exec::{Backend, column_sets};
+
+/// Overrides the backend's read group size
+/// ([`Backend::group_bytes`](crate::exec::Backend::group_bytes)), in MiB: for
+/// benchmarks comparing group sizes.
+pub const ENV_GROUP_MIB: &str = "WARPREAD_GROUP_MIB";
+
+/// The positive MiB in [`ENV_GROUP_MIB`], as bytes.
+pub fn env_group_bytes() -> Option<u64> {
+    static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        crate::env::count(ENV_GROUP_MIB).map(|mib| (mib as u64).saturating_mul(1 << 20))
+    })
+}
+
+/// `read` of every group of stripes or row groups, up to the options'
+/// groups in flight at once ([`pipeline`](crate::exec::pipeline)); each
+/// group's stats added to `stats`, its batches cut to the batch size, in
+/// group order.
+pub(crate) fn read_groups<G: Send>(
+    groups: Vec<G>,
+    options: &ReadOptions,
+    stats: &mut ReadStats,
+    read: impl Fn(G, &Front, &mut ReadStats) -> Result<Vec<RecordBatch>> + Sync,
+) -> Result<Vec<RecordBatch>> {
+    let depth = crate::exec::pipeline::depth(options.groups_in_flight);
+    let read = crate::exec::pipeline::run(groups, depth, |group, front| {
+        let mut stats = ReadStats::default();
+        read(group, front, &mut stats).map(|batches| (batches, stats))
+    })?;
+    let mut out = Vec::new();
+    for (batches, group_stats) in read {
+        stats.add(&group_stats);
+        for batch in batches {
+            out.extend(split_batch(&batch, options.batch_size));
+        }
+    }
+    Ok(out)
+}
+
+/// Compressed bytes per read group: the options', else [`ENV_GROUP_MIB`],
+/// else the backend's.
+pub(crate) fn group_bytes(options: &ReadOptions, backend: &dyn Backend) -> u64 {
+    options
+        .group_bytes
+        .or_else(env_group_bytes)
+        .unwrap_or_else(|| backend.group_bytes())
+}
+
+/// What to read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Top-level columns to read, in this order (`None`: all).
+    pub columns: Option<Vec<String>>,
+    /// Most rows per record batch.
+    pub batch_size: usize,
+    /// Read only stripes starting inside this file byte range (how
+    /// distributed readers split files).
+    pub byte_range: Option<std::ops::Range<u64>>,
+    /// Conjunction of predicates used to skip stripes by their statistics,
+    /// then ORC row groups by the row index (Parquet: row groups, then
+    /// pages by the page index). Rows of what is kept are not filtered: a
+    /// Parquet read returns whole pages' rows, the same rows in every
+    /// column.
+    pub predicates: Vec<Predicate>,
+    /// How a read group's columns split into sets decoded side by side.
+    pub column_sets: column_sets::Split,
+    /// Compressed bytes of stripes or row groups read and decoded together
+    /// (a single larger one still makes a group of its own); `None`: the
+    /// backend's choice ([`Backend::group_bytes`]).
+    pub group_bytes: Option<u64>,
+    /// Groups in flight side by side (`crate::exec::pipeline`); `None`:
+    /// [`pipeline::ENV_GROUPS_IN_FLIGHT`](crate::exec::pipeline::ENV_GROUPS_IN_FLIGHT),
+    /// else 1 ([`pipeline::depth`](crate::exec::pipeline::depth)).
+    pub groups_in_flight: Option<usize>,
+    /// The caller reads the values of flat required columns only on the
+    /// backend's device (an aggregate over the decode stages' outputs,
+    /// which it must keep there: [`Backend::retain_decoded`](crate::exec::Backend::retain_decoded)):
+    /// Parquet chunks whose Arrow buffers are those outputs as they are
+    /// (every data page dictionary-encoded) leave them on the device and
+    /// their host bytes unwritten. Off by default; ORC ignores it.
+    pub device_values: bool,
+    /// Parquet decimals stored as INT32 or INT64 (top-level, precision up
+    /// to 9 or 18) are read as Arrow `Decimal32` or `Decimal64`, the stored
+    /// values as they are, rather than widened to `Decimal128` as the
+    /// parquet crate reads them: for callers that take either width (an
+    /// aggregate program) and skip the widening's copy and its doubled
+    /// bytes. Off by default; ORC ignores it.
+    pub narrow_decimals: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            columns: None,
+            batch_size: 65536,
+            byte_range: None,
+            predicates: Vec::new(),
+            column_sets: column_sets::Split::default(),
+            group_bytes: None,
+            groups_in_flight: None,
+            device_values: false,
+            narrow_decimals: false,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Projects onto the named top-level columns.
+    pub fn with_columns<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
+        self.columns = Some(cols.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the batch size (at least 1).
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    /// Adds a pruning predicate.
+    pub fn with_predicate(mut self, p: Predicate) -> Self {
+        self.predicates.push(p);
+        self
+    }
+
+    /// Sets how columns split into concurrently decoded sets.
+    pub fn with_column_sets(mut self, split: column_sets::Split) -> Self {
+        self.column_sets = split;
+        self
+    }
+}
+
+/// Where a read spent its time (wall clock, summed over stripe groups) and
+/// what it skipped. The stripe and row-group counts are the ORC reader's;
+/// other readers leave them 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct ReadStats {
+    /// Bytes read from the file (streams only).
+    pub file_bytes: u64,
+    /// Decompressed stream bytes.
+    pub stream_bytes: u64,
+    /// Reading the tail, stripe footers and streams.
+    pub io_s: f64,
+    /// Decompression stage.
+    pub decompress_s: f64,
+    /// Decode stages (RLE, byte and boolean RLE).
+    pub decode_s: f64,
+    /// Building Arrow arrays.
+    pub assemble_s: f64,
+    /// Parquet data pages decompressed and decoded (0 for ORC).
+    pub pages_read: u64,
+    /// Parquet data pages the page index ruled out: neither decompressed
+    /// nor decoded (0 for ORC).
+    pub pages_skipped: u64,
+    /// Stripes decoded (at least one row group kept).
+    pub stripes_read: u64,
+    /// Stripes of the byte range skipped: ruled out by the stripe
+    /// statistics, or every row group by the row index.
+    pub stripes_pruned: u64,
+    /// Row groups of the decoded stripes that the row index kept (every
+    /// row group when nothing prunes; 0 for files without a row index).
+    pub row_groups_read: u64,
+    /// Row groups of the decoded stripes ruled out by the row index.
+    pub row_groups_pruned: u64,
+    /// Of the pruned row groups, those decoded all the same and sliced off
+    /// the output (see [`ReadStats::row_index_fallbacks`] and the `seek`
+    /// module: nested columns, merged windows); the others were not read.
+    pub row_groups_sliced: u64,
+    /// Stripes with pruned row groups read whole and sliced because the row
+    /// index positions could not be used (nested or unknown columns,
+    /// positions that do not fit the streams, a window that failed to
+    /// decode).
+    pub row_index_fallbacks: u64,
+}
+
+impl ReadStats {
+    /// Adds the stats of reads that ran side by side: counts add up, and
+    /// each stage's time is the longest of theirs (the wall-clock share a
+    /// stage took, where the sum would count overlapped seconds twice).
+    pub fn add_concurrent(&mut self, others: &[ReadStats]) {
+        let max = |f: fn(&ReadStats) -> f64| others.iter().map(f).fold(0.0, f64::max);
+        let (io, decompress, decode, assemble) = (
+            max(|s| s.io_s),
+            max(|s| s.decompress_s),
+            max(|s| s.decode_s),
+            max(|s| s.assemble_s),
+        );
+        for o in others {
+            self.add(o);
+        }
+        self.io_s += io - others.iter().map(|s| s.io_s).sum::<f64>();
+        self.decompress_s += decompress - others.iter().map(|s| s.decompress_s).sum::<f64>();
+        self.decode_s += decode - others.iter().map(|s| s.decode_s).sum::<f64>();
+        self.assemble_s += assemble - others.iter().map(|s| s.assemble_s).sum::<f64>();
+    }
+
+    /// Adds `other` to `self`, field by field.
+    pub fn add(&mut self, other: &ReadStats) {
+        self.file_bytes += other.file_bytes;
+        self.stream_bytes += other.stream_bytes;
+        self.io_s += other.io_s;
+        self.decompress_s += other.decompress_s;
+        self.decode_s += other.decode_s;
+        self.assemble_s += other.assemble_s;
+        self.stripes_read += other.stripes_read;
+        self.stripes_pruned += other.stripes_pruned;
+        self.row_groups_read += other.row_groups_read;
+        self.row_groups_pruned += other.row_groups_pruned;
+        self.row_groups_sliced += other.row_groups_sliced;
+        self.row_index_fallbacks += other.row_index_fallbacks;
+        self.pages_read += other.pages_read;
+        self.pages_skipped += other.pages_skipped;
+    }
+}
+
+/// How one stripe is read.
+struct StripePlan {
+    /// What to decode: the whole stripe (sliced to its kept row groups, if
+    /// some are pruned) or windows of it; empty when nothing is kept.
+    parts: Vec<Part>,
+    /// For windows: the whole stripe sliced, read if the windows fail.
+    whole: Option<Part>,
+    /// Row groups of the stripe (0 without a row index).
+    groups: u64,
+    /// Row groups kept.
+    kept: u64,
+    /// Pruned row groups, but the positions were unusable.
+    fallback: bool,
+}
+
+/// `batch` cut into zero-copy slices of at most `rows` rows (at least 1),
+/// as every reader hands out batches of the requested size.
+pub fn split_batch(batch: &RecordBatch, rows: usize) -> impl Iterator<Item = RecordBatch> + '_ {
+    let rows = rows.max(1);
+    (0..batch.num_rows())
+        .step_by(rows)
+        .map(move |at| batch.slice(at, rows.min(batch.num_rows() - at)))
+}
+
+/// An ORC file with its tail parsed.
+#[derive(Debug)]
+pub struct OrcFile {
+    src: Source,
+    tail: Tail,
+    root: Column,
+    stripes: Vec<StripeInfo>,
+}
+
+/// Whether stripe `s` starts inside the options' byte range (how
+/// distributed readers split files; no range: every stripe).
+fn in_byte_range(options: &ReadOptions, s: &StripeInfo) -> bool {
+    options
+        .byte_range
+        .as_ref()
+        .is_none_or(|r| r.contains(&s.offset))
+}
+
+impl OrcFile {
+    /// Opens a file and parses its tail.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let src = Source::open(path.as_ref(), "ORC")?;
+        let tail = tail::read_tail(&src)?;
+        let at = Location::file(src.path());
+        let root = schema::build(&tail.footer.types, &at)?;
+        let stripes = stripe::stripes(&tail.footer, src.len(), &at)?;
+        Ok(Self {
+            src,
+            tail,
+            root,
+            stripes,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.src.path()
+    }
+
+    /// The parsed tail (postscript, footer, metadata, compression).
+    pub fn tail(&self) -> &Tail {
+        &self.tail
+    }
+
+    /// The ORC type tree (a struct).
+    pub fn root(&self) -> &Column {
+        &self.root
+    }
+
+    /// The Arrow schema of the whole file.
+    pub fn schema(&self) -> SchemaRef {
+        self.root.arrow_schema()
+    }
+
+    /// The stripes.
+    pub fn stripes(&self) -> &[StripeInfo] {
+        &self.stripes
+    }
+
+    /// The file format version, e.g. `[0, 12]`.
+    pub fn version(&self) -> &[u32] {
+        &self.tail.postscript.version
+    }
+
+    /// Whether the file is of the unstable pre-2.0 version `1.9999`, whose
+    /// decimals of precision up to 18 are stored as RLE v2 integers.
+    fn is_pre_2_0(&self) -> bool {
+        self.version() == [1, 9999]
+    }
+
+    /// Rows in the file.
+    pub fn rows(&self) -> u64 {
+        self.stripes.iter().map(|s| s.rows).sum()
+    }
+
+    /// Reads and resolves one stripe's footer.
+    pub fn stripe_layout(&self, index: usize) -> Result<StripeLayout> {
+        let info = self.stripes.get(index).ok_or_else(|| {
+            Error::Unsupported(format!("stripe {index} of {} stripes", self.stripes.len()))
+        })?;
+        stripe::read_layout(
+            &self.src,
+            info,
+            &self.tail.compression,
+            self.tail.footer.types.len(),
+        )
+    }
+
+    fn projection(&self, options: &ReadOptions) -> Result<Vec<&Column>> {
+        match &options.columns {
+            None => Ok(self.root.children.iter().collect()),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.root
+                        .children
+                        .iter()
+                        .find(|c| &c.name == n)
+                        .ok_or_else(|| {
+                            Error::Unsupported(format!(
+                                "{}: no column {n:?} (columns: {})",
+                                self.path().display(),
+                                self.root
+                                    .children
+                                    .iter()
+                                    .map(|c| c.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                        })
+                })
+                .collect(),
+        }
+    }
+
+    /// The schema of a projection.
+    pub fn projected_schema(&self, options: &ReadOptions) -> Result<SchemaRef> {
+        let cols = self.projection(options)?;
+        Ok(std::sync::Arc::new(Schema::new(
+            cols.iter().map(|c| c.arrow_field()).collect::<Vec<_>>(),
+        )))
+    }
+
+    /// Each predicate with its (top-level) column.
+    fn predicate_columns<'a>(
+        &'a self,
+        options: &'a ReadOptions,
+    ) -> Result<Vec<(&'a Predicate, &'a Column)>> {
+        options
+            .predicates
+            .iter()
+            .map(|p| {
+                let col = self
+                    .root
+                    .children
+                    .iter()
+                    .find(|c| c.name == p.column)
+                    .ok_or_else(|| {
+                        Error::Unsupported(format!("predicate on unknown column {:?}", p.column))
+                    })?;
+                Ok((p, col))
+            })
+            .collect()
+    }
+
+    /// Stripes in the options' byte range.
+    fn stripes_in_range(&self, options: &ReadOptions) -> usize {
+        self.stripes
+            .iter()
+            .filter(|s| in_byte_range(options, s))
+            .count()
+    }
+
+    /// How a stripe is read: which row groups the row index keeps and
+    /// whether they can be read as windows. `layout` is the whole stripe.
+    fn plan_stripe(
+        &self,
+        layout: StripeLayout,
+        preds: &[(&Predicate, &Column)],
+        cols: &[&Column],
+    ) -> Result<StripePlan> {
+        let stride = u64::from(self.tail.footer.row_index_stride.unwrap_or(0));
+        let groups = if stride > 0 {
+            layout.info.rows.div_ceil(stride)
+        } else {
+            0
+        };
+        let whole = |layout: StripeLayout| StripePlan {
+            parts: vec![Part {
+                layout,
+                keep: None,
+                expect: Vec::new(),
+                sliced_groups: 0,
+            }],
+            whole: None,
+            groups,
+            kept: groups,
+            fallback: false,
+        };
+        // Encrypted files are not pruned (see `selected_stripes`).
+        if preds.is_empty() || stride == 0 || self.tail.footer.encryption.is_some() {
+            return Ok(whole(layout));
+        }
+        let compression = &self.tail.compression;
+        let mut index = StripeIndex::new(layout.info.rows, stride);
+        let pred_cols: Vec<&Column> = preds.iter().map(|(_, c)| *c).collect();
+        index.load(&self.src, &layout, compression, &pred_cols)?;
+        let Some(keep) = row_index::keep(&index, preds) else {
+            return Ok(whole(layout));
+        };
+        let kept = keep.iter().filter(|&&k| k).count() as u64;
+        if kept == groups {
+            return Ok(whole(layout));
+        }
+        let mut plan = StripePlan {
+            parts: Vec::new(),
+            whole: None,
+            groups,
+            kept,
+            fallback: false,
+        };
+        if kept == 0 {
+            return Ok(plan);
+        }
+        let sliced = Part {
+            keep: Some(
+                row_index::runs(&keep)
+                    .into_iter()
+                    .map(|r| {
+                        let rows = index.rows(r, layout.info.rows);
+                        rows.start as usize..rows.end as usize
+                    })
+                    .collect(),
+            ),
+            expect: Vec::new(),
+            sliced_groups: groups - kept,
+            layout,
+        };
+        index.load(&self.src, &sliced.layout, compression, cols)?;
+        match seek::plan(
+            &self.src,
+            &sliced.layout,
+            compression,
+            &index,
+            cols,
+            &keep,
+            self.is_pre_2_0(),
+        )? {
+            Some(windows) => {
+                plan.parts = windows;
+                plan.whole = Some(sliced);
+            }
+            None => {
+                plan.parts = vec![sliced];
+                plan.fallback = true;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The rows a read with `options` returns, as ranges of file row
+    /// numbers in order: the kept row groups of the selected stripes.
+    /// Reads stripe footers and row indexes, decodes nothing.
+    pub fn selected_rows(&self, options: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
+        let cols = self.projection(options)?;
+        let preds = self.predicate_columns(options)?;
+        let mut out: Vec<std::ops::Range<u64>> = Vec::new();
+        for i in self.selected_stripes(options)? {
+            let plan = self.plan_stripe(self.stripe_layout(i)?, &preds, &cols)?;
+            for part in &plan.parts {
+                let base = part.layout.info.first_row;
+                let all = 0..part.layout.info.rows as usize;
+                for r in part.keep.as_deref().unwrap_or(std::slice::from_ref(&all)) {
+                    let r = base + r.start as u64..base + r.end as u64;
+                    match out.last_mut() {
+                        Some(l) if l.end == r.start => l.end = r.end,
+                        _ => out.push(r),
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stripes the options select: in the byte range and not ruled out by
+    /// the predicates and the stripe statistics.
+    pub fn selected_stripes(&self, options: &ReadOptions) -> Result<Vec<usize>> {
+        let preds = self.predicate_columns(options)?;
+        // With column encryption we read the masked copies of encrypted
+        // columns. The unencrypted statistics of sample2.orc describe those
+        // copies, but the specification does not promise it, and pruning is
+        // only an optimisation: encrypted files are not pruned.
+        let stats = self
+            .tail
+            .metadata
+            .as_ref()
+            .filter(|_| self.tail.footer.encryption.is_none())
+            .map(|m| &m.stripe_stats);
+        Ok(self
+            .stripes
+            .iter()
+            .filter(|s| in_byte_range(options, s))
+            .filter(|s| {
+                preds.iter().all(|(p, col)| {
+                    stats
+                        .and_then(|st| st.get(s.index))
+                        .and_then(|st| st.col_stats.get(col.id as usize))
+                        .is_none_or(|cs| p.may_match(col, cs))
+                })
+            })
+            .map(|s| s.index)
+            .collect())
+    }
+
+    /// Reads the selected stripes into record batches of at most
+    /// `options.batch_size` rows, decoding on `backend`.
+    pub fn read(&self, options: &ReadOptions, backend: &dyn Backend) -> Result<Vec<RecordBatch>> {
+        self.read_with_stats(options, backend).map(|(b, _)| b)
+    }
+
+    /// [`read`](Self::read), also reporting where the time went.
+    pub fn read_with_stats(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, ReadStats)> {
+        let mut stats = ReadStats::default();
+        let cols = self.projection(options)?;
+        let schema = self.projected_schema(options)?;
+        let selected = self.selected_stripes(options)?;
+        stats.stripes_pruned += (self.stripes_in_range(options) - selected.len()) as u64;
+        let preds = self.predicate_columns(options)?;
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut bytes = 0u64;
+        let limit = group_bytes(options, backend);
+        for i in selected {
+            let s = &self.stripes[i];
+            let size = s.data_length;
+            match groups.last_mut() {
+                Some(g) if bytes + size <= limit => g.push(i),
+                _ => {
+                    groups.push(vec![i]);
+                    bytes = 0;
+                }
+            }
+            bytes += size;
+        }
+        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
+            self.read_group(
+                &group,
+                &preds,
+                &cols,
+                &schema,
+                options.column_sets,
+                backend,
+                front,
+                stats,
+            )
+        })?;
+        Ok((out, stats))
+    }
+
+    /// Reads one group of stripes: plans each (row index pruning,
+    /// windows), decodes the parts, and if windows fail to decode — a row
+    /// index whose positions lie, or a writer whose chunks are shorter
+    /// than `seek` assumes — reads the stripes with windows whole again.
+    #[allow(clippy::too_many_arguments)]
+    fn read_group(
+        &self,
+        group: &[usize],
+        preds: &[(&Predicate, &Column)],
+        cols: &[&Column],
+        schema: &SchemaRef,
+        split: column_sets::Split,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let t = std::time::Instant::now();
+        let mut plans = group
+            .par_iter()
+            .map(|&i| self.plan_stripe(self.stripe_layout(i)?, preds, cols))
+            .collect::<Result<Vec<_>>>()?;
+        stats.io_s += t.elapsed().as_secs_f64();
+        let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
+        let batches = match self.decode_parts(&parts, cols, schema, split, backend, front, stats) {
+            Err(e) if plans.iter().any(|p| p.whole.is_some()) => {
+                tracing::warn!(
+                    "{e}; reading the stripes of {} whole instead of their row groups",
+                    self.path().display()
+                );
+                for p in &mut plans {
+                    if let Some(whole) = p.whole.take() {
+                        p.parts = vec![whole];
+                        p.fallback = true;
+                    }
+                }
+                let parts: Vec<&Part> = plans.iter().flat_map(|p| &p.parts).collect();
+                self.decode_parts(&parts, cols, schema, split, backend, front, stats)?
+            }
+            other => other?,
+        };
+        for p in &plans {
+            if p.parts.is_empty() {
+                stats.stripes_pruned += 1;
+            } else {
+                stats.stripes_read += 1;
+                stats.row_groups_read += p.kept;
+                stats.row_groups_pruned += p.groups - p.kept;
+                stats.row_groups_sliced +=
+                    p.parts.iter().map(|part| part.sliced_groups).sum::<u64>();
+                stats.row_index_fallbacks += u64::from(p.fallback);
+            }
+        }
+        Ok(batches)
+    }
+
+    /// Decodes whole stripes and windows into one batch each, sliced to the
+    /// rows each part keeps. Columns are split into sets of about equal
+    /// compressed size that decode concurrently
+    /// ([`column_sets`](crate::exec::column_sets)); stage times in `stats`
+    /// are then the slowest set's. Each set passes `front` once its streams
+    /// are decompressed ([`pipeline`](crate::exec::pipeline)).
+    #[allow(clippy::too_many_arguments)]
+    fn decode_parts(
+        &self,
+        parts: &[&Part],
+        cols: &[&Column],
+        schema: &SchemaRef,
+        split: column_sets::Split,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let layouts: Vec<&StripeLayout> = parts.iter().map(|p| &p.layout).collect();
+        let bytes: Vec<u64> = cols
+            .iter()
+            .map(|c| streams::column_bytes(&layouts, &c.walk()))
+            .collect();
+        let sets = split.partition(&bytes);
+        front.parties(sets.len());
+        let (batches, set_stats) = column_sets::read_joined(schema, &sets, |set, schema| {
+            let cols: Vec<&Column> = set.iter().map(|&i| cols[i]).collect();
+            let ids: Vec<u32> = cols
+                .iter()
+                .flat_map(|c| c.walk().into_iter().map(|c| c.id))
+                .collect();
+            let mut stats = ReadStats::default();
+            let batches =
+                self.decode_columns(parts, &cols, &ids, schema, backend, front, &mut stats)?;
+            Ok((batches, stats))
+        })?;
+        stats.add_concurrent(&set_stats);
+        Ok(batches)
+    }
+
+    /// [`decode_parts`](Self::decode_parts) for one set of columns.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_columns(
+        &self,
+        parts: &[&Part],
+        cols: &[&Column],
+        ids: &[u32],
+        schema: &SchemaRef,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RecordBatch>> {
+        let file = Location::file(self.path());
+        let layouts: Vec<StripeLayout> = parts.iter().map(|p| p.layout.clone()).collect();
+        let streams = streams::load(&self.src, &layouts, ids, &self.tail.compression, backend)?;
+        front.arrive();
+        stats.io_s += streams.io_s;
+        stats.decompress_s += streams.decompress_s;
+        stats.file_bytes += streams.file_bytes;
+        stats.stream_bytes += streams.stream_bytes();
+        let t = std::time::Instant::now();
+        let rounds = Rounds {
+            file: &file,
+            layouts: &layouts,
+            streams: &streams,
+            backend,
+            decimal64: self.is_pre_2_0(),
+        };
+        let decoded = rounds.run(cols);
+        // Arrays may slice the streams and outlive the read; their device
+        // copy is only for the rounds.
+        backend.release_on_device(&streams.buf);
+        let (states, decoded) = decoded?;
+        stats.decode_s += t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let asm = Assembler {
+            file: &file,
+            layouts: &layouts,
+            streams: &streams,
+            states: &states,
+            decoded: &decoded,
+            decimal64: self.is_pre_2_0(),
+        };
+        // One task per (stripe, column): a group has a few stripes but
+        // many columns, and a stripe at a time left most cores idle.
+        let tasks: Vec<(usize, &Column)> = (0..layouts.len())
+            .flat_map(|g| cols.iter().map(move |c| (g, *c)))
+            .collect();
+        let mut arrays = tasks
+            .par_iter()
+            .map(|&(g, c)| asm.array(g, c))
+            .collect::<Result<Vec<ArrayRef>>>()?
+            .into_iter();
+        let whole = parts
+            .iter()
+            .map(|part| {
+                let layout = &part.layout;
+                let arrays: Vec<ArrayRef> = arrays.by_ref().take(cols.len()).collect();
+                RecordBatch::try_new_with_options(
+                    schema.clone(),
+                    arrays,
+                    &arrow::array::RecordBatchOptions::new()
+                        .with_row_count(Some(layout.info.rows as usize)),
+                )
+                .map_err(|e| {
+                    Error::arrow(
+                        format!(
+                            "assembling stripe {} of {}",
+                            layout.info.index,
+                            self.path().display()
+                        ),
+                        e,
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Windows are checked against the row index statistics, row group
+        // by row group, before any of their rows are handed out.
+        let checks: Vec<(usize, &(u32, std::ops::Range<usize>, _))> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(g, p)| p.expect.iter().map(move |e| (g, e)))
+            .collect();
+        checks
+            .par_iter()
+            .try_for_each(|&(g, (id, rows, group_stats))| {
+                let Some(k) = cols.iter().position(|c| c.id == *id) else {
+                    return Ok(());
+                };
+                let values = whole[g].column(k).slice(rows.start, rows.len());
+                row_index::check(values.as_ref(), cols[k], group_stats).map_err(|m| {
+                    let layout = &parts[g].layout;
+                    let first = layout.window.as_ref().map_or(0, |w| w.start) as usize;
+                    let rows = first + rows.start..first + rows.end;
+                    Error::orc(
+                        &row_index::column_location(&file, layout, cols[k]),
+                        format!("rows {rows:?} of the stripe, read through the row index: {m}"),
+                    )
+                })
+            })?;
+        let mut batches = Vec::with_capacity(parts.len());
+        for (part, batch) in parts.iter().zip(whole) {
+            match &part.keep {
+                None => batches.push(batch),
+                Some(keep) => batches.extend(keep.iter().map(|r| batch.slice(r.start, r.len()))),
+            }
+        }
+        stats.assemble_s += t.elapsed().as_secs_f64();
+        Ok(batches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::CpuBackend;
+
+    #[test]
+    fn group_bytes_prefers_the_options_then_the_backend() {
+        let cpu = CpuBackend::new();
+        let set = ReadOptions {
+            group_bytes: Some(5 << 20),
+            ..Default::default()
+        };
+        assert_eq!(group_bytes(&set, &cpu), 5 << 20);
+        if env_group_bytes().is_none() {
+            assert_eq!(
+                group_bytes(&ReadOptions::default(), &cpu),
+                cpu.group_bytes()
+            );
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Shared helpers: a seeded generator and access to the CUDA backend.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use warpread::exec::CudaBackend;
+use warpread::plan::Stage;
+
+/// splitmix64: small, fast, and good enough to generate test streams.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `$WARPREAD_SEED`, else from the clock. The seed goes
+    /// straight to stderr, not through `println!`: the harness captures
+    /// that, and a test whose input makes the process abort (an allocation
+    /// failure is not a panic) would take the captured seed with it.
+    pub fn fresh(test: &str) -> Self {
+        let seed = std::env::var("WARPREAD_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
+            });
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{test}: WARPREAD_SEED={seed} (replay: WARPREAD_SEED={seed} cargo test --test it {test})"
+        );
+        Self(seed)
+    }
+
+    /// A generator from a fixed seed.
+    pub fn seeded(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The CUDA backend when a device is usable; prints the skip reason once
+/// per test otherwise. Every job on the device: these tests are the
+/// kernels' tests, and the small stages of fixtures would otherwise mostly
+/// run on the host.
+pub fn cuda(test: &str) -> Option<&'static CudaBackend> {
+    static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
+    opened(&BACKEND, false, test)
+}
+
+/// The CUDA backend as users get it, with inflate stages sharing jobs with
+/// the host's cores (`exec::host_share`); prints the skip reason otherwise.
+pub fn cuda_host_share(test: &str) -> Option<&'static CudaBackend> {
+    static BACKEND: OnceLock<Result<CudaBackend, String>> = OnceLock::new();
+    opened(&BACKEND, true, test)
+}
+
+fn opened(
+    cell: &'static OnceLock<Result<CudaBackend, String>>,
+    host_share: bool,
+    test: &str,
+) -> Option<&'static CudaBackend> {
+    let open = || CudaBackend::new().map(|b| b.with_host_share(host_share));
+    match cell.get_or_init(|| open().map_err(|e| e.to_string())) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            println!("{test}: skipped: no CUDA device ({why})");
+            None
+        }
+    }
+}
+
+/// Damages a stage's input or plan one of five ways: bit flips, truncated
+/// chunks, scattered garbage bytes, too-small expected counts, or all garbage.
+pub fn mutate(rng: &mut Rng, bytes: &mut [u8], stage: &mut Stage) {
+    match rng.below(5) {
+        0 => {
+            for _ in 0..1 + rng.below(8) {
+                if !bytes.is_empty() {
+                    let i = rng.below(bytes.len() as u64) as usize;
+                    bytes[i] ^= 1 << rng.below(8);
+                }
+            }
+        }
+        1 => {
+            // truncate some chunks' inputs
+            for job in &mut stage.jobs {
+                if rng.below(3) == 0 && job.input.end > job.input.start {
+                    job.input.end -= 1 + rng.below(job.input.end - job.input.start);
+                }
+            }
+        }
+        2 => {
+            for b in bytes.iter_mut() {
+                if rng.below(50) == 0 {
+                    *b = rng.next() as u8;
+                }
+            }
+        }
+        3 => {
+            // wrong expected counts: shrink some (overflow) jobs
+            for job in &mut stage.jobs {
+                if rng.below(3) == 0 && job.values > 0 {
+                    job.values -= 1 + rng.below(job.values);
+                }
+            }
+        }
+        _ => {
+            // pure garbage
+            for b in bytes.iter_mut() {
+                *b = rng.next() as u8;
+            }
+        }
+    }
+}
+
+/// The repository root: `$WARPREAD_ROOT` when the test binary runs away
+/// from its build tree (the GPU host), else two levels above the crate's
+/// directory (`crates/<name>`).
+pub fn root() -> PathBuf {
+    std::env::var_os("WARPREAD_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")))
+}
+
+/// The third-party corpus: `$WARPREAD_CORPUS`, else `../shared/corpora`
+/// beside the repository, if it has its index.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("WARPREAD_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/corpora"));
+    dir.join("INDEX.tsv").exists().then_some(dir)
+}
+
+/// The page-index fixtures (`scripts/gen_parquet_fixtures.py`).
+pub const PAGE_INDEX_FIXTURES: [&str; 2] =
+    ["page_index_gzip_v1.parquet", "page_index_snappy_v2.parquet"];
+
+/// A Parquet fixture of `testdata/parquet`.
+pub fn parquet_fixture(name: &str) -> PathBuf {
+    root().join("testdata/parquet").join(name)
+}

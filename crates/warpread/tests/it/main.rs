@@ -1,0 +1,21 @@
+//! Integration tests: one binary, one module per concern.
+
+mod column_sets;
+// Shared with the other crates' test binaries, which use different parts.
+#[allow(dead_code)]
+mod common;
+mod corrupt_inputs;
+mod crc32_differential;
+mod deflate_differential;
+mod int_rle_differential;
+mod orc_corrupt;
+pub mod orc_differential;
+mod parquet_corrupt;
+mod parquet_decimal_dict;
+pub mod parquet_differential;
+mod parquet_gzip_trailer;
+mod parquet_kernels_differential;
+pub mod parquet_page_index;
+mod parquet_page_index_corpus;
+mod parquet_page_index_damage;
+mod pinned_pool;

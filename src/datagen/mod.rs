@@ -1,7 +1,0 @@
-//! Data generation: TPC-H tables produced in-process with `tpchgen`, written
-//! as files the readers and benchmarks use, and the small ORC writer that
-//! writes them as ORC.
-
-pub mod cache;
-pub mod orc;
-pub mod tpch;
