@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
 # Builds a self-contained folder for a CUDA host without a Rust toolchain:
-# the stripped release binary, the stripped integration-test binary (built
-# without the `sql` feature: DataFusion stays out of it; and the
-# unit tests with BUNDLE_UNIT=1), the ORC and Parquet corpus, and run-gpu.sh;
-# the benchmark's real-data files go to a sibling folder OUT_DIR-data, so a
-# device call carries only what it needs (64 MiB a call: binaries that link
-# DataFusion are ~17 MiB each after xz).
+# the stripped `warpread` binary (warpread-cli, DataFusion included), the
+# stripped integration tests of the reader crate (`warpread`: every
+# GPU-vs-CPU differential test; no DataFusion in them) as it-tests, with
+# BUNDLE_UNIT=1 the unit tests of warpread-exec and warpread, the ORC and
+# Parquet corpus, and run-gpu.sh; the benchmark's real-data files go to a
+# sibling folder OUT_DIR-data, so a device call carries only what it needs
+# (64 MiB a call).
 #
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
-#   BUNDLE_SQL=1 adds warpread-sql, the DataFusion build, xz-compressed
 #   BUNDLE_PROFILE=release builds with the release profile (thin LTO) instead
 #     of `gpu` (no LTO, incremental: minutes after a small change)
-#   BUNDLE_DEFAULT_FEATURES=1 builds everything with default features (one
-#     compile of the crate instead of two: on a 2-core host that halves the
-#     build); warpread is then the DataFusion build and run-gpu.sh sql uses it
 #
 # On the GPU host:  bash OUT_DIR/run-gpu.sh [tests|bench|all]
 #                   bash OUT_DIR/run-gpu.sh gsst RESULTS_DIR
@@ -24,48 +21,35 @@ out=${1:-bundle}
 # Over this, the binaries are xz-compressed (the device call carries 64 MiB
 # in all, nvCOMP's ~27 MiB included).
 limit_mib=30
-
-# The test build below leaves target/$profile/warpread built without `sql`;
-# BUNDLE_SQL=1 also bundles the DataFusion build as warpread-sql (for
-# `run-gpu.sh sql`).
 profile=${BUNDLE_PROFILE:-gpu}
-features=--no-default-features
-[ "${BUNDLE_DEFAULT_FEATURES:-0}" = 1 ] && features=
-# Only the test binaries the bundle carries: every other target (examples,
-# the binary's own tests) would link DataFusion again for nothing.
-targets="--test it"
-[ "${BUNDLE_UNIT:-0}" = 1 ] && targets="$targets --lib"
-mapfile -t tests < <(cargo test --profile "$profile" --no-run $features $targets --message-format=json 2>/dev/null |
-  python3 -c '
+
+# The executables a `cargo test --no-run` built, as "KIND NAME PATH" lines.
+test_executables() {
+  cargo test --profile "$profile" --no-run "$@" --message-format=json 2>/dev/null |
+    python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
-')
+        print(m["target"]["kind"][0], m["package_id"].split("#")[0].rsplit("/", 1)[-1], m["executable"])
+'
+}
 
-# With default features the test build above already linked the binary the
-# integration tests run (target/$profile/warpread, DataFusion included); a
-# separate `cargo build` would compile the crate again (the tests' feature
-# set differs by the dev-dependencies).
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
+cargo build --profile "$profile" -p warpread-cli --bin warpread
 cp "target/$profile/warpread" "$out/warpread"
-if [ "${BUNDLE_SQL:-0}" = 1 ] && [ -n "$features" ]; then
-  cargo build --profile "$profile" --bin warpread
-  cp "target/$profile/warpread" "$out/warpread-sql"
-  strip "$out/warpread-sql"
-  xz -9 -T0 "$out/warpread-sql"
+read -r _ _ it < <(test_executables -p warpread --test it)
+cp "$it" "$out/it-tests"
+bins=("$out/warpread" "$out/it-tests")
+if [ "${BUNDLE_UNIT:-0}" = 1 ]; then
+  for crate in warpread-exec warpread; do
+    read -r _ _ exe < <(test_executables -p "$crate" --lib)
+    cp "$exe" "$out/unit-tests-$crate"
+    bins+=("$out/unit-tests-$crate")
+  done
 fi
-for t in "${tests[@]}"; do
-  read -r kind name exe <<<"$t"
-  case "$kind" in
-    lib) [ "${BUNDLE_UNIT:-0}" = 1 ] && cp "$exe" "$out/unit-tests" ;;
-    test) cp "$exe" "$out/it-tests" ;;
-  esac
-done
-strip "$out"/warpread "$out"/it-tests
-[ -f "$out/unit-tests" ] && strip "$out/unit-tests"
+strip "${bins[@]}"
 
 realdata=${WARPREAD_REALDATA:-../shared/realdata}
 if [ -d "$realdata" ]; then
@@ -90,8 +74,7 @@ fi
 
 size_mib=$(( $(du -sb "$out" | cut -f1) / 1048576 ))
 if [ "$size_mib" -gt "$limit_mib" ]; then
-  xz -9 -T0 "$out"/warpread "$out"/it-tests
-  [ -f "$out/unit-tests" ] && xz -9 -T0 "$out/unit-tests"
+  xz -9 -T0 "${bins[@]}"
 fi
 
 cat > "$out/run-gpu.sh" <<'RUN'
@@ -100,13 +83,13 @@ cat > "$out/run-gpu.sh" <<'RUN'
 #   run-gpu.sh tests | bench | deflate | sanitize | orc | parquet | all   (default all)
 #   run-gpu.sh gsst [RESULTS_DIR]   (default RESULTS_DIR: ./gsst-results)
 #   run-gpu.sh variants             (kernel variants in ./variants/NAME/, see below)
-#   run-gpu.sh sql [SCALE]          (TPC-H through DataFusion; needs ./warpread-sql)
+#   run-gpu.sh sql [SCALE]          (TPC-H through DataFusion; the warpread binary carries DataFusion)
 # `deflate` also runs nvCOMP Deflate on the same chunks when the nvCOMP
 # folder from scripts/fetch-nvcomp.sh is at ../.nvcomp.
 set -uo pipefail
 cd "$(dirname "$0")"
 for f in *.xz; do [ -e "$f" ] && xz -dkf "$f"; done
-chmod +x warpread it-tests; [ -f unit-tests ] && chmod +x unit-tests
+chmod +x warpread it-tests unit-tests-* 2>/dev/null
 # Real data travels in the sibling folder <bundle>-data when a call needs it.
 export WARPREAD_REALDATA="$PWD-data/realdata"
 ln -sfn "$PWD-data/realdata" realdata
@@ -121,7 +104,7 @@ rc=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
 ./warpread info || rc=1
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  [ -f unit-tests ] && { ./unit-tests --test-threads=2 || rc=1; }
+  for u in unit-tests-*; do [ -x "$u" ] && { ./"$u" --test-threads=2 || rc=1; }; done
   ./it-tests --test-threads=1 || rc=1
 fi
 if [ "$what" = sanitize ]; then
@@ -212,9 +195,8 @@ fi
 if [ "$what" = sql ]; then
   # TPC-H through DataFusion at SCALE (default 10): warpread's provider on
   # ORC ZLIB and Parquet GZIP, CPU and CUDA backends, against DataFusion's
-  # own Parquet reader, one run; needs the DataFusion build ./warpread-sql.
-  [ -f warpread-sql.xz ] && xz -dkf warpread-sql.xz
-  sql=./warpread-sql; [ -f warpread-sql ] || sql=./warpread   # BUNDLE_DEFAULT_FEATURES=1
+  # own Parquet reader, one run; the warpread binary.
+  sql=./warpread
   chmod +x "$sql"
   export WARPREAD_CACHE=${WARPREAD_CACHE:-/tmp/warpread-cache}
   "$sql" bench sql --scale "${2:-10}" --format orc,parquet --backends cpu,cuda \
