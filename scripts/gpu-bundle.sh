@@ -160,8 +160,9 @@ PY
   rm -rf "$dump"
 fi
 if [ "$what" = variants ]; then
-  # Each variants/NAME/ holds replacement kernel sources (WARPREAD_KERNEL_DIR):
-  # the tests of that kernel run on it, then its benchmark; NAME's prefix
+  # Each variants/NAME/ holds replacement kernel sources (the binary's
+  # --kernel-dir, the test harness's WARPREAD_KERNEL_DIR): the tests of that
+  # kernel run on it, then its benchmark; NAME's prefix
   # (inflate or gsst) says which. Per kernel, the built-in source runs first
   # as the baseline; nvCOMP runs right after the baseline on the same bytes.
   if [ -d ../.nvcomp ]; then
@@ -172,18 +173,19 @@ if [ "$what" = variants ]; then
     for v in builtin variants/$k-*/; do
       [ "$v" = builtin ] || [ -d "$v" ] || continue
       name=$(basename "$v")
-      if [ "$v" = builtin ]; then unset WARPREAD_KERNEL_DIR; else export WARPREAD_KERNEL_DIR="$PWD/$v"; fi
+      kdir=()
+      if [ "$v" = builtin ]; then unset WARPREAD_KERNEL_DIR; else export WARPREAD_KERNEL_DIR="$PWD/$v"; kdir=(--kernel-dir "$PWD/$v"); fi
       echo "=== $k: $name"
       case $k in
         inflate)
           ./it-tests --test-threads=1 deflate || { rc=1; echo "=== $name FAILED its tests"; continue; }
           dump=$PWD/.deflate-dump; rm -rf "$dump"; mkdir -p "$dump"
-          ./warpread --backend cuda bench codecs --codec deflate --suite codag --dump "$dump" || rc=1
+          ./warpread --backend cuda "${kdir[@]}" bench codecs --codec deflate --suite codag --dump "$dump" || rc=1
           if [ "$v" = builtin ] && [ -d ../.nvcomp ]; then python3 ../scripts/nvcomp_bench.py "$dump" || rc=1; fi ;;
         gsst)
           ./it-tests --test-threads=1 gsst || { rc=1; echo "=== $name FAILED its tests"; continue; }
-          ./warpread --backend cuda bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both || rc=1
-          ./warpread --backend cuda bench gsst --input english --layout both --dump .english.txt || rc=1
+          ./warpread --backend cuda "${kdir[@]}" bench gsst --input tpch --size-mib "${GSST_MIB:-1024}" --layout both || rc=1
+          ./warpread --backend cuda "${kdir[@]}" bench gsst --input english --layout both --dump .english.txt || rc=1
           if [ "$v" = builtin ] && [ -d ../.nvcomp ] && [ -f .english.txt ]; then
             python3 ../scripts/nvcomp_codecs_bench.py .english.txt --chunk-kib 64 | sed -n '1,/^{/p' | head -n -1 || rc=1
           fi ;;

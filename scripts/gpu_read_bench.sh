@@ -4,12 +4,12 @@
 # PART: gen (TPC-H lineitem SF 1 and the taxi sample x16 as ORC 0.11/0.12 ZLIB
 # and Parquet GZIP, converted in parallel; genorc / genpq: the ORC / Parquet
 # files only), orc, pq (warpread cuda/cpu and
-# pyarrow on them), orcab / pqab (A/B runs through environment switches),
+# pyarrow on them), orcab / pqab (A/B runs through option flags),
 # rel (BUNDLE/warpread-rel, another build of the same source), tests
 # (run-gpu.sh tests), sf10gen, sf10 (lineitem SF 10 GZIP), groups (SF 10 with
 # read groups of 1 and 4 GiB), old (BUNDLE/warpread-old, an earlier build:
 # Parquet SF 1 files and SF 10 on CUDA, for A/B in one call), share (the
-# Parquet files with WARPREAD_HOST_SHARE=0: every inflate job on the
+# Parquet files with --no-host-share: every inflate job on the
 # device), sf10b (SF 10 on CUDA with and without the host share, the old
 # build if the bundle has one, and pyarrow), flight / flight10 (interleaved
 # A/B on the Parquet SF 1 and taxi files / on SF 10: read groups in flight
@@ -48,7 +48,7 @@ gen|genorc|genpq)
   wait ;;
 orc)
   $W --backend cuda bench read --runs 7 $ORC
-  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $d/taxi_v0.12.orc $d/lineitem_v0.11.orc
+  $W --backend cuda --column-sets 1 bench read --runs 7 $d/taxi_v0.12.orc $d/lineitem_v0.11.orc
   $W --backend cpu bench read --runs 3 $ORC
   python3 scripts/orc_read_bench.py --runs 5 $ORC ;;
 pq)
@@ -56,17 +56,17 @@ pq)
   $W --backend cpu bench read --runs 3 $PQ
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
 orcab)
-  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 7 $ORC
-  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $ORC
-  WARPREAD_PINNED_POOL_MIB=0 $W --backend cuda bench read --runs 7 $ORC ;;
+  $W --backend cuda --device-mirror-mib 0 bench read --runs 7 $ORC
+  $W --backend cuda --column-sets 1 bench read --runs 7 $ORC
+  $W --backend cuda --pinned-pool-mib 0 bench read --runs 7 $ORC ;;
 rel)
   R=$root/$B/warpread-rel
   $R --backend cuda bench read --runs 7 $ORC $PQ
   $R --backend cpu bench read --runs 3 $ORC $PQ ;;
 pqab)
   $W --backend cuda bench read --runs 7 $PQ
-  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 7 $PQ
-  WARPREAD_COLUMN_SETS=1 $W --backend cuda bench read --runs 7 $PQ
+  $W --backend cuda --device-mirror-mib 0 bench read --runs 7 $PQ
+  $W --backend cuda --column-sets 1 bench read --runs 7 $PQ
   $W --backend cpu bench read --runs 3 $PQ
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
 tests)
@@ -76,7 +76,7 @@ sf10gen)
   ls -la $d/sf10 ;;
 sf10)
   $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-  WARPREAD_DEVICE_MIRROR_MIB=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  $W --backend cuda --device-mirror-mib 0 bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   $W --backend cpu bench read --runs 2 --warmup 0 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 old)
@@ -84,34 +84,34 @@ old)
   $O --backend cuda bench read --runs 7 $PQ
   [ -f $d/sf10/lineitem.parquet ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet ;;
 share)
-  WARPREAD_HOST_SHARE=0 $W --backend cuda bench read --runs 7 $PQ ;;
+  $W --backend cuda --no-host-share bench read --runs 7 $PQ ;;
 sf10b)
   $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-  WARPREAD_HOST_SHARE=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+  $W --backend cuda --no-host-share bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   O=$root/$B/${OLD:-warpread-old}
   [ -x $O ] && $O --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 flight)
   for i in 1 2; do
-    echo "-- round $i: default (2 in flight, device CRC32)"; $W --backend cuda bench read --runs 7 $PQ
-    echo "-- round $i: 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 7 $PQ
-    echo "-- round $i: host CRC32"; WARPREAD_DEVICE_CRC=0 $W --backend cuda bench read --runs 7 $PQ
+    echo "-- round $i: default (1 in flight, device CRC32)"; $W --backend cuda bench read --runs 7 $PQ
+    echo "-- round $i: 2 in flight"; $W --backend cuda --groups-in-flight 2 bench read --runs 7 $PQ
+    echo "-- round $i: host CRC32"; $W --backend cuda --no-device-crc bench read --runs 7 $PQ
     for g in 50 34; do
-      echo "-- round $i: taxi, groups of $g MiB"; WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 7 $d/taxi_gzip.parquet
+      echo "-- round $i: taxi, groups of $g MiB"; $W --backend cuda --group-mib $g bench read --runs 7 $d/taxi_gzip.parquet
     done
   done
   python3 scripts/orc_read_bench.py --runs 5 $PQ ;;
 flight10)
   for i in 1 2; do
     echo "-- round $i: SF 10 default"; $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-    echo "-- round $i: SF 10 1 in flight"; WARPREAD_GROUPS_IN_FLIGHT=1 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-    echo "-- round $i: SF 10 host CRC32"; WARPREAD_DEVICE_CRC=0 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
-    echo "-- round $i: SF 10 groups of 512 MiB"; WARPREAD_GROUP_MIB=512 $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 2 in flight"; $W --backend cuda --groups-in-flight 2 bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 host CRC32"; $W --backend cuda --no-device-crc bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    echo "-- round $i: SF 10 groups of 512 MiB"; $W --backend cuda --group-mib 512 bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   done
   python3 scripts/orc_read_bench.py --runs 2 $d/sf10/lineitem.parquet ;;
 groups)
   for g in 1024 4096; do
-    WARPREAD_GROUP_MIB=$g $W --backend cuda bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
+    $W --backend cuda --group-mib $g bench read --runs 3 --warmup 1 $d/sf10/lineitem.parquet
   done ;;
 esac
 echo "== $part $(( $(date +%s) - t )) s"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# TPC-H through DataFusion on the GPU host, A/B over environment settings:
-#   [SQL_SCALE=10] [QUERIES=1,6] [RUNS=3] [CHECKS=1] bash scripts/gpu_sql_env_ab.sh BUNDLE OUT_DIR [NAME:VAR=VALUE,...]...
+# TPC-H through DataFusion on the GPU host, A/B over settings:
+#   [SQL_SCALE=10] [QUERIES=1,6] [RUNS=3] [CHECKS=1] bash scripts/gpu_sql_env_ab.sh BUNDLE OUT_DIR [NAME:ITEM,...]...
+# where an ITEM is a flag of the binary (--no-host-share, --scan-partitions=8)
+# or VAR=VALUE, an environment variable;
 # 0. with CHECKS=1 (or quick), the aggregate-program tests on the GPU (and
 #    under compute-sanitizer memcheck), then (CHECKS=1) every integration
 #    test;
@@ -36,8 +38,12 @@ tpch_parquet "$B" "$scale" > /dev/null
 q=(); [ -n "${QUERIES-1,6}" ] && q=(--queries "${QUERIES-1,6}")
 for config in "new:" "$@"; do
   name=${config%%:*}; vars=${config#*:}
-  IFS=, read -r -a env_vars <<< "$vars"
+  IFS=, read -r -a items <<< "$vars"
+  env_vars=(); flags=()
+  for e in "${items[@]}"; do
+    case $e in -*) flags+=("$e");; *) env_vars+=("$e");; esac
+  done
   echo "== $name ${vars:-(defaults)}"
-  env WARPREAD_CACHE=/tmp/wc "${env_vars[@]}" "$B/warpread-sql" bench sql --scale "$scale" \
+  env WARPREAD_CACHE=/tmp/wc "${env_vars[@]}" "$B/warpread-sql" "${flags[@]}" bench sql --scale "$scale" \
     --format parquet --backends cuda --runs "${RUNS:-3}" --warmup 1 "${q[@]}" 2>&1 | tee "$out/sql-$name.log"
 done

@@ -13,6 +13,6 @@ for f in $files; do
   WARPREAD_TRACE=$out/$n.json $W --backend cuda bench read --runs 3 --warmup 1 "$f" | grep -v "^file"
   python3 scripts/trace_summary.py "$out/$n.json"
   [ "${TRACE_SETS1:-0}" = 1 ] || continue
-  WARPREAD_COLUMN_SETS=1 WARPREAD_TRACE=$out/${n}_sets1.json $W --backend cuda bench read --runs 3 --warmup 1 "$f" | grep -v "^file"
+  WARPREAD_TRACE=$out/${n}_sets1.json $W --backend cuda --column-sets 1 bench read --runs 3 --warmup 1 "$f" | grep -v "^file"
   python3 scripts/trace_summary.py "$out/${n}_sets1.json"
 done

@@ -6,10 +6,11 @@ register / spill report before a device run is spent on them.
     LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
 
 With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
-kernels/ (codag.cuh included), as they do for warpread itself; the GSST
-launch-shape overrides (WARPREAD_GSST_THREADS, WARPREAD_GSST_MIN_BLOCKS,
-WARPREAD_GSST_RING) change the defines as they do for warpread (not
-re-validated here: warpread rejects what does not hold).
+kernels/ (codag.cuh included), as warpread's --kernel-dir does; the GSST
+launch shape variables (WARPREAD_GSST_THREADS, WARPREAD_GSST_MIN_BLOCKS,
+WARPREAD_GSST_RING) change the defines as warpread's --gsst-threads,
+--gsst-min-blocks and --gsst-ring do (not re-validated here: warpread
+rejects what does not hold).
 
 libnvrtc comes with any CUDA toolkit, or from the PyPI wheel
 `nvidia-cuda-nvrtc` (unzip it; no GPU needed).
@@ -26,7 +27,7 @@ wpb = int(consts["WARPS_PER_BLOCK"])
 ring = int(consts["RING_BYTES"])
 # The GSST launch shape as warpread takes it (warpread-codecs gsst/shape.rs):
 # the compiled-in constants unless WARPREAD_GSST_THREADS / _MIN_BLOCKS / _RING
-# override them; the coalesced decoder's ring shrinks from 8 to fit 48 KiB.
+# (this script's stand-ins for warpread's --gsst-* flags) replace them; the coalesced decoder's ring shrinks from 8 to fit 48 KiB.
 gsst_threads = int(os.environ.get("WARPREAD_GSST_THREADS", consts["GSST_THREADS_PER_BLOCK"]))
 gsst_min_blocks = int(os.environ.get("WARPREAD_GSST_MIN_BLOCKS", consts["GSST_MIN_BLOCKS_PER_SM"]))
 gsst_ring = int(os.environ.get("WARPREAD_GSST_RING", consts["GSST_RING_GRANULES"]))

@@ -25,20 +25,29 @@ const PURGE_DELAY_MS: std::os::raw::c_long = 60_000;
 fn main() {
     // mimalloc's own variable wins (for A/B runs: `-1` never purges; on the
     // H100 it changed nothing measurable).
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    use warpread_cli::cli::env;
+    if !env::mimalloc_purge_delay_set() {
         // SAFETY: options are set before any other thread exists.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     }
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_env("WARPREAD_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+            env::log_filter()
+                .and_then(|f| EnvFilter::try_new(f).ok())
+                .unwrap_or_else(|| EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
         .init();
+    let trace = env::trace_file();
+    if trace.is_some() {
+        warpread::trace::enable();
+    }
     let cli = warpread_cli::cli::Cli::parse();
     let result = warpread_cli::cli::run(cli);
-    if let Err(e) = warpread::trace::write_if_requested() {
-        eprintln!("warning: {}: {e}", warpread::trace::ENV);
+    if let Some(path) = &trace
+        && let Err(e) = warpread::trace::write(path)
+    {
+        eprintln!("warning: {} ({}): {e}", env::TRACE, path.display());
     }
     if let Err(e) = result {
         eprintln!("error: {e}");

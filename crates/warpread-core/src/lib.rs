@@ -8,8 +8,6 @@
 
 #![warn(missing_docs)]
 
-#[doc(hidden)]
-pub mod env;
 pub mod error;
 pub mod plan;
 pub mod trace;

@@ -1,22 +1,25 @@
 //! Wall-clock spans of a read, for finding where its time goes when stage
 //! sums cannot tell (work on several threads and CUDA lanes overlaps).
 //!
-//! Off unless `WARPREAD_TRACE` names a file: then every [`span`] records
-//! its thread, start and duration, and the `warpread` binary writes them
-//! at exit in the Chrome trace format (`chrome://tracing`, Perfetto;
-//! `scripts/trace_summary.py` prints per-span totals and wall coverage).
-//! A disabled span costs one relaxed load.
+//! Off unless the application calls [`enable`] (the `warpread` binary does
+//! when `WARPREAD_TRACE` names a file): then every [`span`] records its
+//! thread, start and duration, and [`chrome_json`] gives them in the Chrome
+//! trace format (`chrome://tracing`, Perfetto; `scripts/trace_summary.py`
+//! prints per-span totals and wall coverage). A disabled span costs one
+//! relaxed load.
+//!
+//! The recorder is one per process, not per reader: spans are opened deep
+//! inside decode loops and backends, and threading a recorder through
+//! every call would cost every caller for a diagnostic. Only the
+//! application switches it on, so a library embedding warpread never
+//! records unless asked.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// The variable naming the trace file.
-pub const ENV: &str = "WARPREAD_TRACE";
-
-static ENABLED: OnceLock<bool> = OnceLock::new();
-static FORCED: AtomicBool = AtomicBool::new(false);
+static ENABLED: AtomicBool = AtomicBool::new(false);
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 static EVENTS: Mutex<Vec<Event>> = Mutex::new(Vec::new());
 static NEXT_TID: AtomicU32 = AtomicU32::new(1);
@@ -38,16 +41,14 @@ pub struct Event {
     pub dur_us: f64,
 }
 
-/// Whether spans are recorded: `WARPREAD_TRACE` is set, or [`enable`] ran.
+/// Whether spans are recorded ([`enable`] ran).
 pub fn enabled() -> bool {
-    FORCED.load(Ordering::Relaxed)
-        || *ENABLED.get_or_init(|| std::env::var_os(ENV).is_some_and(|v| !v.is_empty()))
+    ENABLED.load(Ordering::Relaxed)
 }
 
-/// Records spans from now on, whatever the environment says (tests, and
-/// programs that embed the library).
+/// Records spans from now on.
 pub fn enable() {
-    FORCED.store(true, Ordering::Relaxed);
+    ENABLED.store(true, Ordering::Relaxed);
 }
 
 /// A span that ends when dropped.
@@ -112,13 +113,10 @@ pub fn chrome_json(events: &[Event]) -> String {
     serde_json::Value::Array(list).to_string()
 }
 
-/// Writes the spans recorded so far to the file `WARPREAD_TRACE` names, if
-/// it names one.
-pub fn write_if_requested() -> std::io::Result<()> {
-    match std::env::var_os(ENV) {
-        Some(path) if !path.is_empty() => std::fs::write(path, chrome_json(&take())),
-        _ => Ok(()),
-    }
+/// Writes the spans recorded so far to `path` as a Chrome trace, taking
+/// them.
+pub fn write(path: &std::path::Path) -> std::io::Result<()> {
+    std::fs::write(path, chrome_json(&take()))
 }
 
 #[cfg(test)]

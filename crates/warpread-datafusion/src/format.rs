@@ -17,7 +17,7 @@ use datafusion::common::stats::Precision;
 
 use crate::error::Result;
 use crate::exec::Backend;
-use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats};
+use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats, ReadTuning};
 use crate::parquet::ParquetFile;
 
 /// A file format warpread decodes.
@@ -128,20 +128,23 @@ impl WarpFormat for OrcFormat {
 }
 
 fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOptions {
-    ReadOptions {
-        columns: Some(request.columns.clone()),
-        batch_size: request.batch_size.max(1),
-        byte_range,
-        predicates: request.predicates.clone(),
-        // A scan's partitions already read side by side; column sets within
-        // each multiplied the threads waiting for CUDA lanes (TPC-H SF 10
-        // Parquet on CUDA: 59.5 s with them, 44.4 s without; on the CPU
-        // backend at SF 1, 2 cores: 9.1 s against 8.9 s).
-        column_sets: crate::exec::column_sets::Split::NONE,
-        device_values: request.device_values,
-        narrow_decimals: request.narrow_decimals,
-        ..Default::default()
-    }
+    ReadOptions::default()
+        .with_columns(request.columns.clone())
+        .with_batch_size(request.batch_size)
+        .with_byte_range(byte_range)
+        .with_predicates(request.predicates.clone())
+        .with_device_values(request.device_values)
+        .with_narrow_decimals(request.narrow_decimals)
+        .with_tuning(
+            ReadTuning::default()
+                // A scan's partitions already read side by side; column sets
+                // within each multiplied the threads waiting for CUDA lanes
+                // (TPC-H SF 10 Parquet on CUDA: 59.5 s with them, 44.4 s
+                // without; on the CPU backend at SF 1, 2 cores: 9.1 s
+                // against 8.9 s).
+                .with_column_sets(crate::exec::column_sets::Split::NONE)
+                .with_group_bytes(super::opener::env_group_bytes()),
+        )
 }
 
 impl WarpFile for OrcFile {

@@ -31,12 +31,13 @@
 
 #![warn(missing_docs)]
 
-use warpread::{env, error, exec, gsst, orc, parquet, query, trace};
+use warpread::{error, exec, gsst, orc, parquet, query, trace};
 
 mod aggregate;
 mod compare;
 mod config;
 mod dynamic_filter;
+mod env;
 mod file_cache;
 mod file_format;
 mod format;

@@ -32,7 +32,13 @@ use crate::orc::Predicate;
 const GROUP_BYTES: u64 = 256 << 20;
 
 fn group_bytes() -> u64 {
-    crate::orc::env_group_bytes().unwrap_or(GROUP_BYTES)
+    env_group_bytes().unwrap_or(GROUP_BYTES)
+}
+
+/// The positive MiB in `WARPREAD_GROUP_MIB`, as bytes: also the readers'
+/// group size within a unit ([`crate::format`]).
+pub(crate) fn env_group_bytes() -> Option<u64> {
+    crate::env::count("WARPREAD_GROUP_MIB").map(|mib| (mib as u64).saturating_mul(1 << 20))
 }
 
 /// Groups of one partition in flight at once (the one being consumed and

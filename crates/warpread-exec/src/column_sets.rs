@@ -28,10 +28,6 @@ use crate::error::{Error, Result};
 /// once, do not split (`Split::NONE`).
 pub const MAX_SETS: usize = 8;
 
-/// Overrides [`MAX_SETS`] (1 turns the split off): for benchmarks that
-/// compare both in one run.
-pub const ENV_MAX_SETS: &str = "WARPREAD_COLUMN_SETS";
-
 /// How a read splits its columns: at most `max_sets` sets of at least
 /// `min_bytes` each (as the reader weighs columns: [`partition`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +39,10 @@ pub struct Split {
 }
 
 impl Default for Split {
-    /// [`max_sets`] and [`MIN_SET_BYTES`].
+    /// [`MAX_SETS`] and [`MIN_SET_BYTES`].
     fn default() -> Self {
         Self {
-            max_sets: max_sets(),
+            max_sets: MAX_SETS,
             min_bytes: MIN_SET_BYTES,
         }
     }
@@ -59,22 +55,19 @@ impl Split {
         min_bytes: u64::MAX,
     };
 
+    /// At most `max_sets` sets (at least 1; 1 turns the split off) of the
+    /// default least size.
+    pub fn max_sets(max_sets: usize) -> Split {
+        Split {
+            max_sets: max_sets.max(1),
+            ..Split::default()
+        }
+    }
+
     /// [`partition`] with these bounds.
     pub fn partition(&self, bytes: &[u64]) -> Vec<Vec<usize>> {
         partition(bytes, self.max_sets, self.min_bytes)
     }
-}
-
-/// [`MAX_SETS`], or the positive number in [`ENV_MAX_SETS`].
-pub fn max_sets() -> usize {
-    static SETS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *SETS.get_or_init(|| {
-        std::env::var(ENV_MAX_SETS)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(MAX_SETS)
-    })
 }
 
 /// Least bytes (as the reader weighs its columns: see [`partition`]) worth
@@ -226,6 +219,19 @@ mod tests {
     use arrow::array::Int32Array;
     use arrow::datatypes::{DataType, Field};
     use std::sync::Arc;
+
+    #[test]
+    fn the_default_split_is_the_measured_one() {
+        assert_eq!(
+            Split::default(),
+            Split {
+                max_sets: 8,
+                min_bytes: 8 << 20
+            }
+        );
+        assert_eq!(Split::max_sets(0).max_sets, 1);
+        assert_eq!(Split::max_sets(3).min_bytes, MIN_SET_BYTES);
+    }
 
     #[test]
     fn partition_balances_and_covers() {

@@ -20,13 +20,14 @@ use cudarc::driver::{
 
 use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
+pub use crate::gpu::{CudaOptions, SyncMode};
 use crate::gpu::{
     DeviceScratch, GpuRuntime, PinnedBlock, PinnedPool, PinnedScratch, kernels, launch,
 };
 use crate::plan::{ChunkStatus, JobDesc, Stage, StageOp};
 
-/// Where the CUDA backend's time went, summed over every stage it ran in
-/// this process on all lanes (so seconds are thread-seconds, which overlap):
+/// Where a CUDA backend's time went, summed over every stage it ran on all
+/// its lanes (so seconds are thread-seconds, which overlap):
 /// the GPU host has no profiler, and a read's stage times alone do not say
 /// whether transfers, kernels or host copies bound it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -77,8 +78,8 @@ impl Profile {
     }
 }
 
-/// One operation's stages, summed over every stage of it run in this
-/// process (or, from [`OpProfile::per_run`], per run of a benchmark).
+/// One operation's stages, summed over every stage of it a backend ran
+/// (or, from [`OpProfile::per_run`], per run of a benchmark).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OpProfile {
     /// The operation's name (`StageOp::name`).
@@ -115,64 +116,45 @@ impl OpProfile {
     }
 }
 
-/// Every operation's totals so far, by name ([`OpProfile::per_run`] sorts
-/// a run's by kernel time).
-pub fn kernel_ops() -> Vec<OpProfile> {
-    let ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
-    ops.iter()
-        .map(|(k, &(n, ns, bytes))| OpProfile {
-            name: k.clone(),
-            stages: n as f64,
-            kernel_s: ns as f64 / 1e9,
-            bytes_in: bytes as f64,
-        })
-        .collect()
-}
-
-/// The counters behind [`profile`]: nanoseconds and bytes.
+/// The counters behind [`CudaBackend::profile`] and
+/// [`CudaBackend::kernel_ops`]: nanoseconds and bytes, one set per backend.
 mod counters {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-    pub static STAGES: AtomicU64 = AtomicU64::new(0);
-    pub static WAIT: AtomicU64 = AtomicU64::new(0);
-    pub static FILL: AtomicU64 = AtomicU64::new(0);
-    pub static DEVICE: AtomicU64 = AtomicU64::new(0);
-    pub static DRAIN: AtomicU64 = AtomicU64::new(0);
-    pub static BYTES_IN: AtomicU64 = AtomicU64::new(0);
-    pub static BYTES_OUT: AtomicU64 = AtomicU64::new(0);
-    pub static BYTES_MIRRORED: AtomicU64 = AtomicU64::new(0);
-    pub static UPLOAD: AtomicU64 = AtomicU64::new(0);
-    pub static KERNEL: AtomicU64 = AtomicU64::new(0);
-    pub static DOWNLOAD: AtomicU64 = AtomicU64::new(0);
-    /// Per operation name: stages, kernel nanoseconds, bytes uploaded.
-    pub static OPS: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64, u64)>> =
-        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    #[derive(Default)]
+    pub struct Counters {
+        pub stages: AtomicU64,
+        pub wait: AtomicU64,
+        pub fill: AtomicU64,
+        pub device: AtomicU64,
+        pub drain: AtomicU64,
+        pub bytes_in: AtomicU64,
+        pub bytes_out: AtomicU64,
+        pub bytes_mirrored: AtomicU64,
+        pub upload: AtomicU64,
+        pub kernel: AtomicU64,
+        pub download: AtomicU64,
+        /// Per operation name: stages, kernel nanoseconds, bytes uploaded.
+        pub ops: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64, u64)>>,
+        /// Batches aggregated on the device, and those it refused (inputs
+        /// with nulls, keys that do not pack, full group tables).
+        pub device_batches: AtomicU64,
+        /// See `device_batches`.
+        pub host_batches: AtomicU64,
+    }
 
+    /// Adds the time since `since` to `c`.
     pub fn add(c: &AtomicU64, since: std::time::Instant) {
         c.fetch_add(since.elapsed().as_nanos() as u64, Relaxed);
     }
 
+    /// Adds `n` to `c`.
+    pub fn count(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Relaxed);
+    }
+
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Relaxed)
-    }
-}
-
-/// The CUDA backend's counters so far (see [`Profile`]).
-pub fn profile() -> Profile {
-    use counters::*;
-    let s = |c| get(c) as f64 / 1e9;
-    Profile {
-        stages: get(&STAGES),
-        wait_s: s(&WAIT),
-        fill_s: s(&FILL),
-        device_s: s(&DEVICE),
-        drain_s: s(&DRAIN),
-        bytes_in: get(&BYTES_IN),
-        bytes_out: get(&BYTES_OUT),
-        bytes_mirrored: get(&BYTES_MIRRORED),
-        upload_s: s(&UPLOAD),
-        kernel_s: s(&KERNEL),
-        download_s: s(&DOWNLOAD),
     }
 }
 
@@ -290,6 +272,14 @@ pub struct CudaBackend {
     freed: Condvar,
     /// Whether inflate stages may give jobs to the host's cores.
     host_share: bool,
+    /// What the backend was created with.
+    options: CudaOptions,
+    /// Time and bytes of every stage it ran.
+    counters: counters::Counters,
+    /// Kernel sources of aggregate programs, one per distinct text: the
+    /// runtime caches entry points by `'static` source, so each text is
+    /// leaked once (a session has a handful of distinct programs).
+    programs: Mutex<std::collections::HashMap<String, &'static crate::gpu::kernels::KernelSource>>,
     /// Holders of [`Backend::retain_decoded`]: while any, decode stages'
     /// outputs stay on the device as their blocks' mirrors too.
     retain_decoded: std::sync::atomic::AtomicUsize,
@@ -334,26 +324,6 @@ fn keeps_mirror(op: &StageOp) -> bool {
 }
 
 mod aggregate;
-
-/// Batches the CUDA backend aggregated on the device, and those the
-/// device refused (inputs with nulls, keys that do not pack, full group
-/// tables: their callers restart on other operators or run the CPU
-/// reference), process-wide.
-pub fn aggregate_batches() -> (u64, u64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    (
-        aggregate::DEVICE_BATCHES.load(Relaxed),
-        aggregate::HOST_BATCHES.load(Relaxed),
-    )
-}
-
-/// Whether inflate stages may hand jobs to the host's cores
-/// (`exec::host_share`); `WARPREAD_HOST_SHARE=0` keeps every job on the
-/// device, for A/B runs.
-fn host_share_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_HOST_SHARE"))
-}
 
 /// The parts of the sorted, disjoint ranges `a` inside the sorted ranges
 /// `b` (which may touch or overlap each other).
@@ -464,34 +434,96 @@ impl Shared {
 }
 
 impl CudaBackend {
-    /// Opens device 0.
+    /// Opens device 0 with the default [`CudaOptions`].
     pub fn new() -> Result<Self> {
-        Self::with_device(0)
+        Self::with_options(0, CudaOptions::default())
     }
 
-    /// The CUDA backend a choice asks for: `None` for `Cpu`, and for `Auto`
-    /// when no device is usable (logged); an error for `Cuda` without one.
-    pub fn for_choice(choice: super::BackendChoice) -> Result<Option<Self>> {
+    /// The CUDA backend a choice asks for, with `options`: `None` for
+    /// `Cpu`, and for `Auto` when no device is usable (logged); an error
+    /// for `Cuda` without one.
+    pub fn for_choice(choice: super::BackendChoice, options: &CudaOptions) -> Result<Option<Self>> {
+        let open = || Self::with_options(0, options.clone());
         match choice {
             super::BackendChoice::Cpu => Ok(None),
-            super::BackendChoice::Cuda => Self::new().map(Some),
-            super::BackendChoice::Auto => Ok(Self::new()
+            super::BackendChoice::Cuda => open().map(Some),
+            super::BackendChoice::Auto => Ok(open()
                 .inspect_err(|e| tracing::info!("auto backend: using cpu ({e})"))
                 .ok()),
         }
     }
 
-    /// Opens the given device.
+    /// Opens the given device with the default [`CudaOptions`].
     pub fn with_device(ordinal: usize) -> Result<Self> {
-        let rt = GpuRuntime::open(ordinal)?;
+        Self::with_options(ordinal, CudaOptions::default())
+    }
+
+    /// Opens the given device with `options` (an invalid GSST shape is an
+    /// error here, before anything is compiled).
+    pub fn with_options(ordinal: usize, options: CudaOptions) -> Result<Self> {
+        let rt = GpuRuntime::open_with(ordinal, &options)?;
         Ok(Self {
-            pool: PinnedPool::from_env(rt.context().clone(), rt.info().total_memory),
+            pool: PinnedPool::with_options(rt.context().clone(), rt.info().total_memory, &options),
             rt,
             lanes: Mutex::new(Lanes::default()),
             freed: Condvar::new(),
-            host_share: host_share_on(),
+            host_share: options.host_share,
+            options,
+            counters: counters::Counters::default(),
+            programs: Mutex::default(),
             retain_decoded: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// The options the backend was created with (its host share as
+    /// [`with_host_share`](Self::with_host_share) last set it).
+    pub fn options(&self) -> CudaOptions {
+        self.options.clone().with_host_share(self.host_share)
+    }
+
+    /// This backend's counters so far (see [`Profile`]).
+    pub fn profile(&self) -> Profile {
+        use counters::get;
+        let c = &self.counters;
+        let s = |c| get(c) as f64 / 1e9;
+        Profile {
+            stages: get(&c.stages),
+            wait_s: s(&c.wait),
+            fill_s: s(&c.fill),
+            device_s: s(&c.device),
+            drain_s: s(&c.drain),
+            bytes_in: get(&c.bytes_in),
+            bytes_out: get(&c.bytes_out),
+            bytes_mirrored: get(&c.bytes_mirrored),
+            upload_s: s(&c.upload),
+            kernel_s: s(&c.kernel),
+            download_s: s(&c.download),
+        }
+    }
+
+    /// Every operation's totals on this backend so far, by name
+    /// ([`OpProfile::per_run`] sorts a run's by kernel time).
+    pub fn kernel_ops(&self) -> Vec<OpProfile> {
+        let ops = self.counters.ops.lock().unwrap_or_else(|p| p.into_inner());
+        ops.iter()
+            .map(|(k, &(n, ns, bytes))| OpProfile {
+                name: k.clone(),
+                stages: n as f64,
+                kernel_s: ns as f64 / 1e9,
+                bytes_in: bytes as f64,
+            })
+            .collect()
+    }
+
+    /// Batches this backend aggregated on the device, and those the device
+    /// refused (inputs with nulls, keys that do not pack, full group
+    /// tables: their callers restart on other operators or run the CPU
+    /// reference).
+    pub fn aggregate_batches(&self) -> (u64, u64) {
+        (
+            counters::get(&self.counters.device_batches),
+            counters::get(&self.counters.host_batches),
+        )
     }
 
     /// [`keeps_mirror`], and every decode stage's output while a caller
@@ -507,8 +539,8 @@ impl CudaBackend {
     }
 
     /// The same backend with the host's share of inflate stages on or off
-    /// (on by default unless `WARPREAD_HOST_SHARE=0`): off, every job of
-    /// every stage runs on the device, which is what kernel tests need.
+    /// ([`CudaOptions::host_share`]): off, every job of every stage runs
+    /// on the device, which is what kernel tests need.
     pub fn with_host_share(mut self, on: bool) -> Self {
         self.host_share = on;
         self
@@ -627,8 +659,7 @@ impl CudaBackend {
         // (decompressed pages or streams), complete since the stage that
         // made it synchronized.
         if let Some((mirror, at)) = self.pool.mirror_of(input) {
-            counters::BYTES_MIRRORED
-                .fetch_add(input.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            counters::count(&self.counters.bytes_mirrored, input.len() as u64);
             let input = DeviceInput::Mirror(mirror, at..at + input.len());
             return Ok((func, input, std::time::Duration::ZERO));
         }
@@ -646,7 +677,7 @@ impl CudaBackend {
             &pinned.as_slice().map_err(err)?[..input.len()]
         };
         let fill = t.elapsed();
-        counters::BYTES_IN.fetch_add(input.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        counters::count(&self.counters.bytes_in, input.len() as u64);
         let dev = s.input.get(stream, input.len())?;
         stream
             .memcpy_htod(host, &mut dev.slice_mut(..input.len()))
@@ -680,7 +711,7 @@ impl CudaBackend {
         from: &DeviceInput,
     ) -> Result<()> {
         let njobs = stage.jobs.len() as u32;
-        let shape = launch::shape_for(&stage.op, stage.jobs.len())?;
+        let shape = launch::shape_for(&stage.op, stage.jobs.len(), &self.options.gsst_shape);
         let cfg = LaunchConfig {
             grid_dim: (shape.blocks, 1, 1),
             block_dim: (shape.threads, 1, 1),
@@ -865,7 +896,7 @@ impl CudaBackend {
             )?,
         };
         let drain = t.elapsed();
-        counters::BYTES_OUT.fetch_add(downloaded as u64, std::sync::atomic::Ordering::Relaxed);
+        counters::count(&self.counters.bytes_out, downloaded as u64);
         Ok((StageOutput { data, statuses }, drain))
     }
 
@@ -956,8 +987,8 @@ impl CudaBackend {
                 .ok()
         })?;
         if mirrored {
-            counters::add(&counters::DEVICE, t);
-            counters::BYTES_IN.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+            counters::add(&self.counters.device, t);
+            counters::count(&self.counters.bytes_in, len as u64);
         }
         Ok(())
     }
@@ -991,16 +1022,13 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
-    /// Four by default, `WARPREAD_SCAN_PARTITIONS` overrides (0: as many as
-    /// the query engine plans). TPC-H SF 10 Parquet GZIP on the H100 host
-    /// (16 cores): 29.1 s with 4 scan partitions, 36.3 s with DataFusion's
-    /// 16, 44.1 s with 2 (BENCHMARKS.md, session 9).
+    /// [`CudaOptions::scan_partitions`] (four by default).
     fn scan_partitions(&self) -> Option<usize> {
-        static N: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-        *N.get_or_init(|| match std::env::var("WARPREAD_SCAN_PARTITIONS") {
-            Ok(v) => v.parse::<usize>().ok().filter(|&n| n > 0),
-            Err(_) => Some(4),
-        })
+        self.options.scan_partitions
+    }
+
+    fn as_cuda(&self) -> Option<&CudaBackend> {
+        Some(self)
     }
 
     fn input_buffer(&self, len: usize) -> Result<super::InputBuffer> {
@@ -1095,8 +1123,8 @@ impl Backend for CudaBackend {
         let wait = crate::trace::span("cuda.lane_wait");
         let mut lane = self.take()?;
         drop(wait);
-        counters::add(&counters::WAIT, t);
-        counters::STAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counters::add(&self.counters.wait, t);
+        counters::count(&self.counters.stages, 1);
         let t = std::time::Instant::now();
         let events = self.events(&mut lane)?;
         events[0].record(&lane.stream).map_err(ev_err)?;
@@ -1141,23 +1169,22 @@ impl Backend for CudaBackend {
         let (up, kernel, down) = (ms(0, 1)?, ms(1, 2)?, ms(2, 3)?);
         lane.events = Some(events);
         {
-            let relaxed = std::sync::atomic::Ordering::Relaxed;
-            counters::UPLOAD.fetch_add(up, relaxed);
-            counters::KERNEL.fetch_add(kernel, relaxed);
-            counters::DOWNLOAD.fetch_add(down, relaxed);
-            let mut ops = counters::OPS.lock().unwrap_or_else(|p| p.into_inner());
+            let c = &self.counters;
+            counters::count(&c.upload, up);
+            counters::count(&c.kernel, kernel);
+            counters::count(&c.download, down);
+            let mut ops = c.ops.lock().unwrap_or_else(|p| p.into_inner());
             let e = ops.entry(stage.op.name()).or_default();
             e.0 += 1;
             e.1 += kernel;
             e.2 += uploaded;
         }
         let nanos = |d: std::time::Duration| d.as_nanos() as u64;
-        let relaxed = std::sync::atomic::Ordering::Relaxed;
-        counters::FILL.fetch_add(nanos(fill), relaxed);
-        counters::DRAIN.fetch_add(nanos(drain), relaxed);
-        counters::DEVICE.fetch_add(
+        counters::count(&self.counters.fill, nanos(fill));
+        counters::count(&self.counters.drain, nanos(drain));
+        counters::count(
+            &self.counters.device,
             nanos(t.elapsed()).saturating_sub(nanos(fill + drain)),
-            relaxed,
         );
         Ok(out)
     }

@@ -13,8 +13,6 @@
 #![warn(missing_docs)]
 
 use warpread_codecs::{gsst, with_int_type};
-#[doc(hidden)]
-pub use warpread_core::env;
 use warpread_core::{error, plan, trace};
 
 use warpread_codecs as codecs;
@@ -42,6 +40,7 @@ use std::str::FromStr;
 pub use buffer::HostBuffer;
 pub use cpu::CpuBackend;
 pub use cuda::CudaBackend;
+pub use gpu::{CudaOptions, SyncMode};
 pub use input::InputBuffer;
 
 use crate::error::{Error, Result};
@@ -213,6 +212,11 @@ pub trait Backend: Send + Sync {
     fn retain_decoded(&self, on: bool) {
         let _ = on;
     }
+    /// The CUDA backend this is, if it is one: for callers that read its
+    /// counters ([`CudaBackend::profile`]) through a `dyn Backend`.
+    fn as_cuda(&self) -> Option<&CudaBackend> {
+        None
+    }
 }
 
 /// Runs every stage of `plan` (stage `i` reads `inputs[i]`) and fails on the
@@ -240,10 +244,16 @@ pub fn execute(
         .collect()
 }
 
-/// Builds the backend for a choice. `Auto` probes for CUDA and falls back to
-/// the CPU, logging why.
+/// Builds the backend for a choice, a CUDA one with the default
+/// [`CudaOptions`]. `Auto` probes for CUDA and falls back to the CPU,
+/// logging why.
 pub fn select(choice: BackendChoice) -> Result<Box<dyn Backend>> {
-    Ok(match CudaBackend::for_choice(choice)? {
+    select_with(choice, &CudaOptions::default())
+}
+
+/// [`select`] with the options a CUDA backend gets.
+pub fn select_with(choice: BackendChoice, cuda: &CudaOptions) -> Result<Box<dyn Backend>> {
+    Ok(match CudaBackend::for_choice(choice, cuda)? {
         Some(cuda) => Box::new(cuda),
         None => Box::new(CpuBackend::new()),
     })

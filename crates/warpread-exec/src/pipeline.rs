@@ -19,30 +19,12 @@ use std::sync::{Condvar, Mutex};
 
 use crate::error::Result;
 
-/// Sets the groups in flight where the options do not (default 1): for
-/// benchmarks that compare depths in one run.
-pub const ENV_GROUPS_IN_FLIGHT: &str = "WARPREAD_GROUPS_IN_FLIGHT";
-
-/// Groups a read keeps in flight: `requested` (the read options'), else
-/// [`ENV_GROUPS_IN_FLIGHT`] when it holds a positive number, else 1. Not 2
-/// by default on either backend: the CPU's cores are busy with any one
-/// group, and on the H100 two TPC-H lineitem SF 10 Parquet groups in flight
-/// read no faster than one at a time (10.1 against 10.2 GB/s, interleaved;
-/// BENCHMARKS.md, session 11): their downloads contend for the bus, which
-/// one group already keeps busy.
-pub fn depth(requested: Option<usize>) -> usize {
-    if let Some(n) = requested {
-        return n.max(1);
-    }
-    static ENV: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    ENV.get_or_init(|| {
-        std::env::var(ENV_GROUPS_IN_FLIGHT)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n| n > 0)
-    })
-    .unwrap_or(1)
-}
+/// Groups a read keeps in flight unless told otherwise: 1. Not 2 on either
+/// backend: the CPU's cores are busy with any one group, and on the H100
+/// two TPC-H lineitem SF 10 Parquet groups in flight read no faster than
+/// one at a time (10.1 against 10.2 GB/s, interleaved; BENCHMARKS.md):
+/// their downloads contend for the bus, which one group already keeps busy.
+pub const GROUPS_IN_FLIGHT: usize = 1;
 
 /// A group's front, as its column sets pass it: the group after it starts
 /// once every set has [`arrive`](Self::arrive)d, or once the group ends,

@@ -10,6 +10,8 @@
 //!
 //! This crate holds the format readers and re-exports the layers below it:
 //!
+//! - [`read`]: what a read asks for and how it runs ([`read::ReadOptions`],
+//!   [`read::ReadTuning`]), shared by the readers;
 //! - [`orc`], [`parquet`]: footers, statistics and indexes parsed on the
 //!   CPU into decode plans, run on a backend, assembled into Arrow;
 //! - [`gsst`]: GSST string compression and its Arrow IPC container;
@@ -52,12 +54,11 @@ use warpread_codecs::testing;
 pub mod gsst;
 pub mod orc;
 pub mod parquet;
+pub mod read;
 pub mod source;
 
 pub use warpread_codecs as codecs;
 pub use warpread_codecs::with_int_type;
-#[doc(hidden)]
-pub use warpread_core::env;
 pub use warpread_core::{Error, Location, Result, error, plan, trace};
 pub use warpread_exec as exec;
 pub use warpread_exec::{gpu, query};

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::suite::{self, ColumnData, SuiteColumn};
 use crate::codecs::{CodecName, deflate, orc_rle_v1, orc_rle_v2};
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, StageOutput};
+use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions, StageOutput};
 use crate::plan::{ChunkJob, Stage, StageOp};
 
 /// Which columns to use.
@@ -36,6 +36,8 @@ pub struct CodecBenchConfig {
     pub codec: CodecName,
     /// The backend.
     pub backend: BackendChoice,
+    /// How a CUDA backend runs.
+    pub cuda: CudaOptions,
     /// The column set.
     pub suite: SuiteChoice,
     /// Column names to keep (empty: the codec's default set).
@@ -61,6 +63,7 @@ impl Default for CodecBenchConfig {
         Self {
             codec: CodecName::OrcRleV1,
             backend: BackendChoice::Auto,
+            cuda: CudaOptions::default(),
             suite: SuiteChoice::Auto,
             columns: Vec::new(),
             target_bytes: 256 << 20,
@@ -283,7 +286,7 @@ fn dump_chunks(
 /// Runs the benchmark; `progress` is told each column's name as it starts.
 pub fn run(cfg: &CodecBenchConfig, mut progress: impl FnMut(&str)) -> Result<CodecBenchReport> {
     let cpu = CpuBackend::new();
-    let cuda = CudaBackend::for_choice(cfg.backend)?;
+    let cuda = CudaBackend::for_choice(cfg.backend, &cfg.cuda)?;
     let (backend_desc, timing) = match &cuda {
         Some(c) => (c.describe(), "kernel time, CUDA events, data on device"),
         None => (cpu.describe(), "wall time of the stage on the CPU"),

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::codecs::median;
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, StageOutput};
+use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions, StageOutput};
 use crate::gsst::{self, Frame, GsstLayout, GsstParams, TargetDevice};
 use crate::plan::Stage;
 
@@ -49,6 +49,8 @@ pub struct GsstBenchConfig {
     pub layouts: Vec<GsstLayout>,
     /// The backend for the timed decode (the CPU reference always runs).
     pub backend: BackendChoice,
+    /// How a CUDA backend runs (its GSST launch shape among it).
+    pub cuda: CudaOptions,
     /// Bytes of TPC-H text to generate.
     pub tpch_bytes: usize,
     /// Uncompressed bytes per block (default: derived from the device).
@@ -75,6 +77,7 @@ impl Default for GsstBenchConfig {
             input: GsstInput::Tpch,
             layouts: GsstLayout::ALL.to_vec(),
             backend: BackendChoice::Auto,
+            cuda: CudaOptions::default(),
             tpch_bytes: 1 << 30,
             block_bytes: None,
             splits: None,
@@ -242,9 +245,10 @@ fn verify(what: &str, stage: &Stage, got: &StageOutput, want: &[u8]) -> Result<(
 /// Runs the benchmark; `progress` is told what happens next.
 pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<GsstBenchReport> {
     let cpu = CpuBackend::new();
-    // an invalid shape override fails here, before minutes of compression
-    let shape = crate::gpu::launch::gsst_shape()?;
-    let cuda = CudaBackend::for_choice(cfg.backend)?;
+    // an invalid shape fails here, before minutes of compression
+    cfg.cuda.validate()?;
+    let shape = cfg.cuda.gsst_shape;
+    let cuda = CudaBackend::for_choice(cfg.backend, &cfg.cuda)?;
     if cuda.is_none() && !cfg.cpu_decode {
         return Err(Error::Unsupported(
             "no GPU and the CPU decode skipped: nothing to measure".into(),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exec::{Backend, CpuBackend};
-use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats};
+use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats, ReadTuning};
 use crate::parquet::ParquetFile;
 
 /// One file's result.
@@ -58,16 +58,20 @@ fn batches_bytes(b: &[RecordBatch]) -> u64 {
 }
 
 /// Reads each file (ORC or Parquet, by magic bytes) `warmup + runs` times
-/// on `backend`, pruning by `predicates` (which do not filter rows).
+/// on `backend` with `tuning`, pruning by `predicates` (which do not filter
+/// rows).
 pub fn run(
     files: &[PathBuf],
     columns: &[String],
     predicates: &[Predicate],
     backend: &dyn Backend,
+    tuning: &ReadTuning,
     warmup: usize,
     runs: usize,
 ) -> Result<Vec<ReadBenchRow>> {
-    let mut options = ReadOptions::default().with_batch_size(usize::MAX);
+    let mut options = ReadOptions::default()
+        .with_batch_size(usize::MAX)
+        .with_tuning(tuning.clone());
     if !columns.is_empty() {
         options = options.with_columns(columns.to_vec());
     }
@@ -87,12 +91,15 @@ pub fn run(
                 OrcFile::open(path)?.read_with_stats(&options, backend)
             }
         };
-        let mut before = crate::exec::cuda::profile();
-        let mut ops_before = crate::exec::cuda::kernel_ops();
+        let cuda = backend.as_cuda();
+        let profile = || cuda.map(|c| c.profile()).unwrap_or_default();
+        let kernel_ops = || cuda.map(|c| c.kernel_ops()).unwrap_or_default();
+        let mut before = profile();
+        let mut ops_before = kernel_ops();
         for r in 0..warmup + runs.max(1) {
             if r == warmup {
-                before = crate::exec::cuda::profile();
-                ops_before = crate::exec::cuda::kernel_ops();
+                before = profile();
+                ops_before = kernel_ops();
             }
             // The previous run's batches go first: held through this read,
             // they would keep its pinned output blocks from the pool.
@@ -107,12 +114,8 @@ pub fn run(
                 times.push((s, stats));
             }
         }
-        let cuda = crate::exec::cuda::profile().since(&before, runs.max(1));
-        let kernels = crate::exec::cuda::OpProfile::per_run(
-            &ops_before,
-            &crate::exec::cuda::kernel_ops(),
-            runs,
-        );
+        let cuda = profile().since(&before, runs.max(1));
+        let kernels = crate::exec::cuda::OpProfile::per_run(&ops_before, &kernel_ops(), runs);
         times.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (median_s, stages) = times[times.len() / 2];
         let verified = if backend.name() == "cpu" {

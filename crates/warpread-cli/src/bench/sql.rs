@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
 use crate::error::{Error, Result};
-use crate::exec::{Backend, BackendChoice};
+use crate::exec::{Backend, BackendChoice, CudaOptions};
 use crate::orc::ReadStats;
 use warpread_datafusion::{
     ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, register_tpch_with,
@@ -44,6 +44,8 @@ pub struct SqlBenchConfig {
     /// Backends of the warpread side, each timed on every format (one run
     /// can time both backends against a single DataFusion pass).
     pub backends: Vec<BackendChoice>,
+    /// How a CUDA backend among them runs.
+    pub cuda: CudaOptions,
     /// Data folder root (default: the cache).
     pub data_dir: Option<PathBuf>,
 }
@@ -99,6 +101,10 @@ pub struct SqlBenchReport {
     pub join_share_limits: (usize, usize),
     /// Per query.
     pub rows: Vec<SqlBenchRow>,
+    /// Batches the CUDA backends aggregated on the device, and those the
+    /// device refused (their partitions restarted on DataFusion's
+    /// operators).
+    pub device_aggregates: (u64, u64),
 }
 
 /// The Parquet twin of an ORC compression (ZLIB is GZIP's deflate body).
@@ -146,7 +152,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
     let backends = cfg
         .backends
         .iter()
-        .map(|&c| crate::exec::select(c).map(std::sync::Arc::<dyn Backend>::from))
+        .map(|&c| crate::exec::select_with(c, &cfg.cuda).map(std::sync::Arc::<dyn Backend>::from))
         .collect::<Result<Vec<_>>>()?;
     let described = backends.iter().map(|b| b.describe()).collect();
     let rt = runtime()?;
@@ -260,7 +266,13 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             limits,
         ))
     })?;
+    let device_aggregates = backends
+        .iter()
+        .filter_map(|b| b.as_cuda())
+        .map(|c| c.aggregate_batches())
+        .fold((0, 0), |(d, h), (bd, bh)| (d + bd, h + bh));
     Ok(SqlBenchReport {
+        device_aggregates,
         scale: cfg.scale,
         warpread_inputs: rows.0,
         datafusion_input: input_name(&df_opts),

@@ -753,10 +753,8 @@ pub fn generated_suite(names: &[&str], target_bytes: usize) -> Result<Vec<SuiteC
 /// else the first of `../shared/realdata`, `../../shared/realdata` relative to
 /// the current directory that exists, else `None`.
 pub fn default_realdata_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("WARPREAD_REALDATA")
-        && !dir.is_empty()
-    {
-        return Some(PathBuf::from(dir));
+    if let Some(dir) = crate::cli::env::realdata() {
+        return Some(dir);
     }
     let cwd = std::env::current_dir().ok()?;
     let found = ["../shared/realdata", "../../shared/realdata"]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::Settings;
 use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
 use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
 use crate::codecs::CodecName;
@@ -164,7 +165,8 @@ pub enum BenchCommand {
     },
 }
 
-pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
+pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
+    let backend = settings.backend;
     match cmd {
         BenchCommand::Gsst {
             input,
@@ -192,6 +194,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                 input,
                 layouts,
                 backend,
+                cuda: settings.cuda.clone(),
                 tpch_bytes: size_mib << 20,
                 block_bytes: block_kib.map(|k| k << 10),
                 splits,
@@ -203,7 +206,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             };
             run_gsst(&cfg, json)
         }
-        BenchCommand::Codecs(args) => run_codecs(args, backend),
+        BenchCommand::Codecs(args) => run_codecs(args, settings),
         BenchCommand::Read {
             files,
             columns,
@@ -211,7 +214,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             runs,
             warmup,
             json,
-        } => run_read(&files, &columns, &predicates, backend, warmup, runs, json),
+        } => run_read(&files, &columns, &predicates, settings, warmup, runs, json),
         BenchCommand::Sql {
             scale,
             format,
@@ -239,6 +242,7 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                 } else {
                     backends
                 },
+                cuda: settings.cuda.clone(),
                 data_dir,
             };
             run_sql_bench(&cfg, json)
@@ -307,7 +311,7 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
         total += &format!(" warpread {input} {w:.3} s,");
     }
     println!("{total} DataFusion {d:.3} s");
-    let (device, host) = crate::exec::cuda::aggregate_batches();
+    let (device, host) = r.device_aggregates;
     if device + host > 0 {
         println!(
             "scan aggregates: {device} batches aggregated on the device, {host} refused by it (their partitions restarted on DataFusion's operators)"
@@ -371,7 +375,8 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_codecs(args: CodecsArgs, backend: BackendChoice) -> Result<()> {
+fn run_codecs(args: CodecsArgs, settings: &Settings) -> Result<()> {
+    let backend = settings.backend;
     let CodecsArgs {
         codec,
         suite,
@@ -398,6 +403,7 @@ fn run_codecs(args: CodecsArgs, backend: BackendChoice) -> Result<()> {
     let cfg = CodecBenchConfig {
         codec,
         backend,
+        cuda: settings.cuda.clone(),
         suite: match suite {
             SuiteArg::Auto => SuiteChoice::Auto,
             SuiteArg::Codag => SuiteChoice::Codag,
@@ -456,13 +462,21 @@ fn run_read(
     files: &[PathBuf],
     columns: &[String],
     predicates: &[crate::orc::Predicate],
-    choice: BackendChoice,
+    settings: &Settings,
     warmup: usize,
     runs: usize,
     json: bool,
 ) -> Result<()> {
-    let backend = crate::exec::select(choice)?;
-    let rows = crate::bench::read::run(files, columns, predicates, backend.as_ref(), warmup, runs)?;
+    let backend = settings.select()?;
+    let rows = crate::bench::read::run(
+        files,
+        columns,
+        predicates,
+        backend.as_ref(),
+        &settings.tuning,
+        warmup,
+        runs,
+    )?;
     if json {
         println!(
             "{}",

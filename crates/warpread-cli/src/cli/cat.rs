@@ -9,7 +9,6 @@ use std::time::Instant;
 use clap::ValueEnum;
 
 use crate::error::{Error, Result};
-use crate::exec::{self, BackendChoice};
 use crate::orc::{OrcFile, Predicate, ReadOptions};
 
 /// Output formats.
@@ -42,10 +41,12 @@ pub struct CatArgs {
 }
 
 /// Runs `cat`.
-pub fn run(args: CatArgs, choice: BackendChoice) -> Result<()> {
-    let backend = exec::select(choice)?;
+pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
+    let backend = settings.select()?;
     let start = Instant::now();
-    let mut options = ReadOptions::default().with_batch_size(args.batch_size);
+    let mut options = ReadOptions::default()
+        .with_batch_size(args.batch_size)
+        .with_tuning(settings.tuning.clone());
     if !args.columns.is_empty() {
         options = options.with_columns(args.columns.clone());
     }

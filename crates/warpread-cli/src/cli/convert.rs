@@ -13,10 +13,10 @@ use arrow::datatypes::SchemaRef;
 use clap::ValueEnum;
 
 use crate::error::{Error, Result};
-use crate::exec::{self, BackendChoice, CpuBackend, CudaBackend};
+use crate::exec::{self, CpuBackend};
 use crate::gsst::container::{self, ContainerOptions};
 use crate::gsst::{GsstLayout, TargetDevice};
-use crate::orc::{OrcFile, ReadOptions};
+use crate::orc::{OrcFile, ReadOptions, ReadTuning};
 
 /// How `convert` stores string columns.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -73,13 +73,17 @@ fn read_csv(path: &Path, batch_size: usize) -> Result<(SchemaRef, Vec<RecordBatc
     Ok((schema, batches))
 }
 
-/// Reads any supported input to Arrow with `backend`.
+/// Reads any supported input to Arrow with `backend` (ORC and Parquet
+/// with `tuning`).
 pub fn read_any(
     path: &Path,
     batch_size: usize,
     backend: &dyn exec::Backend,
+    tuning: &ReadTuning,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let options = ReadOptions::default().with_batch_size(batch_size);
+    let options = ReadOptions::default()
+        .with_batch_size(batch_size)
+        .with_tuning(tuning.clone());
     if crate::parquet::is_parquet(path) {
         let file = crate::parquet::ParquetFile::open(path)?;
         Ok((
@@ -100,11 +104,11 @@ pub fn read_any(
 }
 
 /// Runs `convert`.
-pub fn run(args: ConvertArgs, choice: BackendChoice) -> Result<()> {
+pub fn run(args: ConvertArgs, settings: &super::Settings) -> Result<()> {
     if args.batch_size == 0 {
         return Err(Error::Unsupported("--batch-size must be positive".into()));
     }
-    let cuda = CudaBackend::for_choice(choice)?;
+    let cuda = settings.cuda_backend()?;
     // Block and split defaults suit the GPU that will decode; the one here
     // is the best guess of it.
     let target = cuda
@@ -116,7 +120,12 @@ pub fn run(args: ConvertArgs, choice: BackendChoice) -> Result<()> {
         None => Box::new(CpuBackend::new()),
     };
     let start = Instant::now();
-    let (schema, batches) = read_any(&args.input, args.batch_size, backend.as_ref())?;
+    let (schema, batches) = read_any(
+        &args.input,
+        args.batch_size,
+        backend.as_ref(),
+        &settings.tuning,
+    )?;
     let read_s = start.elapsed().as_secs_f64();
     let out = &args.output;
     let sink = BufWriter::new(File::create(out).map_err(|e| Error::io(out, e))?);

@@ -8,7 +8,6 @@ use std::time::Instant;
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
 use crate::error::Result;
-use crate::exec::BackendChoice;
 use warpread_datafusion::{TPCH, WarpreadConfig, register_tpch, run_sql, runtime, session};
 
 use super::sql::{OutputFormat, print_batches};
@@ -17,14 +16,14 @@ use super::sql::{OutputFormat, print_batches};
 pub const DEMO_SCALE: f64 = 0.1;
 
 /// Runs the demo.
-pub fn run(choice: BackendChoice) -> Result<()> {
+pub fn run(settings: &super::Settings) -> Result<()> {
     let options = GenOptions::new(GenFormat::Orc, GenCompression::Zlib);
     let dir = cache_root().join(tpch_dir_name(DEMO_SCALE, &options));
     let t = Instant::now();
     if ensure_tpch(DEMO_SCALE, &options, &dir)? {
         eprintln!("generated in {:.1} s", t.elapsed().as_secs_f64());
     }
-    let config = WarpreadConfig::new(choice)?;
+    let config = WarpreadConfig::with_backend(settings.select()?.into());
     let backend = config.backend.clone();
     let stats = config.stats.clone();
     runtime()?.block_on(async move {

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
+use super::Settings;
 use crate::error::{Error, Location, Result};
-use crate::exec::{self, BackendChoice, CudaBackend};
 use crate::gsst::{self, Frame, GsstLayout, GsstParams, TargetDevice};
 
 #[derive(Debug, Subcommand)]
@@ -47,13 +47,14 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// The device the defaults are derived for: the GPU the backend would use,
 /// else an H100.
-fn target(backend: BackendChoice) -> Result<TargetDevice> {
-    Ok(CudaBackend::for_choice(backend)?
+fn target(settings: &Settings) -> Result<TargetDevice> {
+    Ok(settings
+        .cuda_backend()?
         .map(|c| c.runtime().info().gsst_target())
         .unwrap_or(TargetDevice::H100))
 }
 
-pub fn run(cmd: GsstCommand, backend: BackendChoice) -> Result<()> {
+pub fn run(cmd: GsstCommand, settings: &Settings) -> Result<()> {
     match cmd {
         GsstCommand::Compress {
             input,
@@ -63,7 +64,7 @@ pub fn run(cmd: GsstCommand, backend: BackendChoice) -> Result<()> {
             splits,
         } => {
             let data = read(&input)?;
-            let mut params = GsstParams::for_device(&target(backend)?, data.len(), layout);
+            let mut params = GsstParams::for_device(&target(settings)?, data.len(), layout);
             if let Some(k) = block_kib {
                 params.block_bytes = k.max(1) << 10;
             }
@@ -85,7 +86,7 @@ pub fn run(cmd: GsstCommand, backend: BackendChoice) -> Result<()> {
         }
         GsstCommand::Decompress { input, output } => {
             let frame = read(&input)?;
-            let backend = exec::select(backend)?;
+            let backend = settings.select()?;
             let location = Location::file(&input);
             let layout = Frame::parse(&frame, &location)?.layout;
             let data = gsst::decompress_with(backend.as_ref(), &frame, &location)?;

@@ -1,15 +1,14 @@
 //! `warpread info`.
 
 use crate::error::Result;
-use crate::exec::{self, BackendChoice};
 use crate::gpu;
 
-pub fn run(choice: BackendChoice) -> Result<()> {
+pub fn run(settings: &super::Settings) -> Result<()> {
     match gpu::probe() {
         Ok(()) => println!("CUDA: driver and NVRTC found"),
         Err(why) => println!("CUDA: unavailable: {why}"),
     }
-    let backend = exec::select(choice)?;
-    println!("backend ({choice}): {}", backend.describe());
+    let backend = settings.select()?;
+    println!("backend ({}): {}", settings.backend, backend.describe());
     Ok(())
 }

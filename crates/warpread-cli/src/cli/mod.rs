@@ -4,6 +4,7 @@ mod bench;
 mod cat;
 mod convert;
 mod demo;
+pub mod env;
 mod gsst;
 mod info;
 mod inspect;
@@ -14,8 +15,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Result;
-use crate::exec::BackendChoice;
+use crate::error::{Error, Result};
+use crate::exec::column_sets::Split;
+use crate::exec::{Backend, BackendChoice, CudaBackend, CudaOptions, SyncMode};
+use crate::gsst::GsstShape;
+use crate::orc::ReadTuning;
 
 /// Read compressed ORC and Parquet with the GPU doing the heavy work.
 #[derive(Debug, Parser)]
@@ -24,9 +28,197 @@ pub struct Cli {
     /// Which backend decodes: cpu, cuda, or auto (CUDA when a device is usable).
     #[arg(long, global = true, default_value = "auto")]
     pub backend: BackendChoice,
+    /// How reads and the CUDA backend run.
+    #[command(flatten)]
+    pub options: OptionArgs,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Flags that tune reads and the CUDA backend (every one optional: the
+/// defaults are the libraries'). They change speed, never results; the
+/// benchmark scripts pass them to compare settings.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OptionArgs {
+    /// MiB of compressed stripes or row groups read and decoded together
+    /// (default: the backend's, 1 GiB on CUDA, 256 MiB on the CPU).
+    #[arg(long, global = true, value_name = "MIB")]
+    pub group_mib: Option<u64>,
+    /// Read groups in flight side by side (default 1).
+    #[arg(long, global = true, value_name = "N")]
+    pub groups_in_flight: Option<usize>,
+    /// Most column sets a read group splits into, decoded side by side
+    /// (default 8; 1 turns the split off).
+    #[arg(long, global = true, value_name = "N")]
+    pub column_sets: Option<usize>,
+    /// Parquet: check page CRC32s on the host even where the pages lie on
+    /// the device.
+    #[arg(long, global = true)]
+    pub no_device_crc: bool,
+    /// Parquet: bring every inflated page to the host, also those the host
+    /// does not read.
+    #[arg(long, global = true)]
+    pub no_pages_on_device: bool,
+    /// Parquet: gather byte-array dictionaries by stages on every backend
+    /// (on), on the host (off), or by stages where the pages lie on the
+    /// device (auto, the default).
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub device_byte_dicts: Switch,
+    /// Parquet: widen dictionary-encoded Decimal128 chunks on the host
+    /// after the gather rather than in it.
+    #[arg(long, global = true)]
+    pub no_widen_decimals: bool,
+    /// CUDA: run every job of inflate stages on the device (none on the
+    /// host's cores).
+    #[arg(long, global = true)]
+    pub no_host_share: bool,
+    /// CUDA: how host threads wait for the device: blocking (default),
+    /// yield, spin or auto (CUDA's choice).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub cuda_sync: Option<SyncMode>,
+    /// CUDA: MiB of pinned host memory the output pool holds at most (0
+    /// turns the pool off; default a quarter of the host's memory, 8 to 64
+    /// GiB).
+    #[arg(long, global = true, value_name = "MIB")]
+    pub pinned_pool_mib: Option<usize>,
+    /// CUDA: MiB of device memory that device mirrors of decompressed data
+    /// hold at most (0 turns mirrors off; default half the device's).
+    #[arg(long, global = true, value_name = "MIB")]
+    pub device_mirror_mib: Option<usize>,
+    /// CUDA: how many times a request's size a free pinned block may be and
+    /// still serve it (default 4; 1: only its own size class).
+    #[arg(long, global = true, value_name = "N")]
+    pub pinned_larger: Option<usize>,
+    /// CUDA: scan partitions a query reads with (default 4; 0: as many as
+    /// DataFusion plans).
+    #[arg(long, global = true, value_name = "N")]
+    pub scan_partitions: Option<usize>,
+    /// CUDA: threads per block of the GSST kernels (default 64).
+    #[arg(long, global = true, value_name = "N")]
+    pub gsst_threads: Option<u32>,
+    /// CUDA: resident blocks per SM the GSST kernels are compiled for
+    /// (default 8).
+    #[arg(long, global = true, value_name = "N")]
+    pub gsst_min_blocks: Option<u32>,
+    /// CUDA: 16-byte granules of the GSST splits decoder's input ring
+    /// (default 24).
+    #[arg(long, global = true, value_name = "N")]
+    pub gsst_ring: Option<u32>,
+    /// CUDA: folder whose kernel sources replace the built-in ones of the
+    /// same name (to compare kernel variants with one binary).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub kernel_dir: Option<PathBuf>,
+}
+
+/// A three-way switch: on, off, or the library's own choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// The library decides.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl Switch {
+    /// `None` for auto.
+    pub fn as_option(self) -> Option<bool> {
+        match self {
+            Switch::Auto => None,
+            Switch::On => Some(true),
+            Switch::Off => Some(false),
+        }
+    }
+}
+
+impl OptionArgs {
+    /// The read tuning the flags ask for.
+    pub fn read_tuning(&self) -> ReadTuning {
+        let mut t = ReadTuning::default()
+            .with_group_bytes(self.group_mib.map(|m| m.saturating_mul(1 << 20)))
+            .with_device_crc(!self.no_device_crc)
+            .with_pages_on_device(!self.no_pages_on_device)
+            .with_device_byte_dicts(self.device_byte_dicts.as_option())
+            .with_widen_decimals(!self.no_widen_decimals);
+        if let Some(n) = self.groups_in_flight {
+            t = t.with_groups_in_flight(n);
+        }
+        if let Some(n) = self.column_sets {
+            t = t.with_column_sets(Split::max_sets(n));
+        }
+        t
+    }
+
+    /// The CUDA options the flags ask for, with compiled kernels kept in
+    /// `kernel_cache`; an invalid GSST shape is an error.
+    pub fn cuda_options(&self, kernel_cache: Option<PathBuf>) -> Result<CudaOptions> {
+        let mib = |m: Option<usize>| m.map(|m| m.saturating_mul(1 << 20));
+        let shape = GsstShape::with_parts(self.gsst_threads, self.gsst_min_blocks, self.gsst_ring)
+            .map_err(Error::Unsupported)?;
+        let mut o = CudaOptions::default()
+            .with_kernel_cache(kernel_cache)
+            .with_kernel_dir(self.kernel_dir.clone())
+            .with_pinned_pool_bytes(mib(self.pinned_pool_mib))
+            .with_device_mirror_bytes(mib(self.device_mirror_mib))
+            .with_host_share(!self.no_host_share)
+            .with_gsst_shape(shape);
+        if let Some(mode) = self.cuda_sync {
+            o = o.with_sync(mode);
+        }
+        if let Some(n) = self.pinned_larger {
+            o = o.with_pinned_larger(n);
+        }
+        if let Some(n) = self.scan_partitions {
+            o = o.with_scan_partitions(Some(n));
+        }
+        Ok(o)
+    }
+}
+
+/// What every subcommand runs with: the backend choice, its CUDA options
+/// and the tuning of reads.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Which backend decodes.
+    pub backend: BackendChoice,
+    /// How a CUDA backend runs.
+    pub cuda: CudaOptions,
+    /// How reads run.
+    pub tuning: ReadTuning,
+}
+
+impl Settings {
+    /// The settings of a command line, with the kernel cache of the
+    /// environment ([`env::kernel_cache`]).
+    pub fn of(cli: &Cli) -> Result<Self> {
+        Ok(Self {
+            backend: cli.backend,
+            cuda: cli.options.cuda_options(env::kernel_cache())?,
+            tuning: cli.options.read_tuning(),
+        })
+    }
+
+    /// The same settings on another backend choice.
+    pub fn on(&self, backend: BackendChoice) -> Self {
+        Self {
+            backend,
+            ..self.clone()
+        }
+    }
+
+    /// The backend of the choice.
+    pub fn select(&self) -> Result<Box<dyn Backend>> {
+        crate::exec::select_with(self.backend, &self.cuda)
+    }
+
+    /// The CUDA backend of the choice (`None` for the CPU, or for `auto`
+    /// without a device).
+    pub fn cuda_backend(&self) -> Result<Option<CudaBackend>> {
+        CudaBackend::for_choice(self.backend, &self.cuda)
+    }
 }
 
 /// The subcommands.
@@ -165,14 +357,14 @@ pub enum GenCommand {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
-    // A GSST launch-shape override (WARPREAD_GSST_*) that does not hold is
-    // an error up front rather than a silent fallback in the compressor.
-    crate::gpu::launch::gsst_shape()?;
+    // A GSST launch shape that does not hold is an error up front rather
+    // than a failure after minutes of compression.
+    let settings = Settings::of(&cli)?;
     match cli.command {
-        Command::Bench { what } => bench::run(what, cli.backend),
-        Command::Gsst { what } => gsst::run(what, cli.backend),
-        Command::Info => info::run(cli.backend),
-        Command::Demo => demo::run(cli.backend),
+        Command::Bench { what } => bench::run(what, &settings),
+        Command::Gsst { what } => gsst::run(what, &settings),
+        Command::Info => info::run(&settings),
+        Command::Demo => demo::run(&settings),
         Command::Sql {
             tables,
             parquet_reader,
@@ -185,7 +377,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 format,
                 query,
             },
-            cli.backend,
+            &settings,
         ),
         Command::Convert {
             input,
@@ -205,7 +397,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 block_kib,
                 splits,
             },
-            cli.backend,
+            &settings,
         ),
         Command::Gen {
             what:
@@ -255,7 +447,75 @@ pub fn run(cli: Cli) -> Result<()> {
                 output,
                 batch_size,
             },
-            cli.backend,
+            &settings,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(["warpread"].iter().chain(args).chain(&["info"])).unwrap()
+    }
+
+    #[test]
+    fn no_flags_give_the_library_defaults() {
+        let cli = parse(&[]);
+        assert_eq!(cli.options.read_tuning(), ReadTuning::default());
+        assert_eq!(
+            cli.options.cuda_options(None).unwrap(),
+            CudaOptions::default()
+        );
+    }
+
+    #[test]
+    fn flags_map_onto_the_options() {
+        let cli = parse(&[
+            "--group-mib=64",
+            "--groups-in-flight=2",
+            "--column-sets=1",
+            "--no-device-crc",
+            "--no-pages-on-device",
+            "--device-byte-dicts=off",
+            "--no-widen-decimals",
+            "--no-host-share",
+            "--cuda-sync=spin",
+            "--pinned-pool-mib=0",
+            "--device-mirror-mib=3",
+            "--pinned-larger=1",
+            "--scan-partitions=0",
+            "--gsst-threads=128",
+            "--gsst-ring=8",
+            "--kernel-dir=/k",
+        ]);
+        let t = cli.options.read_tuning();
+        assert_eq!(t.group_bytes, Some(64 << 20));
+        assert_eq!(t.groups_in_flight, 2);
+        assert_eq!(t.column_sets.max_sets, 1);
+        assert!(!t.device_crc && !t.pages_on_device && !t.widen_decimals);
+        assert_eq!(t.device_byte_dicts, Some(false));
+        let c = cli.options.cuda_options(Some("/kc".into())).unwrap();
+        assert!(!c.host_share);
+        assert_eq!(c.sync, SyncMode::Spin);
+        assert_eq!(c.pinned_pool_bytes, Some(0));
+        assert_eq!(c.device_mirror_bytes, Some(3 << 20));
+        assert_eq!(c.pinned_larger, 1);
+        assert_eq!(c.scan_partitions, None);
+        assert_eq!(
+            c.gsst_shape,
+            GsstShape::with_parts(Some(128), None, Some(8)).unwrap()
+        );
+        assert_eq!(c.kernel_dir.as_deref(), Some(std::path::Path::new("/k")));
+        assert_eq!(c.kernel_cache.as_deref(), Some(std::path::Path::new("/kc")));
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let shape = parse(&["--gsst-threads=200"]).options.cuda_options(None);
+        assert!(shape.unwrap_err().to_string().contains("multiple of 32"));
+        let args = ["warpread", "--cuda-sync=sometimes", "info"];
+        assert!(Cli::try_parse_from(args).is_err());
     }
 }

@@ -9,8 +9,8 @@ use arrow::array::RecordBatch;
 use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
+use super::Settings;
 use crate::error::{Error, Result};
-use crate::exec::BackendChoice;
 use warpread_datafusion::{
     ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql, runtime, session,
 };
@@ -39,13 +39,14 @@ pub struct SqlArgs {
     pub query: Option<String>,
 }
 
-/// A session on `choice` with `tables` registered; prints what reads each.
+/// A session on the settings' backend with `tables` registered; prints
+/// what reads each.
 pub(crate) async fn session_with_tables(
-    choice: BackendChoice,
+    settings: &Settings,
     tables: &[String],
     parquet: ParquetReader,
 ) -> Result<SessionContext> {
-    let config = WarpreadConfig::new(choice)?;
+    let config = WarpreadConfig::with_backend(settings.select()?.into());
     eprintln!("backend: {}", config.backend.describe());
     // information_schema backs SHOW TABLES and the shell's `\d`.
     // With `--parquet-reader datafusion` too: ORC and GSST tables are still
@@ -116,9 +117,9 @@ async fn execute(ctx: &SessionContext, sql: &str, format: OutputFormat) -> Resul
 }
 
 /// Runs `sql`.
-pub fn run(args: SqlArgs, choice: BackendChoice) -> Result<()> {
+pub fn run(args: SqlArgs, settings: &Settings) -> Result<()> {
     runtime()?.block_on(async {
-        let ctx = session_with_tables(choice, &args.tables, args.parquet_reader).await?;
+        let ctx = session_with_tables(settings, &args.tables, args.parquet_reader).await?;
         match &args.query {
             Some(q) => execute(&ctx, q, args.format).await,
             None => shell(&ctx, args.format).await,

@@ -7,15 +7,10 @@ use super::tpch::{self, GenOptions, TABLES};
 use crate::error::Result;
 
 /// The cache root: `$WARPREAD_CACHE`, else `~/.cache/warpread`, else
-/// `./.warpread-cache` when there is no home folder.
+/// `./.warpread-cache` when there is no home folder
+/// ([`crate::cli::env::data_cache`]).
 pub fn cache_root() -> PathBuf {
-    if let Some(dir) = std::env::var_os("WARPREAD_CACHE") {
-        return PathBuf::from(dir);
-    }
-    match std::env::var_os("HOME") {
-        Some(home) => Path::new(&home).join(".cache").join("warpread"),
-        None => PathBuf::from(".warpread-cache"),
-    }
+    crate::cli::env::data_cache()
 }
 
 /// The folder name of a TPC-H data set: `tpch-sf0.1` for the demo's

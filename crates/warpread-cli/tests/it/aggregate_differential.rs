@@ -196,7 +196,7 @@ fn aggregate_programs_match_the_cpu_reference() {
     );
     let no_keys = q1_like(vec![], vec![]);
     let big_key = q1_like(vec![7], vec![Field::new("big", DataType::Int64, false)]);
-    let (device_before, host_before) = warpread::exec::cuda::aggregate_batches();
+    let (device_before, host_before) = cuda.aggregate_batches();
     for round in 0..6 {
         let n = [1, 31, 1000, 65_537, 300_000, 1_000_003][round];
         let b = batch(&mut rng, n, false, &["A", "N", "R"]);
@@ -256,7 +256,7 @@ fn aggregate_programs_match_the_cpu_reference() {
             batches.len()
         );
     }
-    let (device, host) = warpread::exec::cuda::aggregate_batches();
+    let (device, host) = cuda.aggregate_batches();
     assert!(device - device_before >= 18, "the device ran the programs");
     assert!(host - host_before >= 6, "the fallbacks were taken");
 }
@@ -277,11 +277,9 @@ fn lineitem(tag: &str, scale: f64, rows: usize) -> (std::path::PathBuf, ParquetF
 
 /// A read of `cols` with each row group one batch, as aggregate scans read.
 fn whole_groups(cols: &[&str]) -> ReadOptions {
-    ReadOptions {
-        columns: Some(cols.iter().map(|c| c.to_string()).collect()),
-        batch_size: 1 << 24,
-        ..Default::default()
-    }
+    ReadOptions::default()
+        .with_columns(cols.iter().copied())
+        .with_batch_size(1 << 24)
 }
 
 #[test]
@@ -328,26 +326,19 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
     // As the SQL provider reads for an aggregate: without column sets, and
     // then with the values of the gathered chunks left on the device alone
     // (their host bytes unwritten: a wrong input would show here).
-    let plain = ReadOptions {
-        column_sets: warpread::exec::column_sets::Split::NONE,
-        ..options.clone()
-    };
-    let device_only = ReadOptions {
-        device_values: true,
-        ..plain.clone()
-    };
+    let plain = options
+        .clone()
+        .with_column_sets(warpread::exec::column_sets::Split::NONE);
+    let device_only = plain.clone().with_device_values(true);
     // And as it does: decimals at their stored width as well.
-    let narrow = ReadOptions {
-        narrow_decimals: true,
-        ..device_only.clone()
-    };
+    let narrow = device_only.clone().with_narrow_decimals(true);
     let mut outcome = Vec::new();
     for (what, options) in [
         ("host copies", &plain),
         ("device values", &device_only),
         ("narrow decimals", &narrow),
     ] {
-        let before = warpread::exec::cuda::profile();
+        let before = cuda.profile();
         cuda.retain_decoded(true);
         let got_batches = file.read(options, cuda);
         let mut got = warpread::query::Groups::new(&p);
@@ -361,7 +352,7 @@ fn aggregates_over_decoded_lineitem_read_on_each_backend_match() {
             }
         }
         cuda.retain_decoded(false);
-        let after = warpread::exec::cuda::profile();
+        let after = cuda.profile();
         outcome.push((what, got_batches.map(|_| got), ran, before, after));
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -423,10 +414,7 @@ fn narrow_decimals_aggregate_as_widened() {
         "l_tax",
     ];
     let wide = whole_groups(&cols);
-    let narrow = ReadOptions {
-        narrow_decimals: true,
-        ..wide.clone()
-    };
+    let narrow = wide.clone().with_narrow_decimals(true);
     let cpu = CpuBackend::new();
     let (w, n) = (
         file.read(&wide, &cpu).unwrap(),

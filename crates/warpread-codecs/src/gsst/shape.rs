@@ -8,8 +8,8 @@
 /// Two warps: measured fastest on the H100 with the wide splits decoder
 /// (BENCHMARKS.md, launch-shape sweep: 64/8/24 at 452 GB/s against 333 for
 /// the thesis's 6 warps, 192/5/4), because small blocks with deep rings keep
-/// more independent loads in flight per SM. Overridable at run time
-/// ([`GsstShape::from_env`]).
+/// more independent loads in flight per SM. Other shapes are chosen at run
+/// time ([`GsstShape::with_parts`]).
 pub const GSST_THREADS_PER_BLOCK: u32 = 64;
 /// `__launch_bounds__` minimum blocks per SM: caps registers at 128 a thread
 /// (8 × 64 threads), which the wide decoder needs no more of (86 on sm_90,
@@ -32,21 +32,13 @@ pub const STATIC_SHARED_LIMIT: u32 = 48 << 10;
 /// later), counted when working out how many blocks share an SM.
 pub const SHARED_RESERVED_PER_BLOCK: u32 = 1 << 10;
 
-/// Environment variable overriding [`GSST_THREADS_PER_BLOCK`].
-pub const ENV_GSST_THREADS: &str = "WARPREAD_GSST_THREADS";
-/// Environment variable overriding [`GSST_MIN_BLOCKS_PER_SM`].
-pub const ENV_GSST_MIN_BLOCKS: &str = "WARPREAD_GSST_MIN_BLOCKS";
-/// Environment variable overriding [`GSST_RING_GRANULES`].
-pub const ENV_GSST_RING: &str = "WARPREAD_GSST_RING";
-
 /// The launch shape of the GSST kernels: threads per block (= the
 /// compressor's default splits per block), the resident blocks per SM they
 /// are compiled for, and the splits decoder's input ring. One value flows
 /// into the NVRTC defines, the launch dimensions, the shared-memory budget
 /// and the compressor's defaults ([`crate::gsst::GsstParams::for_device`]),
-/// so that one binary can measure several shapes (environment variables
-/// [`ENV_GSST_THREADS`], [`ENV_GSST_MIN_BLOCKS`], [`ENV_GSST_RING`]) without
-/// the kernels and the frames disagreeing.
+/// so that one binary can measure several shapes (a CUDA backend's options
+/// carry one) without the kernels and the frames disagreeing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GsstShape {
     /// Threads per block, a multiple of 32 up to 1024.
@@ -106,25 +98,17 @@ impl GsstShape {
         Ok(shape)
     }
 
-    /// The shape the environment asks for: each variable that is set
-    /// replaces its default, then the whole is checked ([`Self::new`]).
-    /// `get` reads a variable (`std::env::var_os` outside tests).
-    pub fn from_env(
-        get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    /// The default shape with the given parts replaced, then the whole
+    /// checked ([`Self::new`]).
+    pub fn with_parts(
+        threads: Option<u32>,
+        min_blocks: Option<u32>,
+        ring: Option<u32>,
     ) -> std::result::Result<Self, String> {
-        let read = |name: &str, default: u32| -> std::result::Result<u32, String> {
-            match get(name) {
-                None => Ok(default),
-                Some(v) => v
-                    .to_str()
-                    .and_then(|s| s.trim().parse::<u32>().ok())
-                    .ok_or_else(|| format!("{name}={v:?}: not a non-negative integer")),
-            }
-        };
         Self::new(
-            read(ENV_GSST_THREADS, Self::DEFAULT.threads)?,
-            read(ENV_GSST_MIN_BLOCKS, Self::DEFAULT.min_blocks)?,
-            read(ENV_GSST_RING, Self::DEFAULT.ring)?,
+            threads.unwrap_or(Self::DEFAULT.threads),
+            min_blocks.unwrap_or(Self::DEFAULT.min_blocks),
+            ring.unwrap_or(Self::DEFAULT.ring),
         )
     }
 

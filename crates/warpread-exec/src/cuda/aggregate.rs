@@ -5,7 +5,7 @@
 //! ([`crate::query::cuda_source`]), the blocks' group tables merged here.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use arrow::array::{Array, AsArray};
 use arrow::buffer::Buffer;
@@ -20,22 +20,14 @@ use crate::query::cuda_source::{self, ENTRY, GROUPS, KEY_BITS, THREADS};
 use crate::query::groups::{KeyValue, encode_key};
 use crate::query::{AggFn, AggProgram, Groups, Load};
 
-/// Batches aggregated on the device, and those it refused (inputs with
-/// nulls, keys that do not pack, full group tables).
-pub static DEVICE_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-/// See [`DEVICE_BATCHES`].
-pub static HOST_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// The kernel source of a program, compiled once per distinct text: the
-/// runtime caches entry points by `'static` source, so each text is leaked
-/// once (a session has a handful of distinct programs).
-fn kernel_source(program: &AggProgram) -> &'static KernelSource {
-    static SOURCES: OnceLock<Mutex<HashMap<String, &'static KernelSource>>> = OnceLock::new();
+/// The kernel source of a program, one per distinct text in `sources`
+/// (the backend's: see `CudaBackend::programs`).
+fn kernel_source(
+    sources: &Mutex<HashMap<String, &'static KernelSource>>,
+    program: &AggProgram,
+) -> &'static KernelSource {
     let text = cuda_source::source(program);
-    let mut map = SOURCES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut map = sources.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = map.get(&text) {
         return s;
     }
@@ -201,7 +193,6 @@ impl CudaBackend {
         program: &AggProgram,
         batches: &[RecordBatch],
     ) -> Result<Option<Groups>> {
-        use std::sync::atomic::Ordering::Relaxed;
         let batches: Vec<&RecordBatch> = batches.iter().filter(|b| b.num_rows() > 0).collect();
         if batches.is_empty() {
             return Ok(Some(Groups::new(program)));
@@ -222,7 +213,7 @@ impl CudaBackend {
             None
         };
         let Some(placed) = placed else {
-            HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+            counters::count(&self.counters.host_batches, batches.len() as u64);
             return Ok(None);
         };
         // Runs of batches with the same loads and bytes keys of the same
@@ -240,13 +231,13 @@ impl CudaBackend {
             match self.launch_program(&bound[at], run, &placed[at..at + len])? {
                 Some(g) => groups.merge(&g),
                 None => {
-                    HOST_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+                    counters::count(&self.counters.host_batches, batches.len() as u64);
                     return Ok(None);
                 }
             }
             at += len;
         }
-        DEVICE_BATCHES.fetch_add(batches.len() as u64, Relaxed);
+        counters::count(&self.counters.device_batches, batches.len() as u64);
         Ok(Some(groups))
     }
 
@@ -261,7 +252,10 @@ impl CudaBackend {
         let key_lengths = &placed[0].key_lengths;
         let _span = crate::trace::span("cuda.aggregate");
         // A kernel that does not build is a refusal, not a failed query.
-        let func = match self.rt.function(kernel_source(program), ENTRY) {
+        let func = match self
+            .rt
+            .function(kernel_source(&self.programs, program), ENTRY)
+        {
             Ok(f) => f,
             Err(e) => {
                 tracing::warn!("aggregate program kernel unavailable: {e}");
@@ -278,18 +272,17 @@ impl CudaBackend {
         let mut mirrors: Vec<Option<(Arc<CudaSlice<u8>>, usize)>> = Vec::new();
         let mut staged: Vec<Option<usize>> = Vec::new();
         let mut total = 0usize;
-        use std::sync::atomic::Ordering::Relaxed;
         for b in placed.iter().flat_map(|p| &p.bytes) {
             let m = b.as_ref().and_then(|b| self.pool.mirror_of(b.as_slice()));
             match (b, &m) {
                 (Some(b), None) => {
                     staged.push(Some(total));
                     total += b.len().next_multiple_of(16);
-                    counters::BYTES_IN.fetch_add(b.len() as u64, Relaxed);
+                    counters::count(&self.counters.bytes_in, b.len() as u64);
                 }
                 (Some(b), Some(_)) => {
                     staged.push(None);
-                    counters::BYTES_MIRRORED.fetch_add(b.len() as u64, Relaxed);
+                    counters::count(&self.counters.bytes_mirrored, b.len() as u64);
                 }
                 (None, _) => staged.push(None),
             }

@@ -2,9 +2,6 @@
 //! defines at compile time (and refuse to compile without them), so the Rust
 //! launch geometry and the kernels' shared-memory layout cannot disagree.
 
-use std::sync::OnceLock;
-
-use crate::error::{Error, Result};
 use crate::plan::StageOp;
 
 /// Warps per thread block; each warp decodes one chunk at a time.
@@ -19,37 +16,15 @@ pub const RING_BYTES: u32 = 512;
 
 pub use warpread_codecs::gsst::shape::*;
 
-/// The GSST shape of this process: [`GsstShape::from_env`], read once (the
-/// kernels are compiled once per process with it, and frames compressed
-/// with its defaults must match them). An invalid override is an error here
-/// and wherever kernels are compiled.
-pub fn gsst_shape() -> Result<GsstShape> {
-    static SHAPE: OnceLock<std::result::Result<GsstShape, String>> = OnceLock::new();
-    SHAPE
-        .get_or_init(|| GsstShape::from_env(|n| std::env::var_os(n)))
-        .clone()
-        .map_err(Error::Unsupported)
-}
-
-/// [`gsst_shape`] for callers that cannot fail (compression defaults): an
-/// invalid override falls back to the compiled-in shape with a warning;
-/// the CLI and the CUDA backend reject it before anything is decoded.
-pub fn gsst_shape_or_default() -> GsstShape {
-    gsst_shape().unwrap_or_else(|e| {
-        tracing::warn!("{e}; using the default GSST shape");
-        GsstShape::DEFAULT
-    })
-}
-
-/// The `-D` options that pass the constants to NVRTC; fails on an invalid
-/// GSST shape override.
-pub fn defines() -> Result<Vec<String>> {
+/// The `-D` options that pass the constants to NVRTC, with the GSST
+/// kernels' `shape`.
+pub fn defines(shape: &GsstShape) -> Vec<String> {
     let mut d = vec![
         format!("-DCODAG_WARPS_PER_BLOCK={WARPS_PER_BLOCK}"),
         format!("-DCODAG_RING_BYTES={RING_BYTES}"),
     ];
-    d.extend(gsst_shape()?.defines());
-    Ok(d)
+    d.extend(shape.defines());
+    d
 }
 
 /// Grid and block size of one launch.
@@ -62,19 +37,19 @@ pub struct LaunchShape {
 }
 
 /// The launch geometry of a stage: one warp per job (CODAG kernels), or one
-/// thread block per job for GSST, whose splits are decoded by the threads
-/// of a block sharing one symbol table.
-pub fn shape_for(op: &StageOp, jobs: usize) -> Result<LaunchShape> {
-    Ok(match op {
+/// thread block per job for GSST (`gsst` threads each), whose splits are
+/// decoded by the threads of a block sharing one symbol table.
+pub fn shape_for(op: &StageOp, jobs: usize, gsst: &GsstShape) -> LaunchShape {
+    match op {
         StageOp::Gsst(_) => LaunchShape {
             blocks: (jobs as u64).clamp(1, i32::MAX as u64) as u32,
-            threads: gsst_shape()?.threads,
+            threads: gsst.threads,
         },
         _ => LaunchShape {
             blocks: blocks_for_jobs(jobs),
             threads: THREADS_PER_BLOCK,
         },
-    })
+    }
 }
 
 /// Blocks needed for one warp per job.
@@ -106,8 +81,7 @@ mod tests {
                 "the kernels must require {name} from the launcher"
             );
             assert!(
-                defines()
-                    .unwrap()
+                defines(&GsstShape::DEFAULT)
                     .iter()
                     .any(|d| d.starts_with(&format!("-D{name}=")))
             );
@@ -128,9 +102,16 @@ mod tests {
 
     #[test]
     fn gsst_blocks_are_one_per_job() {
-        let s = shape_for(&StageOp::Gsst(crate::plan::GsstLayout::Splits), 1056).unwrap();
-        assert_eq!((s.blocks, s.threads), (1056, gsst_shape().unwrap().threads));
-        let c = shape_for(&StageOp::Inflate, 5).unwrap();
+        let wide = GsstShape::new(128, 4, 8).unwrap();
+        for shape in [GsstShape::DEFAULT, wide] {
+            let s = shape_for(
+                &StageOp::Gsst(crate::plan::GsstLayout::Splits),
+                1056,
+                &shape,
+            );
+            assert_eq!((s.blocks, s.threads), (1056, shape.threads));
+        }
+        let c = shape_for(&StageOp::Inflate, 5, &wide);
         assert_eq!((c.blocks, c.threads), (2, THREADS_PER_BLOCK));
     }
 
@@ -141,17 +122,9 @@ mod tests {
         assert_eq!(blocks_for_jobs(5), 2);
     }
 
-    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into())
-    }
-
     #[test]
     fn gsst_shape_defaults_without_overrides() {
-        let s = GsstShape::from_env(env(&[])).unwrap();
+        let s = GsstShape::with_parts(None, None, None).unwrap();
         assert_eq!(s, GsstShape::DEFAULT);
         assert_eq!((s.threads, s.min_blocks, s.ring), (64, 8, 24));
         // ptxas reports 34880 and 17984 bytes for gsst.cu's two entries
@@ -174,12 +147,7 @@ mod tests {
 
     #[test]
     fn gsst_shape_overrides_parse() {
-        let s = GsstShape::from_env(env(&[
-            (ENV_GSST_THREADS, "384"),
-            (ENV_GSST_MIN_BLOCKS, " 3 "),
-            (ENV_GSST_RING, "4"),
-        ]))
-        .unwrap();
+        let s = GsstShape::with_parts(Some(384), Some(3), Some(4)).unwrap();
         assert_eq!((s.threads, s.min_blocks, s.ring), (384, 3, 4));
         // the coalesced ring shrinks to fit 48 KiB beside 384 statuses
         assert_eq!(s.wide_ring(), 5);
@@ -188,8 +156,8 @@ mod tests {
             s.defines()
                 .contains(&"-DGSST_WIDE_RING_GRANULES=5".to_string())
         );
-        // one variable alone keeps the other defaults
-        let t = GsstShape::from_env(env(&[(ENV_GSST_RING, "8")])).unwrap();
+        // one part alone keeps the other defaults
+        let t = GsstShape::with_parts(None, None, Some(8)).unwrap();
         assert_eq!(
             (t.threads, t.min_blocks, t.ring, t.wide_ring()),
             (64, 8, 8, 8)
@@ -198,35 +166,25 @@ mod tests {
 
     #[test]
     fn gsst_shape_overrides_are_checked() {
-        let bad = |vars: &[(&str, &str)]| GsstShape::from_env(env(vars)).unwrap_err();
-        assert!(bad(&[(ENV_GSST_THREADS, "200")]).contains("multiple of 32"));
-        assert!(bad(&[(ENV_GSST_THREADS, "0")]).contains("multiple of 32"));
-        assert!(bad(&[(ENV_GSST_THREADS, "2048")]).contains("multiple of 32"));
-        assert!(bad(&[(ENV_GSST_THREADS, "-32")]).contains("not a non-negative integer"));
-        assert!(bad(&[(ENV_GSST_THREADS, "lots")]).contains(ENV_GSST_THREADS));
-        assert!(bad(&[(ENV_GSST_MIN_BLOCKS, "0")]).contains("at least 1"));
-        // 5 x 512 threads exceed an SM
-        assert!(bad(&[(ENV_GSST_THREADS, "512")]).contains("2048"));
-        assert!(bad(&[(ENV_GSST_RING, "1")]).contains("2..=64"));
-        assert!(bad(&[(ENV_GSST_RING, "65")]).contains("2..=64"));
+        let bad = |t, m, r| GsstShape::with_parts(t, m, r).unwrap_err();
+        assert!(bad(Some(200), None, None).contains("multiple of 32"));
+        assert!(bad(Some(0), None, None).contains("multiple of 32"));
+        assert!(bad(Some(2048), None, None).contains("multiple of 32"));
+        assert!(bad(None, Some(0), None).contains("at least 1"));
+        // 8 x 512 threads exceed an SM
+        assert!(bad(Some(512), None, None).contains("2048"));
+        assert!(bad(None, None, Some(1)).contains("2..=64"));
+        assert!(bad(None, None, Some(65)).contains("2..=64"));
         // 512 x 8 granules x 16 bytes: 64 KiB of ring
-        let e = bad(&[
-            (ENV_GSST_THREADS, "512"),
-            (ENV_GSST_MIN_BLOCKS, "4"),
-            (ENV_GSST_RING, "8"),
-        ]);
+        let e = bad(Some(512), Some(4), Some(8));
         assert!(
             e.contains("splits decoder") && e.contains("static limit"),
             "{e}"
         );
         // the default ring at 256 threads: 100 KiB
-        assert!(bad(&[(ENV_GSST_THREADS, "256")]).contains("splits decoder"));
+        assert!(bad(Some(256), None, None).contains("splits decoder"));
         // 1024 threads: even the shortest ring is over the limit
-        let e = bad(&[
-            (ENV_GSST_THREADS, "1024"),
-            (ENV_GSST_MIN_BLOCKS, "2"),
-            (ENV_GSST_RING, "2"),
-        ]);
+        let e = bad(Some(1024), Some(2), Some(2));
         assert!(e.contains("splits decoder"), "{e}");
         // the largest that fits either decoder
         assert!(GsstShape::new(736, 2, 2).is_err());

@@ -1,14 +1,17 @@
 //! The CUDA runtime: probing for a driver without touching it, the device
 //! context and stream, NVRTC compilation of `kernels/` with an on-disk cache,
-//! and launch constants shared with the kernels.
+//! launch constants shared with the kernels, and the options of a backend
+//! ([`CudaOptions`]).
 
 pub mod kernels;
 pub mod launch;
 mod nvrtc;
+pub mod options;
 pub mod pinned_pool;
 mod probe;
 mod runtime;
 
+pub use options::{CudaOptions, SyncMode};
 pub use pinned_pool::{PinnedBlock, PinnedPool};
 pub use probe::{DeviceInfo, probe};
 pub use runtime::{DeviceScratch, GpuRuntime, PinnedScratch};

@@ -3,7 +3,7 @@
 //! result (sources, options, NVRTC version, architecture).
 
 use std::ffi::{CStr, CString, c_char};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cudarc::nvrtc::sys;
 
@@ -26,27 +26,24 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// The folder of cached CUBINs: `$WARPREAD_KERNEL_CACHE`, else
-/// `$XDG_CACHE_HOME/warpread/kernels`, else `~/.cache/warpread/kernels`.
-pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("WARPREAD_KERNEL_CACHE") {
-        return Some(PathBuf::from(d));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("warpread").join("kernels"))
+/// How a runtime compiles its kernels (from its [`CudaOptions`](super::CudaOptions)).
+#[derive(Debug, Clone)]
+pub struct Compile {
+    /// Folder of cached CUBINs (`None`: none kept).
+    pub cache: Option<PathBuf>,
+    /// Folder of replacement kernel sources.
+    pub kernel_dir: Option<PathBuf>,
+    /// Launch shape of the GSST kernels, passed as defines.
+    pub gsst_shape: launch::GsstShape,
 }
 
-/// The text NVRTC compiles for `src`: the file of that name in
-/// `$WARPREAD_KERNEL_DIR` when the variable is set and the file exists, else
-/// the source built into the binary. The override lets one binary compare
-/// kernel variants on a GPU host that has no Rust toolchain.
-fn source_text(src: &KernelSource) -> Result<std::borrow::Cow<'static, str>> {
-    let Some(dir) = std::env::var_os("WARPREAD_KERNEL_DIR") else {
+/// The text NVRTC compiles for `src`: the file of that name in `dir` when
+/// given and the file exists, else the source built into the binary.
+fn source_text(src: &KernelSource, dir: Option<&Path>) -> Result<std::borrow::Cow<'static, str>> {
+    let Some(dir) = dir else {
         return Ok(src.text.into());
     };
-    let path = PathBuf::from(dir).join(src.file);
+    let path = dir.join(src.file);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             tracing::info!("kernel source {} from {}", src.file, path.display());
@@ -68,16 +65,16 @@ fn nvrtc_version() -> (i32, i32) {
 }
 
 /// NVRTC options: the architecture and the launch constants as defines
-/// (so the cache key below covers the GSST shape override too).
-fn options(arch: &str) -> Result<Vec<String>> {
+/// (so the cache key below covers the GSST shape too).
+fn options(arch: &str, shape: &launch::GsstShape) -> Vec<String> {
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
         "--device-as-default-execution-space".to_string(),
         "-lineinfo".to_string(),
     ];
-    o.extend(launch::defines()?);
-    Ok(o)
+    o.extend(launch::defines(shape));
+    o
 }
 
 /// The cache key of a compilation: everything NVRTC's output depends on,
@@ -92,17 +89,20 @@ fn cache_key(text: &str, header: &str, opts: &[String], version: &str) -> u64 {
     ])
 }
 
-/// Returns the CUBIN of `src` for `arch` (e.g. `sm_90`), from the cache when
-/// present, else compiled and stored. Cache I/O problems only cost a
+/// Returns the CUBIN of `src` for `arch` (e.g. `sm_90`), from `how`'s cache
+/// when present, else compiled and stored there. Cache I/O problems only cost a
 /// recompile.
-pub fn cubin(src: &KernelSource, arch: &str) -> Result<Vec<u8>> {
-    let text = source_text(src)?;
-    let header = source_text(&CODAG_HEADER)?;
-    let opts = options(arch)?;
+pub fn cubin(src: &KernelSource, arch: &str, how: &Compile) -> Result<Vec<u8>> {
+    let text = source_text(src, how.kernel_dir.as_deref())?;
+    let header = source_text(&CODAG_HEADER, how.kernel_dir.as_deref())?;
+    let opts = options(arch, &how.gsst_shape);
     let (major, minor) = nvrtc_version();
     let key = cache_key(&text, &header, &opts, &format!("{major}.{minor}"));
     let stem = src.file.trim_end_matches(".cu");
-    let path = cache_dir().map(|d| d.join(format!("{stem}-{arch}-{key:016x}.cubin")));
+    let path = how
+        .cache
+        .as_ref()
+        .map(|d| d.join(format!("{stem}-{arch}-{key:016x}.cubin")));
     if let Some(p) = &path
         && let Ok(bytes) = std::fs::read(p)
     {
@@ -225,6 +225,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn overrides_replace_only_the_files_they_hold() {
+        let dir = std::env::temp_dir().join(format!("warpread-kdir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("inflate.cu"), "// variant").unwrap();
+        let text = |src, d| source_text(src, d).unwrap().into_owned();
+        assert_eq!(
+            text(&super::super::kernels::INFLATE, Some(&dir)),
+            "// variant"
+        );
+        assert_eq!(
+            text(&super::super::kernels::CRC32, Some(&dir)),
+            super::super::kernels::CRC32.text
+        );
+        assert_eq!(
+            text(&super::super::kernels::INFLATE, None),
+            super::super::kernels::INFLATE.text
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn hash_separates_parts_and_is_stable() {
         assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
         assert_eq!(fnv1a(&[b"warpread"]), fnv1a(&[b"warpread"]));
@@ -232,22 +253,22 @@ mod tests {
 
     #[test]
     fn options_carry_arch_and_constants() {
-        let o = options("sm_90").unwrap();
-        assert!(o.contains(&"--gpu-architecture=sm_90".to_string()));
-        assert!(o.iter().any(|x| x.starts_with("-DCODAG_WARPS_PER_BLOCK=")));
-        let shape = launch::gsst_shape().unwrap();
-        for d in shape.defines() {
-            assert!(o.contains(&d), "{d} missing from {o:?}");
+        for shape in [
+            launch::GsstShape::DEFAULT,
+            launch::GsstShape::new(256, 5, 4).unwrap(),
+        ] {
+            let o = options("sm_90", &shape);
+            assert!(o.contains(&"--gpu-architecture=sm_90".to_string()));
+            assert!(o.iter().any(|x| x.starts_with("-DCODAG_WARPS_PER_BLOCK=")));
+            for d in shape.defines() {
+                assert!(o.contains(&d), "{d} missing from {o:?}");
+            }
         }
     }
 
     #[test]
     fn cache_key_covers_the_gsst_shape() {
-        let opts = |s: launch::GsstShape| {
-            let mut o = vec!["--gpu-architecture=sm_90".to_string()];
-            o.extend(s.defines());
-            o
-        };
+        let opts = |s: launch::GsstShape| options("sm_90", &s);
         let base = launch::GsstShape::DEFAULT;
         let key = |s| cache_key("k", "h", &opts(s), "13.0");
         let shapes = [

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use arrow::buffer::Buffer;
 use cudarc::driver::{CudaContext, CudaSlice, PinnedHostSlice};
 
+use super::CudaOptions;
 use crate::error::{Error, Result};
 
 /// The least cap on the pool's pinned bytes, and the cap when the host's
@@ -34,23 +35,8 @@ pub const MIN_CAP: usize = 8 << 30;
 /// The most the default cap grows to.
 pub const MAX_CAP: usize = 64 << 30;
 
-/// Overrides [`default_cap`], in MiB (0 turns the pool off).
-pub const ENV_CAP_MIB: &str = "WARPREAD_PINNED_POOL_MIB";
-
 /// Smallest block: smaller outputs share size classes of at least this.
 const MIN_BLOCK: usize = 1 << 20;
-
-/// Overrides the device bytes mirrors may hold in all, in MiB (0 turns
-/// mirrors off; default: half of the device's memory).
-pub const ENV_MIRROR_MIB: &str = "WARPREAD_DEVICE_MIRROR_MIB";
-
-/// How many times its size a free block may be to serve a request for
-/// which no block of its own size is free, before a new one is allocated:
-/// 4, `WARPREAD_PINNED_LARGER` overrides (1: only the request's own size).
-fn larger_classes() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| crate::env::count("WARPREAD_PINNED_LARGER").unwrap_or(4))
-}
 
 /// A block's bytes on the device.
 struct Mirror {
@@ -86,6 +72,10 @@ struct Inner {
     /// Device bytes the mirrors hold, and the most they may.
     mirrored: AtomicUsize,
     mirror_cap: usize,
+    /// How many times its size a free block may be to serve a request for
+    /// which no block of its own size is free, before a new one is
+    /// allocated (1: only the request's own size).
+    larger: usize,
 }
 
 impl Inner {
@@ -130,6 +120,10 @@ impl PinnedPool {
     /// A pool for `ctx` holding at most `cap` pinned bytes, and mirrors of
     /// at most `mirror_cap` device bytes.
     pub fn new(ctx: Arc<CudaContext>, cap: usize, mirror_cap: usize) -> Self {
+        Self::build(ctx, cap, mirror_cap, super::options::PINNED_LARGER)
+    }
+
+    fn build(ctx: Arc<CudaContext>, cap: usize, mirror_cap: usize, larger: usize) -> Self {
         Self {
             inner: Arc::new(Inner {
                 ctx,
@@ -140,27 +134,29 @@ impl PinnedPool {
                 mirrors: Mutex::new(Vec::new()),
                 mirrored: AtomicUsize::new(0),
                 mirror_cap,
+                larger: larger.max(1),
             }),
         }
     }
 
-    /// A pool with the cap of [`ENV_CAP_MIB`], or [`default_cap`], and the
-    /// mirror cap of [`ENV_MIRROR_MIB`], or half of `device_memory`.
-    pub fn from_env(ctx: Arc<CudaContext>, device_memory: usize) -> Self {
-        let mib = |name| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .map(|mib| mib.saturating_mul(1 << 20))
-        };
-        let cap = mib(ENV_CAP_MIB).unwrap_or_else(|| default_cap(host_memory()));
-        let mirror_cap = mib(ENV_MIRROR_MIB).unwrap_or(device_memory / 2);
-        Self::new(ctx, cap, mirror_cap)
+    /// A pool sized by `options` ([`CudaOptions::pinned_pool_bytes`],
+    /// else [`default_cap`]; [`CudaOptions::device_mirror_bytes`], else
+    /// half of `device_memory`; [`CudaOptions::pinned_larger`]).
+    pub fn with_options(
+        ctx: Arc<CudaContext>,
+        device_memory: usize,
+        options: &CudaOptions,
+    ) -> Self {
+        let cap = options
+            .pinned_pool_bytes
+            .unwrap_or_else(|| default_cap(host_memory()));
+        let mirror_cap = options.device_mirror_bytes.unwrap_or(device_memory / 2);
+        Self::build(ctx, cap, mirror_cap, options.pinned_larger)
     }
 
     /// A block of at least `bytes`: a free one of its size class (a power
     /// of two), else a free one at most 4 times that size
-    /// (`WARPREAD_PINNED_LARGER`),
+    /// ([`CudaOptions::pinned_larger`]),
     /// else a new one while the pool stays under its cap, else the smallest
     /// larger free one; `None` when there is none, or when pinned memory
     /// cannot be had (the caller then stages and copies).
@@ -186,7 +182,7 @@ impl PinnedPool {
         // Page-locking a new block costs about 1 ms per MiB, during which
         // every lane's transfers wait (BENCHMARKS.md, session 18); a free
         // block a few classes larger is lent instead.
-        if let Some(b) = from_free(size.saturating_mul(larger_classes())) {
+        if let Some(b) = from_free(size.saturating_mul(inner.larger)) {
             return Ok(Some(b));
         }
         let reserved = inner

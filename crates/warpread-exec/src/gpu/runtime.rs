@@ -12,7 +12,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use super::kernels::KernelSource;
-use super::{DeviceInfo, nvrtc, probe};
+use super::launch::GsstShape;
+use super::{CudaOptions, DeviceInfo, SyncMode, nvrtc, probe};
 use crate::error::{Error, Result};
 
 /// Lets the device's default memory pool (which stream-ordered
@@ -55,6 +56,8 @@ pub struct GpuRuntime {
     /// looking it up in the driver each time (under the module lock) took
     /// 4 s of wall time over a TPC-H SF 10 run's 4,440 stages.
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
+    /// How kernels are compiled and where they are cached.
+    compile: nvrtc::Compile,
 }
 
 impl std::fmt::Debug for GpuRuntime {
@@ -65,38 +68,22 @@ impl std::fmt::Debug for GpuRuntime {
     }
 }
 
-/// Variable choosing how a host thread waits for the device.
-const SYNC_ENV: &str = "WARPREAD_CUDA_SYNC";
-
-/// The wait-mode flag for `value` of [`SYNC_ENV`]: `blocking` (the
-/// default), `yield`, `spin`, or `auto` (`None`: CUDA's own choice). CUDA's
-/// default spins while it has fewer contexts than cores, so each scan lane
-/// waiting on its stream would hold a core at full load, away from the
-/// query's host operators and the dynamic filters running beside the scans.
-/// An unknown value is reported and the default used.
-fn sync_flags(value: Option<&str>) -> Option<CUctx_flags> {
-    let value = value.map(str::trim).filter(|v| !v.is_empty());
-    let is = |name: &str| value.is_some_and(|v| v.eq_ignore_ascii_case(name));
-    if is("auto") {
-        None
-    } else if is("spin") {
-        Some(CUctx_flags::CU_CTX_SCHED_SPIN)
-    } else if is("yield") {
-        Some(CUctx_flags::CU_CTX_SCHED_YIELD)
-    } else {
-        if let Some(other) = value.filter(|_| !is("blocking")) {
-            tracing::warn!("{SYNC_ENV}={other:?}: expected blocking, yield, spin or auto");
-        }
-        Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
+/// The context flag of a wait mode (`None`: CUDA's own choice).
+fn sync_flags(mode: SyncMode) -> Option<CUctx_flags> {
+    match mode {
+        SyncMode::Auto => None,
+        SyncMode::Spin => Some(CUctx_flags::CU_CTX_SCHED_SPIN),
+        SyncMode::Yield => Some(CUctx_flags::CU_CTX_SCHED_YIELD),
+        SyncMode::Blocking => Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
     }
 }
 
 /// Sets the context's wait mode, keeping its other flags. A tuning knob:
 /// where the driver cannot (`cuCtxSetFlags` needs CUDA 12.1), the context
 /// keeps CUDA's choice and a warning says so.
-fn set_sync_mode(ctx: &CudaContext) {
+fn set_sync_mode(ctx: &CudaContext, mode: SyncMode) {
     use cudarc::driver::sys;
-    let Some(mode) = sync_flags(std::env::var(SYNC_ENV).ok().as_deref()) else {
+    let Some(flags_of_mode) = sync_flags(mode) else {
         return;
     };
     let set = || -> std::result::Result<(), String> {
@@ -108,7 +95,7 @@ fn set_sync_mode(ctx: &CudaContext) {
             .result()
             .map_err(|e| e.to_string())?;
         let mask = CUctx_flags::CU_CTX_SCHED_MASK as std::ffi::c_uint;
-        let flags = (flags & !mask) | mode as std::ffi::c_uint;
+        let flags = (flags & !mask) | flags_of_mode as std::ffi::c_uint;
         // SAFETY: as above; the flags are the context's own with only the
         // scheduling bits replaced.
         unsafe { sys::cuCtxSetFlags(flags) }
@@ -118,19 +105,27 @@ fn set_sync_mode(ctx: &CudaContext) {
     // A driver without the symbol makes cudarc's dynamic loading panic.
     match catch_unwind(AssertUnwindSafe(set)) {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!("{SYNC_ENV}: the host's wait mode was not set: {e}"),
-        Err(_) => tracing::warn!("{SYNC_ENV}: this driver cannot set the host's wait mode"),
+        Ok(Err(e)) => tracing::warn!("sync mode {mode}: the host's wait mode was not set: {e}"),
+        Err(_) => tracing::warn!("sync mode {mode}: this driver cannot set the host's wait mode"),
     }
 }
 
 impl GpuRuntime {
-    /// Opens device `ordinal` after probing that CUDA is usable.
+    /// Opens device `ordinal` after probing that CUDA is usable, with the
+    /// default [`CudaOptions`].
     pub fn open(ordinal: usize) -> Result<Self> {
+        Self::open_with(ordinal, &CudaOptions::default())
+    }
+
+    /// Opens device `ordinal` after probing that CUDA is usable: its wait
+    /// mode, kernel sources, kernel cache and GSST shape from `options`.
+    pub fn open_with(ordinal: usize, options: &CudaOptions) -> Result<Self> {
+        options.validate()?;
         probe().map_err(Error::CudaUnavailable)?;
         let ctx = catch_unwind(AssertUnwindSafe(|| CudaContext::new(ordinal)))
             .map_err(|_| Error::CudaUnavailable("CUDA context creation panicked".into()))?
             .map_err(|e| Error::cuda("creating the CUDA context", e))?;
-        set_sync_mode(&ctx);
+        set_sync_mode(&ctx, options.sync);
         // One stream, so cudarc's per-buffer event tracking only costs time.
         // SAFETY: warpread orders all work on `stream` itself.
         unsafe { ctx.disable_event_tracking() };
@@ -168,12 +163,22 @@ impl GpuRuntime {
             info,
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
+            compile: nvrtc::Compile {
+                cache: options.kernel_cache.clone(),
+                kernel_dir: options.kernel_dir.clone(),
+                gsst_shape: options.gsst_shape,
+            },
         })
     }
 
     /// The device.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// The GSST launch shape the kernels are compiled with.
+    pub fn gsst_shape(&self) -> GsstShape {
+        self.compile.gsst_shape
     }
 
     /// The context.
@@ -203,7 +208,7 @@ impl GpuRuntime {
         let module = match modules.get(src.file) {
             Some(m) => m.clone(),
             None => {
-                let bin = nvrtc::cubin(src, &self.info.arch())?;
+                let bin = nvrtc::cubin(src, &self.info.arch(), &self.compile)?;
                 let m = self
                     .ctx
                     .load_module(Ptx::from_binary(bin))
@@ -282,21 +287,18 @@ mod tests {
 
     #[test]
     fn the_host_blocks_unless_told_otherwise() {
-        let blocking = Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC);
-        assert_eq!(sync_flags(None), blocking);
-        assert_eq!(sync_flags(Some("blocking")), blocking);
-        assert_eq!(sync_flags(Some("nonsense")), blocking);
-        assert_eq!(sync_flags(Some("")), blocking);
-        assert_eq!(sync_flags(Some("Blocking")), blocking);
-        assert_eq!(sync_flags(Some("AUTO")), None);
         assert_eq!(
-            sync_flags(Some(" spin ")),
+            sync_flags(SyncMode::default()),
+            Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
+        );
+        assert_eq!(sync_flags(SyncMode::Auto), None);
+        assert_eq!(
+            sync_flags(SyncMode::Spin),
             Some(CUctx_flags::CU_CTX_SCHED_SPIN)
         );
         assert_eq!(
-            sync_flags(Some("yield")),
+            sync_flags(SyncMode::Yield),
             Some(CUctx_flags::CU_CTX_SCHED_YIELD)
         );
-        assert_eq!(sync_flags(Some("auto")), None);
     }
 }

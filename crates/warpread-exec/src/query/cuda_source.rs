@@ -445,9 +445,8 @@ mod tests {
             ])),
         };
         let s = source(&p);
-        if std::env::var_os("WARPREAD_PRINT_SOURCE").is_some() {
-            println!("{s}");
-        }
+        // Shown with `--nocapture`, for reading the generated kernel.
+        println!("{s}");
         assert_eq!(s.matches('{').count(), s.matches('}').count());
         assert_eq!(s.matches('(').count(), s.matches(')').count());
         for want in [

@@ -33,8 +33,6 @@ pub mod tail;
 mod timestamp;
 pub mod writer;
 
-pub use predicate::{CmpOp, Predicate, Scalar};
-pub use reader::env_group_bytes;
-pub(crate) use reader::group_bytes;
-pub(crate) use reader::read_groups;
-pub use reader::{ENV_GROUP_MIB, OrcFile, ReadOptions, ReadStats, split_batch};
+pub use reader::OrcFile;
+// Format-neutral, kept reachable here for existing callers.
+pub use crate::read::{CmpOp, Predicate, ReadOptions, ReadStats, ReadTuning, Scalar, split_batch};

@@ -19,220 +19,7 @@ use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
 use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
-
-/// Overrides the backend's read group size
-/// ([`Backend::group_bytes`](crate::exec::Backend::group_bytes)), in MiB: for
-/// benchmarks comparing group sizes.
-pub const ENV_GROUP_MIB: &str = "WARPREAD_GROUP_MIB";
-
-/// The positive MiB in [`ENV_GROUP_MIB`], as bytes.
-pub fn env_group_bytes() -> Option<u64> {
-    static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        crate::env::count(ENV_GROUP_MIB).map(|mib| (mib as u64).saturating_mul(1 << 20))
-    })
-}
-
-/// `read` of every group of stripes or row groups, up to the options'
-/// groups in flight at once ([`pipeline`](crate::exec::pipeline)); each
-/// group's stats added to `stats`, its batches cut to the batch size, in
-/// group order.
-pub(crate) fn read_groups<G: Send>(
-    groups: Vec<G>,
-    options: &ReadOptions,
-    stats: &mut ReadStats,
-    read: impl Fn(G, &Front, &mut ReadStats) -> Result<Vec<RecordBatch>> + Sync,
-) -> Result<Vec<RecordBatch>> {
-    let depth = crate::exec::pipeline::depth(options.groups_in_flight);
-    let read = crate::exec::pipeline::run(groups, depth, |group, front| {
-        let mut stats = ReadStats::default();
-        read(group, front, &mut stats).map(|batches| (batches, stats))
-    })?;
-    let mut out = Vec::new();
-    for (batches, group_stats) in read {
-        stats.add(&group_stats);
-        for batch in batches {
-            out.extend(split_batch(&batch, options.batch_size));
-        }
-    }
-    Ok(out)
-}
-
-/// Compressed bytes per read group: the options', else [`ENV_GROUP_MIB`],
-/// else the backend's.
-pub(crate) fn group_bytes(options: &ReadOptions, backend: &dyn Backend) -> u64 {
-    options
-        .group_bytes
-        .or_else(env_group_bytes)
-        .unwrap_or_else(|| backend.group_bytes())
-}
-
-/// What to read.
-#[derive(Debug, Clone)]
-pub struct ReadOptions {
-    /// Top-level columns to read, in this order (`None`: all).
-    pub columns: Option<Vec<String>>,
-    /// Most rows per record batch.
-    pub batch_size: usize,
-    /// Read only stripes starting inside this file byte range (how
-    /// distributed readers split files).
-    pub byte_range: Option<std::ops::Range<u64>>,
-    /// Conjunction of predicates used to skip stripes by their statistics,
-    /// then ORC row groups by the row index (Parquet: row groups, then
-    /// pages by the page index). Rows of what is kept are not filtered: a
-    /// Parquet read returns whole pages' rows, the same rows in every
-    /// column.
-    pub predicates: Vec<Predicate>,
-    /// How a read group's columns split into sets decoded side by side.
-    pub column_sets: column_sets::Split,
-    /// Compressed bytes of stripes or row groups read and decoded together
-    /// (a single larger one still makes a group of its own); `None`: the
-    /// backend's choice ([`Backend::group_bytes`]).
-    pub group_bytes: Option<u64>,
-    /// Groups in flight side by side (`crate::exec::pipeline`); `None`:
-    /// [`pipeline::ENV_GROUPS_IN_FLIGHT`](crate::exec::pipeline::ENV_GROUPS_IN_FLIGHT),
-    /// else 1 ([`pipeline::depth`](crate::exec::pipeline::depth)).
-    pub groups_in_flight: Option<usize>,
-    /// The caller reads the values of flat required columns only on the
-    /// backend's device (an aggregate over the decode stages' outputs,
-    /// which it must keep there: [`Backend::retain_decoded`](crate::exec::Backend::retain_decoded)):
-    /// Parquet chunks whose Arrow buffers are those outputs as they are
-    /// (every data page dictionary-encoded) leave them on the device and
-    /// their host bytes unwritten. Off by default; ORC ignores it.
-    pub device_values: bool,
-    /// Parquet decimals stored as INT32 or INT64 (top-level, precision up
-    /// to 9 or 18) are read as Arrow `Decimal32` or `Decimal64`, the stored
-    /// values as they are, rather than widened to `Decimal128` as the
-    /// parquet crate reads them: for callers that take either width (an
-    /// aggregate program) and skip the widening's copy and its doubled
-    /// bytes. Off by default; ORC ignores it.
-    pub narrow_decimals: bool,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        Self {
-            columns: None,
-            batch_size: 65536,
-            byte_range: None,
-            predicates: Vec::new(),
-            column_sets: column_sets::Split::default(),
-            group_bytes: None,
-            groups_in_flight: None,
-            device_values: false,
-            narrow_decimals: false,
-        }
-    }
-}
-
-impl ReadOptions {
-    /// Projects onto the named top-level columns.
-    pub fn with_columns<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
-        self.columns = Some(cols.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets the batch size (at least 1).
-    pub fn with_batch_size(mut self, n: usize) -> Self {
-        self.batch_size = n.max(1);
-        self
-    }
-
-    /// Adds a pruning predicate.
-    pub fn with_predicate(mut self, p: Predicate) -> Self {
-        self.predicates.push(p);
-        self
-    }
-
-    /// Sets how columns split into concurrently decoded sets.
-    pub fn with_column_sets(mut self, split: column_sets::Split) -> Self {
-        self.column_sets = split;
-        self
-    }
-}
-
-/// Where a read spent its time (wall clock, summed over stripe groups) and
-/// what it skipped. The stripe and row-group counts are the ORC reader's;
-/// other readers leave them 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct ReadStats {
-    /// Bytes read from the file (streams only).
-    pub file_bytes: u64,
-    /// Decompressed stream bytes.
-    pub stream_bytes: u64,
-    /// Reading the tail, stripe footers and streams.
-    pub io_s: f64,
-    /// Decompression stage.
-    pub decompress_s: f64,
-    /// Decode stages (RLE, byte and boolean RLE).
-    pub decode_s: f64,
-    /// Building Arrow arrays.
-    pub assemble_s: f64,
-    /// Parquet data pages decompressed and decoded (0 for ORC).
-    pub pages_read: u64,
-    /// Parquet data pages the page index ruled out: neither decompressed
-    /// nor decoded (0 for ORC).
-    pub pages_skipped: u64,
-    /// Stripes decoded (at least one row group kept).
-    pub stripes_read: u64,
-    /// Stripes of the byte range skipped: ruled out by the stripe
-    /// statistics, or every row group by the row index.
-    pub stripes_pruned: u64,
-    /// Row groups of the decoded stripes that the row index kept (every
-    /// row group when nothing prunes; 0 for files without a row index).
-    pub row_groups_read: u64,
-    /// Row groups of the decoded stripes ruled out by the row index.
-    pub row_groups_pruned: u64,
-    /// Of the pruned row groups, those decoded all the same and sliced off
-    /// the output (see [`ReadStats::row_index_fallbacks`] and the `seek`
-    /// module: nested columns, merged windows); the others were not read.
-    pub row_groups_sliced: u64,
-    /// Stripes with pruned row groups read whole and sliced because the row
-    /// index positions could not be used (nested or unknown columns,
-    /// positions that do not fit the streams, a window that failed to
-    /// decode).
-    pub row_index_fallbacks: u64,
-}
-
-impl ReadStats {
-    /// Adds the stats of reads that ran side by side: counts add up, and
-    /// each stage's time is the longest of theirs (the wall-clock share a
-    /// stage took, where the sum would count overlapped seconds twice).
-    pub fn add_concurrent(&mut self, others: &[ReadStats]) {
-        let max = |f: fn(&ReadStats) -> f64| others.iter().map(f).fold(0.0, f64::max);
-        let (io, decompress, decode, assemble) = (
-            max(|s| s.io_s),
-            max(|s| s.decompress_s),
-            max(|s| s.decode_s),
-            max(|s| s.assemble_s),
-        );
-        for o in others {
-            self.add(o);
-        }
-        self.io_s += io - others.iter().map(|s| s.io_s).sum::<f64>();
-        self.decompress_s += decompress - others.iter().map(|s| s.decompress_s).sum::<f64>();
-        self.decode_s += decode - others.iter().map(|s| s.decode_s).sum::<f64>();
-        self.assemble_s += assemble - others.iter().map(|s| s.assemble_s).sum::<f64>();
-    }
-
-    /// Adds `other` to `self`, field by field.
-    pub fn add(&mut self, other: &ReadStats) {
-        self.file_bytes += other.file_bytes;
-        self.stream_bytes += other.stream_bytes;
-        self.io_s += other.io_s;
-        self.decompress_s += other.decompress_s;
-        self.decode_s += other.decode_s;
-        self.assemble_s += other.assemble_s;
-        self.stripes_read += other.stripes_read;
-        self.stripes_pruned += other.stripes_pruned;
-        self.row_groups_read += other.row_groups_read;
-        self.row_groups_pruned += other.row_groups_pruned;
-        self.row_groups_sliced += other.row_groups_sliced;
-        self.row_index_fallbacks += other.row_index_fallbacks;
-        self.pages_read += other.pages_read;
-        self.pages_skipped += other.pages_skipped;
-    }
-}
+use crate::read::{ReadOptions, ReadStats, read_groups};
 
 /// How one stripe is read.
 struct StripePlan {
@@ -247,15 +34,6 @@ struct StripePlan {
     kept: u64,
     /// Pruned row groups, but the positions were unusable.
     fallback: bool,
-}
-
-/// `batch` cut into zero-copy slices of at most `rows` rows (at least 1),
-/// as every reader hands out batches of the requested size.
-pub fn split_batch(batch: &RecordBatch, rows: usize) -> impl Iterator<Item = RecordBatch> + '_ {
-    let rows = rows.max(1);
-    (0..batch.num_rows())
-        .step_by(rows)
-        .map(move |at| batch.slice(at, rows.min(batch.num_rows() - at)))
 }
 
 /// An ORC file with its tail parsed.
@@ -572,7 +350,7 @@ impl OrcFile {
         let preds = self.predicate_columns(options)?;
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut bytes = 0u64;
-        let limit = group_bytes(options, backend);
+        let limit = options.tuning.group_bytes_on(backend);
         for i in selected {
             let s = &self.stripes[i];
             let size = s.data_length;
@@ -591,7 +369,7 @@ impl OrcFile {
                 &preds,
                 &cols,
                 &schema,
-                options.column_sets,
+                options.tuning.column_sets,
                 backend,
                 front,
                 stats,
@@ -803,27 +581,5 @@ impl OrcFile {
         }
         stats.assemble_s += t.elapsed().as_secs_f64();
         Ok(batches)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exec::CpuBackend;
-
-    #[test]
-    fn group_bytes_prefers_the_options_then_the_backend() {
-        let cpu = CpuBackend::new();
-        let set = ReadOptions {
-            group_bytes: Some(5 << 20),
-            ..Default::default()
-        };
-        assert_eq!(group_bytes(&set, &cpu), 5 << 20);
-        if env_group_bytes().is_none() {
-            assert_eq!(
-                group_bytes(&ReadOptions::default(), &cpu),
-                cpu.group_bytes()
-            );
-        }
     }
 }

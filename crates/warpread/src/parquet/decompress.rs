@@ -119,28 +119,6 @@ pub fn verify_on_device(pages: &Pages, backend: &dyn Backend) -> bool {
     }
 }
 
-/// Set to `0` to check CRC32s on the host even where the pages lie on the
-/// device ([`verify_on_device`]): for benchmarks that compare both.
-pub const ENV_DEVICE_CRC: &str = "WARPREAD_DEVICE_CRC";
-
-/// Whether [`verify_on_device`] may be used ([`ENV_DEVICE_CRC`]).
-pub fn device_crc() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero(ENV_DEVICE_CRC))
-}
-
-/// Set to `0` to bring every inflated page to the host even where the
-/// host reads only some ([`run`]'s `host_reads`): for A/B runs.
-pub const ENV_PAGES_ON_DEVICE: &str = "WARPREAD_PAGES_ON_DEVICE";
-
-/// Whether pages the host does not read may stay on the device
-/// ([`ENV_PAGES_ON_DEVICE`]; the CRC32 checks must then run there too,
-/// [`device_crc`]).
-pub fn pages_on_device() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero(ENV_PAGES_ON_DEVICE)) && device_crc()
-}
-
 fn check(pages: &Pages, r: &Range<usize>, m: &gzip::Member) -> bool {
     pages.buf.get(r.clone()).is_some_and(|b| gzip::check(m, b))
 }
@@ -571,8 +549,8 @@ mod tests {
     /// the reader does not read on its "device", the batches are the CPU's.
     #[test]
     fn pages_left_on_the_device_read_alike() {
-        use crate::orc::ReadOptions;
         use crate::parquet::ParquetFile;
+        use crate::read::ReadOptions;
         use arrow::array::*;
         use arrow::datatypes::{Field, Schema};
         use parquet::arrow::ArrowWriter;

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use warpread::exec::{self, BackendChoice};
-//! use warpread::orc::ReadOptions;
+//! use warpread::read::ReadOptions;
 //! use warpread::parquet::ParquetFile;
 //!
 //! let file = ParquetFile::open("lineitem.parquet")?;
@@ -44,6 +44,8 @@ pub use ::parquet::*;
 pub use decode::encoding_name;
 pub use page_index::PageIndexColumn;
 pub use reader::ParquetFile;
+// Format-neutral, kept reachable here for callers of either reader.
+pub use crate::read::{CmpOp, Predicate, ReadOptions, ReadStats, ReadTuning, Scalar, split_batch};
 
 /// Whether the file starts with the Parquet magic (`PAR1`, or `PARE` for
 /// encrypted footers).

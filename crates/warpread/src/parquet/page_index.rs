@@ -28,7 +28,7 @@ use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 use super::predicate;
 use super::row_ranges::RowRanges;
 use crate::error::Location;
-use crate::orc::Predicate;
+use crate::read::Predicate;
 use crate::source::Source;
 
 /// Most index bytes one row group may have read per pass: a hostile footer
@@ -338,7 +338,7 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::orc::{CmpOp, Scalar};
+    use crate::read::{CmpOp, Scalar};
     use std::path::PathBuf;
 
     /// The gzip page-index fixture: 4 row groups of 1500 rows; leaf 0 `id`

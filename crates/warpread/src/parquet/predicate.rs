@@ -11,8 +11,8 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::orc::predicate::may_match_range as cmp;
-use crate::orc::{Predicate, Scalar};
+use crate::read::may_match_range as cmp;
+use crate::read::{Predicate, Scalar};
 
 /// A column's minimum and maximum over some rows (a chunk or a page), as
 /// the file states them; `None` where absent.

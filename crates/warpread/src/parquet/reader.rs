@@ -24,7 +24,7 @@ use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
 use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
-use crate::orc::{Predicate, ReadOptions, ReadStats};
+use crate::read::{Predicate, ReadOptions, ReadStats, read_groups};
 use crate::source::Source;
 
 /// A Parquet file with its footer parsed.
@@ -324,7 +324,7 @@ impl ParquetFile {
         let plans = self.page_plans(options, &selected, &leaves)?;
         let mut groups: Vec<Vec<(usize, Option<RowRanges>)>> = Vec::new();
         let mut bytes = 0u64;
-        let limit = crate::orc::group_bytes(options, backend);
+        let limit = options.tuning.group_bytes_on(backend);
         for (g, plan) in selected.into_iter().zip(plans) {
             // A row group whose every page is ruled out is not read at all.
             if let Some(Kept { rows, pages }) = &plan
@@ -344,7 +344,7 @@ impl ParquetFile {
             }
             bytes += size;
         }
-        let out = crate::orc::read_groups(groups, options, &mut stats, |group, front, stats| {
+        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
             self.read_sets(&group, &cols, &schema, options, backend, front, stats)
         })?;
         Ok((out, stats))
@@ -366,7 +366,7 @@ impl ParquetFile {
         front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
-        let split = options.column_sets;
+        let split = options.tuning.column_sets;
         let leaves_of = |f: usize| {
             let mut l = Vec::new();
             self.nodes[f].leaves(&mut l);
@@ -540,13 +540,14 @@ impl ParquetFile {
         let span = crate::trace::span("pq.decompress");
         // Pages the host will not read may stay on the device (their CRC32
         // is checked there too).
-        let host_reads: Option<Vec<Vec<bool>>> = decompress::pages_on_device().then(|| {
-            chunks
-                .iter()
-                .zip(&infos)
-                .map(|(chunk, info)| decode::host_reads_pages(info, chunk))
-                .collect()
-        });
+        let host_reads: Option<Vec<Vec<bool>>> =
+            options.tuning.keeps_pages_on_device().then(|| {
+                chunks
+                    .iter()
+                    .zip(&infos)
+                    .map(|(chunk, info)| decode::host_reads_pages(info, chunk))
+                    .collect()
+            });
         let pages = decompress::run(&raw, &chunks, &codecs, backend, true, host_reads.as_deref())?;
         front.arrive();
         drop(span);
@@ -562,7 +563,7 @@ impl ParquetFile {
         let verify = || {
             let _span = crate::trace::span("pq.crc32");
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                if decompress::device_crc() && backend.holds_on_device(&pages.buf) {
+                if options.tuning.device_crc && backend.holds_on_device(&pages.buf) {
                     decompress::verify_on_device(&pages, backend)
                 } else if on_rayon {
                     decompress::verify(&pages)
@@ -572,7 +573,7 @@ impl ParquetFile {
             }))
             .unwrap_or(false)
         };
-        let decode = || decode::run(&pages, &infos, backend);
+        let decode = || decode::run(&pages, &infos, backend, &options.tuning);
         let (decoded, checked) = if on_rayon {
             // Called on a rayon worker: a join that steals work while it
             // waits (a thread of our own, joined here, could deadlock when
@@ -602,7 +603,7 @@ impl ParquetFile {
         } else {
             drop((pages, decoded));
             let pages = decompress::run(&raw, &chunks, &codecs, backend, false, None)?;
-            decode::run(&pages, &infos, backend)?
+            decode::run(&pages, &infos, backend, &options.tuning)?
         };
         drop(raw);
         drop(span);

@@ -11,6 +11,7 @@ use warpread::exec::column_sets::Split;
 use warpread::exec::{Backend, CpuBackend};
 use warpread::orc::{OrcFile, ReadOptions};
 use warpread::parquet::ParquetFile;
+use warpread::read::ReadTuning;
 
 use crate::{common, orc_differential, parquet_differential};
 
@@ -75,11 +76,13 @@ fn check_in_flight(backend: &dyn Backend) {
         .chain(parquet_differential::fixtures());
     let mut multi = 0;
     for path in files {
-        let options = |depth| ReadOptions {
-            group_bytes: Some(1),
-            groups_in_flight: Some(depth),
-            column_sets: FORCED,
-            ..ReadOptions::default().with_batch_size(1000)
+        let options = |depth| {
+            ReadOptions::default().with_batch_size(1000).with_tuning(
+                ReadTuning::default()
+                    .with_group_bytes(Some(1))
+                    .with_groups_in_flight(depth)
+                    .with_column_sets(FORCED),
+            )
         };
         let one = read_with(&path, &options(1), backend);
         for depth in [2, 3] {

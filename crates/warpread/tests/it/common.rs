@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use warpread::exec::CudaBackend;
+use warpread::exec::{CudaBackend, CudaOptions};
 use warpread::plan::Stage;
 
 /// splitmix64: small, fast, and good enough to generate test streams.
@@ -72,7 +72,14 @@ fn opened(
     host_share: bool,
     test: &str,
 ) -> Option<&'static CudaBackend> {
-    let open = || CudaBackend::new().map(|b| b.with_host_share(host_share));
+    // Compiled kernels are kept where the harness asks (the GPU host's test
+    // runs set it), as the CLI keeps them; kernel variants under test come
+    // from the folder it names.
+    let options = CudaOptions::default()
+        .with_host_share(host_share)
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    let open = || CudaBackend::with_options(0, options);
     match cell.get_or_init(|| open().map_err(|e| e.to_string())) {
         Ok(b) => Some(b),
         Err(why) => {

@@ -1,5 +1,9 @@
 //! Integration tests: one binary, one module per concern.
 
+// The harness finds its corpora, seeds and kernel cache through the
+// environment (the library under test takes options instead).
+#![allow(clippy::disallowed_methods)]
+
 mod column_sets;
 // Shared with the other crates' test binaries, which use different parts.
 #[allow(dead_code)]
@@ -19,3 +23,4 @@ pub mod parquet_page_index;
 mod parquet_page_index_corpus;
 mod parquet_page_index_damage;
 mod pinned_pool;
+mod tuning;

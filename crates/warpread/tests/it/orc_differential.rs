@@ -118,7 +118,7 @@ fn cuda_matches_cpu_on_fixtures() {
     let Some(cuda) = common::cuda("cuda_matches_cpu_on_fixtures") else {
         return;
     };
-    let before = warpread::exec::cuda::profile().bytes_mirrored;
+    let before = cuda.profile().bytes_mirrored;
     for orc in fixtures() {
         let (_, cpu) = read_orc(&orc, &CpuBackend::new()).unwrap();
         let (_, gpu) = read_orc(&orc, cuda).unwrap();
@@ -127,7 +127,7 @@ fn cuda_matches_cpu_on_fixtures() {
     // ZLIB streams inflate on the device and decode from there: the
     // comparison above covered the mirrored path.
     assert!(
-        warpread::exec::cuda::profile().bytes_mirrored > before,
+        cuda.profile().bytes_mirrored > before,
         "no stage read decompressed streams from a device mirror"
     );
 }

@@ -158,7 +158,7 @@ fn parquet_cuda_matches_cpu_on_fixtures() {
     let Some(cuda) = common::cuda("parquet_cuda_matches_cpu_on_fixtures") else {
         return;
     };
-    let before = warpread::exec::cuda::profile().bytes_mirrored;
+    let before = cuda.profile().bytes_mirrored;
     for path in fixtures() {
         let (_, cpu) = ours(&path, &CpuBackend::new()).unwrap();
         let (_, gpu) = ours(&path, cuda).unwrap();
@@ -168,7 +168,7 @@ fn parquet_cuda_matches_cpu_on_fixtures() {
     // the Snappy and Zstd ones from a copy uploaded once): the comparison
     // above covered the mirrored path.
     assert!(
-        warpread::exec::cuda::profile().bytes_mirrored > before,
+        cuda.profile().bytes_mirrored > before,
         "no stage read decompressed pages from a device mirror"
     );
 }

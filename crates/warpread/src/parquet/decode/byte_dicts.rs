@@ -16,18 +16,16 @@ use crate::exec::batch::{RequestId, StageBatch};
 use crate::parquet::decompress::Pages;
 use crate::parquet::page_header::PageKind;
 use crate::plan::{MAX_CHUNK_INPUT, ParquetOp, StageOp};
+use crate::read::ReadTuning;
 
 /// Whether byte-array dictionary pages are gathered by stages
 /// (`ParquetOp::ByteDictOffsets`, `ByteDictData`) rather than on the host:
-/// `WARPREAD_DEVICE_BYTE_DICTS=0` never, `=1` on every backend (the CPU
-/// backend then runs the stages' reference code, as tests do), otherwise
-/// where the pages lie on the device.
-fn byte_dicts_by_stage(backend: &dyn Backend, buf: &[u8]) -> bool {
-    match std::env::var("WARPREAD_DEVICE_BYTE_DICTS").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => backend.holds_on_device(buf),
-    }
+/// as [`ReadTuning::device_byte_dicts`] says, else where the pages lie on
+/// the device.
+fn byte_dicts_by_stage(backend: &dyn Backend, buf: &[u8], tuning: &ReadTuning) -> bool {
+    tuning
+        .device_byte_dicts
+        .unwrap_or_else(|| backend.holds_on_device(buf))
 }
 
 /// Most values of a chunk gathered by the byte dictionary stages: one warp
@@ -51,9 +49,10 @@ pub(super) fn staged_byte_dicts(
     dict_data: &[Option<(RequestId, RequestId)>],
     pages: &Pages,
     backend: &dyn Backend,
+    tuning: &ReadTuning,
 ) -> Vec<bool> {
     let mut staged = vec![false; infos.len()];
-    if !byte_dicts_by_stage(backend, &pages.buf) {
+    if !byte_dicts_by_stage(backend, &pages.buf, tuning) {
         return staged;
     }
     // (values, bytes of the pages' sections and headers, all dictionary-encoded)

@@ -33,6 +33,7 @@ use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::exec::batch::{BatchOutput, RequestId, StageBatch};
 use crate::plan::{ByteArrayEncoding, IntType, MAX_CHUNK_INPUT, ParquetOp, StageOp};
+use crate::read::ReadTuning;
 
 mod byte_dicts;
 use byte_dicts::{run_byte_dicts, staged_byte_dicts};
@@ -83,7 +84,7 @@ pub struct LeafInfo {
     /// aggregate over device-resident columns) and its Arrow type shares
     /// the decoded values as they are: when every data page is
     /// dictionary-encoded, the gathers' outputs stay on the device alone
-    /// (see [`ReadOptions::device_values`](crate::orc::ReadOptions::device_values)).
+    /// (see [`ReadOptions::device_values`](crate::read::ReadOptions::device_values)).
     pub device_values: bool,
 }
 
@@ -402,8 +403,14 @@ fn v1_levels(
     section(pos, end, len, p)
 }
 
-/// Decodes every chunk of `pages`; `infos[i]` describes chunk `i`.
-pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<Vec<Leaf>> {
+/// Decodes every chunk of `pages`; `infos[i]` describes chunk `i`; the
+/// tuning's device switches apply.
+pub fn run(
+    pages: &Pages,
+    infos: &[LeafInfo],
+    backend: &dyn Backend,
+    tuning: &ReadTuning,
+) -> Result<Vec<Leaf>> {
     let buf = &pages.buf;
     let mut a = StageBatch::new(buf);
     split_hybrids(&mut a);
@@ -664,7 +671,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
         let Some(Dict::Fixed(entries)) = dict else {
             continue;
         };
-        if !(info.decimal128 && matches!(info.width, 4 | 8) && widen_decimals()) {
+        if !(info.decimal128 && matches!(info.width, 4 | 8) && tuning.widen_decimals) {
             continue;
         }
         let mut data = pages.chunks[c]
@@ -682,7 +689,7 @@ pub fn run(pages: &Pages, infos: &[LeafInfo], backend: &dyn Backend) -> Result<V
 
     // Byte-array chunks whose data pages are all dictionary-encoded may be
     // gathered by stages, their indices never decoded apart.
-    let mut staged = staged_byte_dicts(&works, infos, &dict_data, pages, backend);
+    let mut staged = staged_byte_dicts(&works, infos, &dict_data, pages, backend, tuning);
     let one_len = one_length_dicts(&works, infos, &dict_data, &out_a, pages);
     for (c, l) in one_len.iter().enumerate() {
         if let Some(l) = l {
@@ -935,15 +942,6 @@ fn one_length_dicts(
             .then_some(l)
         })
         .collect()
-}
-
-/// Whether dictionary-encoded Decimal128 chunks are gathered widened
-/// (`WARPREAD_WIDEN_DECIMALS=0` turns it off, for A/B runs: on the H100 it
-/// moved time from the host's Arrow conversion to the device's gathers and
-/// downloads, SF 10 lineitem level at 7.1 GB/s either way).
-fn widen_decimals() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_WIDEN_DECIMALS"))
 }
 
 /// Little-endian signed values of `width` bytes (4 or 8), sign-extended
@@ -1513,7 +1511,13 @@ mod tests {
     #[test]
     fn dictionary_pages_are_gathered_where_they_lie() {
         let pages = chunk(&[&[2, 0, 1, 1], &[0; 9]]);
-        let leaves = run(&pages, &[int32_leaf()], &CpuBackend::new()).unwrap();
+        let leaves = run(
+            &pages,
+            &[int32_leaf()],
+            &CpuBackend::new(),
+            &ReadTuning::default(),
+        )
+        .unwrap();
         let Dense::Fixed { width: 4, bytes } = &leaves[0].values else {
             panic!("fixed values expected");
         };
@@ -1529,7 +1533,13 @@ mod tests {
     fn a_chunk_of_only_its_dictionary_decodes_to_nothing() {
         // A row group of no rows whose writer still stored a dictionary.
         let pages = chunk(&[]);
-        let leaves = run(&pages, &[int32_leaf()], &CpuBackend::new()).unwrap();
+        let leaves = run(
+            &pages,
+            &[int32_leaf()],
+            &CpuBackend::new(),
+            &ReadTuning::default(),
+        )
+        .unwrap();
         assert_eq!(leaves[0].entries, 0);
         assert_eq!(leaves[0].values.len(), 0);
     }
@@ -1565,8 +1575,14 @@ mod tests {
     #[test]
     fn copied_dictionary_pages_equal_the_in_place_ones() {
         let pages = chunk(&[&[2, 0, 1, 1], &[1; 40], &[], &[0, 2]]);
-        let in_place = run(&pages, &[int32_leaf()], &CpuBackend::new()).unwrap();
-        let copied = run(&pages, &[int32_leaf()], &Copying).unwrap();
+        let in_place = run(
+            &pages,
+            &[int32_leaf()],
+            &CpuBackend::new(),
+            &ReadTuning::default(),
+        )
+        .unwrap();
+        let copied = run(&pages, &[int32_leaf()], &Copying, &ReadTuning::default()).unwrap();
         assert_eq!(values(&in_place[0]), values(&copied[0]));
         assert_eq!(values(&copied[0]).len(), 4 * 46);
         // Decimal128 over INT32: the widened dictionary always goes the
@@ -1576,7 +1592,13 @@ mod tests {
             ..int32_leaf()
         };
         for backend in [&CpuBackend::new() as &dyn Backend, &Copying] {
-            let leaves = run(&pages, std::slice::from_ref(&decimal), backend).unwrap();
+            let leaves = run(
+                &pages,
+                std::slice::from_ref(&decimal),
+                backend,
+                &ReadTuning::default(),
+            )
+            .unwrap();
             let v = values(&leaves[0]);
             assert_eq!(v.len(), 16 * 46, "{}", backend.name());
             assert_eq!(i128::from_le_bytes(v[..16].try_into().unwrap()), 30);

@@ -1,7 +1,8 @@
-//! Settings read from environment variables: positive counts, the
-//! overrides that benchmarks set to compare a tuning constant's values
-//! (group sizes, read-ahead, partitions, pool classes), and switches that
-//! turn a feature off for A/B runs.
+//! Settings of the DataFusion layer read from environment variables:
+//! positive counts, the overrides that benchmarks set to compare a tuning
+//! constant's values (group sizes, read-ahead, partitions), and switches
+//! that turn a feature off for A/B runs. The layers below take typed
+//! options instead.
 
 /// The positive integer in variable `name`, if it is set to one.
 pub fn count(name: &str) -> Option<usize> {

@@ -1,0 +1,256 @@
+//! How a CUDA backend runs: its host wait mode, where compiled kernels are
+//! kept, the pinned pool's sizes, the host's share of inflate jobs, the
+//! GSST launch shape. One value per backend, given when it is created, so
+//! two backends of one process (two devices, two test setups) never see
+//! each other's settings.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::launch::GsstShape;
+use crate::error::{Error, Result};
+
+/// How a host thread waits for the device (the context's scheduling flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SyncMode {
+    /// Sleeps on a driver event. The default: CUDA's own choice spins while
+    /// the context has fewer threads than cores, so each scan lane waiting
+    /// on its stream would hold a core at full load, away from the query's
+    /// host operators.
+    #[default]
+    Blocking,
+    /// Yields its core while it waits.
+    Yield,
+    /// Spins.
+    Spin,
+    /// CUDA's own choice (the context's flag is left alone).
+    Auto,
+}
+
+impl FromStr for SyncMode {
+    type Err = Error;
+
+    /// `blocking`, `yield`, `spin` or `auto`, in any case.
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "blocking" => Ok(Self::Blocking),
+            "yield" => Ok(Self::Yield),
+            "spin" => Ok(Self::Spin),
+            "auto" => Ok(Self::Auto),
+            other => Err(Error::Unsupported(format!(
+                "CUDA sync mode {other:?} (expected blocking, yield, spin or auto)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Blocking => "blocking",
+            Self::Yield => "yield",
+            Self::Spin => "spin",
+            Self::Auto => "auto",
+        })
+    }
+}
+
+/// How a [`CudaBackend`](crate::CudaBackend) runs (see the module docs).
+/// The defaults are the measured best on the H100 host; the fields exist
+/// for applications with other needs and for benchmarks that compare.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CudaOptions {
+    /// How host threads wait for the device ([`SyncMode::Blocking`]).
+    pub sync: SyncMode,
+    /// Folder where compiled kernels are kept across processes, keyed by
+    /// everything the compilation depends on (`None`, the default: kernels
+    /// are compiled once per backend and not stored).
+    pub kernel_cache: Option<PathBuf>,
+    /// Folder whose kernel sources (`inflate.cu`, `codag.cuh`, ...)
+    /// replace the built-in ones of the same name, so that one binary can
+    /// compare kernel variants on a host without a Rust toolchain (`None`,
+    /// the default: the built-in sources).
+    pub kernel_dir: Option<PathBuf>,
+    /// Most bytes of page-locked host memory the output pool holds (`Some(0)`
+    /// turns it off; `None`, the default:
+    /// [`default_cap`](super::pinned_pool::default_cap) of the host's memory).
+    pub pinned_pool_bytes: Option<usize>,
+    /// Most device bytes that device mirrors of pool blocks hold (`Some(0)`
+    /// turns mirrors off; `None`, the default: half of the device's memory).
+    pub device_mirror_bytes: Option<usize>,
+    /// How many times a request's size a free pool block may be and still
+    /// serve it before a new block is page-locked (at least 1; default 4).
+    pub pinned_larger: usize,
+    /// Whether inflate stages hand some jobs to the host's cores
+    /// ([`host_share`](crate::host_share); default on). Off, every job runs
+    /// on the device, which kernel tests need.
+    pub host_share: bool,
+    /// Launch shape the GSST kernels are compiled and launched with
+    /// ([`GsstShape::DEFAULT`]); checked when the backend is created.
+    pub gsst_shape: GsstShape,
+    /// Scan partitions a query engine should read with
+    /// ([`Backend::scan_partitions`](crate::Backend::scan_partitions);
+    /// default 4; `None`: as many as the engine plans). TPC-H SF 10 Parquet
+    /// GZIP on the H100 host (16 cores): 29.1 s with 4, 36.3 s with
+    /// DataFusion's 16, 44.1 s with 2 (BENCHMARKS.md).
+    pub scan_partitions: Option<usize>,
+}
+
+/// Default of [`CudaOptions::pinned_larger`].
+pub const PINNED_LARGER: usize = 4;
+
+/// Default of [`CudaOptions::scan_partitions`].
+pub const SCAN_PARTITIONS: usize = 4;
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        Self {
+            sync: SyncMode::default(),
+            kernel_cache: None,
+            kernel_dir: None,
+            pinned_pool_bytes: None,
+            device_mirror_bytes: None,
+            pinned_larger: PINNED_LARGER,
+            host_share: true,
+            gsst_shape: GsstShape::DEFAULT,
+            scan_partitions: Some(SCAN_PARTITIONS),
+        }
+    }
+}
+
+impl CudaOptions {
+    /// Sets [`sync`](Self::sync).
+    pub fn with_sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
+        self
+    }
+
+    /// Sets [`kernel_cache`](Self::kernel_cache).
+    pub fn with_kernel_cache(mut self, dir: Option<impl Into<PathBuf>>) -> Self {
+        self.kernel_cache = dir.map(Into::into);
+        self
+    }
+
+    /// Sets [`kernel_dir`](Self::kernel_dir).
+    pub fn with_kernel_dir(mut self, dir: Option<impl Into<PathBuf>>) -> Self {
+        self.kernel_dir = dir.map(Into::into);
+        self
+    }
+
+    /// Sets [`pinned_pool_bytes`](Self::pinned_pool_bytes).
+    pub fn with_pinned_pool_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.pinned_pool_bytes = bytes;
+        self
+    }
+
+    /// Sets [`device_mirror_bytes`](Self::device_mirror_bytes).
+    pub fn with_device_mirror_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.device_mirror_bytes = bytes;
+        self
+    }
+
+    /// Sets [`pinned_larger`](Self::pinned_larger) (at least 1).
+    pub fn with_pinned_larger(mut self, times: usize) -> Self {
+        self.pinned_larger = times.max(1);
+        self
+    }
+
+    /// Sets [`host_share`](Self::host_share).
+    pub fn with_host_share(mut self, on: bool) -> Self {
+        self.host_share = on;
+        self
+    }
+
+    /// Sets [`gsst_shape`](Self::gsst_shape).
+    pub fn with_gsst_shape(mut self, shape: GsstShape) -> Self {
+        self.gsst_shape = shape;
+        self
+    }
+
+    /// Sets [`scan_partitions`](Self::scan_partitions) (`Some(0)` reads as
+    /// `None`).
+    pub fn with_scan_partitions(mut self, n: Option<usize>) -> Self {
+        self.scan_partitions = n.filter(|&n| n > 0);
+        self
+    }
+
+    /// Fails on settings a backend cannot run with: an invalid GSST shape
+    /// (its fields are public, so one may be built without
+    /// [`GsstShape::new`]'s checks).
+    pub fn validate(&self) -> Result<()> {
+        let s = self.gsst_shape;
+        GsstShape::new(s.threads, s.min_blocks, s.ring)
+            .map(|_| ())
+            .map_err(Error::Unsupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_measured_settings() {
+        let o = CudaOptions::default();
+        assert_eq!(o.sync, SyncMode::Blocking);
+        assert_eq!(o.kernel_cache, None);
+        assert_eq!(o.kernel_dir, None);
+        assert_eq!((o.pinned_pool_bytes, o.device_mirror_bytes), (None, None));
+        assert_eq!(o.pinned_larger, 4);
+        assert!(o.host_share);
+        assert_eq!(o.gsst_shape, GsstShape::DEFAULT);
+        assert_eq!(o.scan_partitions, Some(4));
+        assert!(o.validate().is_ok());
+    }
+
+    #[test]
+    fn builders_set_and_clamp() {
+        let o = CudaOptions::default()
+            .with_sync(SyncMode::Spin)
+            .with_kernel_cache(Some("/tmp/kc"))
+            .with_kernel_dir(None::<PathBuf>)
+            .with_pinned_pool_bytes(Some(0))
+            .with_pinned_larger(0)
+            .with_host_share(false)
+            .with_scan_partitions(Some(0));
+        assert_eq!(o.sync, SyncMode::Spin);
+        assert_eq!(
+            o.kernel_cache.as_deref(),
+            Some(std::path::Path::new("/tmp/kc"))
+        );
+        assert_eq!(o.pinned_pool_bytes, Some(0));
+        assert_eq!(o.pinned_larger, 1);
+        assert!(!o.host_share);
+        assert_eq!(o.scan_partitions, None);
+        let bad = CudaOptions::default().with_gsst_shape(GsstShape {
+            threads: 200,
+            ..GsstShape::DEFAULT
+        });
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("multiple of 32")
+        );
+    }
+
+    #[test]
+    fn sync_modes_parse_in_any_case_and_reject_the_rest() {
+        for (s, m) in [
+            ("blocking", SyncMode::Blocking),
+            ("Blocking", SyncMode::Blocking),
+            (" spin ", SyncMode::Spin),
+            ("yield", SyncMode::Yield),
+            ("AUTO", SyncMode::Auto),
+        ] {
+            assert_eq!(s.parse::<SyncMode>().unwrap(), m, "{s:?}");
+            assert_eq!(m.to_string().parse::<SyncMode>().unwrap(), m);
+        }
+        for s in ["", "nonsense"] {
+            assert!(s.parse::<SyncMode>().is_err(), "{s:?}");
+        }
+    }
+}
