@@ -12,6 +12,7 @@ mod orc_corrupt;
 pub mod orc_differential;
 mod parquet_corrupt;
 mod parquet_decimal_dict;
+mod parquet_dictionary_bomb;
 pub mod parquet_differential;
 mod parquet_gzip_trailer;
 mod parquet_kernels_differential;
