@@ -10,6 +10,7 @@ mod deflate_differential;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
+mod parquet_arrow_schema;
 mod parquet_corrupt;
 mod parquet_decimal_dict;
 mod parquet_dictionary_bomb;
