@@ -1,5 +1,6 @@
 //! General-purpose block codecs that have no GPU kernel yet: Snappy, Zstd,
-//! LZ4 and LZO, decompressed with well-kept crates. Each call fills at most
+//! LZ4 and Brotli, decompressed with well-kept crates, and LZO with the
+//! bounds-checked decoder of [`crate::lzo`]. Each call fills at most
 //! `out.len()` bytes and reports the decompressed size as `produced`, like
 //! the inflate stage, so every backend can run them as plan stages.
 
@@ -14,7 +15,12 @@ pub fn decompress(codec: BlockCodec, input: &[u8], out: &mut [u8]) -> ChunkStatu
             lz4_flex::block::DecompressError::OutputTooSmall { .. } => StatusCode::OutputOverflow,
             _ => StatusCode::InputCorrupt,
         }),
-        BlockCodec::Lzo => lzo(input, out),
+        BlockCodec::Lzo => {
+            return match crate::lzo::decompress(input, out) {
+                Ok(n) => ChunkStatus::ok(n as u64),
+                Err(e) => ChunkStatus::failed(e.code, e.at as u64, e.produced as u64),
+            };
+        }
         BlockCodec::Lz4Hadoop => lz4_hadoop(input, out),
         BlockCodec::Brotli => brotli(input, out),
     };
@@ -44,16 +50,6 @@ fn zstd(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
             StatusCode::InputCorrupt
         }
     })
-}
-
-fn lzo(input: &[u8], out: &mut [u8]) -> Result<usize, StatusCode> {
-    let v = lzokay_native::decompress_all(input, Some(out.len()))
-        .map_err(|_| StatusCode::InputCorrupt)?;
-    if v.len() > out.len() {
-        return Err(StatusCode::OutputOverflow);
-    }
-    out[..v.len()].copy_from_slice(&v);
-    Ok(v.len())
 }
 
 /// Hadoop framing: `<u32 BE decompressed size> <u32 BE compressed size>
@@ -155,5 +151,15 @@ mod tests {
         }
         let mut out = vec![0u8; 100];
         assert!(!decompress(BlockCodec::Lzo, &[0xff; 7], &mut out).is_ok());
+        let lzo = lzokay_native::compress(&data).unwrap();
+        let mut out = vec![0u8; data.len()];
+        let st = decompress(BlockCodec::Lzo, &lzo, &mut out);
+        assert!(st.is_ok(), "{st}");
+        assert_eq!(out, data);
+        // A match reaching before the output's start (lzokay-native
+        // panicked here): an error naming the input byte.
+        let st = decompress(BlockCodec::Lzo, &[21, 1, 2, 3, 4, 0x40, 0x01], &mut out);
+        assert_eq!(st.status(), StatusCode::InputCorrupt, "{st}");
+        assert_eq!((st.detail, st.produced), (7, 4));
     }
 }

@@ -15,6 +15,7 @@ pub mod testing;
 pub mod block;
 pub mod deflate;
 pub mod int;
+mod lzo;
 pub mod orc_byte_rle;
 pub mod orc_rle_v1;
 pub mod orc_rle_v2;

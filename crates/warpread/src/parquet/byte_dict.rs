@@ -120,7 +120,10 @@ impl<'a> ByteDict<'a> {
         let totals: Vec<usize> = if self.same_len {
             pieces.iter().map(|p| p.len() * self.max_len).collect()
         } else {
-            pieces.par_iter().map(|p| self.bytes_of(p)).collect()
+            pieces
+                .par_iter()
+                .map(|p| p.iter().map(|&k| self.entry_len(k as usize)).sum())
+                .collect()
         };
         let total: usize = totals.iter().sum();
         let (base, first) = (out.len(), offsets.len());
@@ -153,9 +156,19 @@ impl<'a> ByteDict<'a> {
         }
     }
 
-    /// Bytes the entries `indices` name.
-    fn bytes_of(&self, indices: &[u32]) -> usize {
-        indices.iter().map(|&k| self.entry_len(k as usize)).sum()
+    /// Bytes the entries `indices` name (each `< len()`).
+    pub fn bytes_of(&self, indices: &[u32]) -> u64 {
+        if self.same_len {
+            return indices.len() as u64 * self.max_len as u64;
+        }
+        indices
+            .par_chunks(PIECE)
+            .map(|p| {
+                p.iter()
+                    .map(|&k| self.entry_len(k as usize) as u64)
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// [`ByteDict::fill`] where every entry is `max_len` long: entry `k`

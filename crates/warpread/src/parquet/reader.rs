@@ -11,6 +11,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use rayon::prelude::*;
 
+use super::arrow_schema;
 use super::assemble::{self, Columns};
 use super::decode::{self, LeafInfo};
 use super::decompress;
@@ -100,13 +101,22 @@ impl ParquetFile {
             std::panic::catch_unwind(|| ParquetMetaDataReader::decode_metadata(&footer_bytes))
                 .map_err(|_| Error::parquet(&at, "footer parser panicked on this file"))?;
         let meta = Arc::new(parsed.map_err(perr)?);
-        // The embedded Arrow schema is decoded by arrow-ipc, which panics on
-        // some damaged flatbuffers.
-        let arm = std::panic::catch_unwind(|| {
-            ArrowReaderMetadata::try_new(meta.clone(), ArrowReaderOptions::new())
-        })
-        .map_err(|_| Error::parquet(&at, "embedded Arrow schema cannot be decoded"))?
-        .map_err(perr)?;
+        // An embedded Arrow schema that arrow-ipc would panic on is skipped
+        // (`arrow_schema`): the Parquet schema alone gives the types.
+        let unusable = meta
+            .file_metadata()
+            .key_value_metadata()
+            .into_iter()
+            .flatten()
+            .filter(|kv| kv.key == arrow_schema::KEY)
+            .find_map(|kv| kv.value.as_deref().and_then(arrow_schema::problem));
+        if let Some(why) = &unusable {
+            tracing::warn!(
+                "{at}: ignoring the embedded Arrow schema ({why}); reading with the Parquet schema"
+            );
+        }
+        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(unusable.is_some());
+        let arm = ArrowReaderMetadata::try_new(meta.clone(), options).map_err(perr)?;
         let schema = arm.schema().clone();
         let nodes = Builder::new(meta.file_metadata().schema_descr())
             .build(schema.fields())

@@ -98,3 +98,87 @@ fn damaged_fixtures_never_panic() {
     );
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+/// An ORC file of no stripes whose footer is one LZO chunk holding `lzo`.
+fn lzo_orc(lzo: &[u8]) -> Vec<u8> {
+    use prost::Message;
+    use warpread::orc::proto;
+    let mut file = b"ORC".to_vec();
+    let h = (lzo.len() as u32) << 1;
+    file.extend_from_slice(&h.to_le_bytes()[..3]);
+    file.extend_from_slice(lzo);
+    let ps = proto::PostScript {
+        footer_length: Some(3 + lzo.len() as u64),
+        compression: Some(3), // LZO
+        compression_block_size: Some(1 << 16),
+        version: vec![0, 12],
+        metadata_length: Some(0),
+        magic: Some("ORC".into()),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    file.extend_from_slice(&ps);
+    file.push(ps.len() as u8);
+    file
+}
+
+/// A damaged LZO stream (from a mutated LZO file) made the decompressor
+/// panic while the tail was read. The footer here is LZO1X written by
+/// hand: one literal run (first byte 17 + n) and the end marker.
+#[test]
+fn damaged_lzo_footer_is_an_error() {
+    use prost::Message;
+    use warpread::orc::proto;
+    let footer = proto::Footer {
+        header_length: Some(3),
+        content_length: Some(0),
+        types: vec![
+            proto::Type {
+                kind: Some(12), // STRUCT
+                subtypes: vec![1],
+                field_names: vec!["x".into()],
+                ..Default::default()
+            },
+            proto::Type {
+                kind: Some(3), // INT
+                ..Default::default()
+            },
+        ],
+        number_of_rows: Some(0),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    assert!((4..=238).contains(&footer.len()));
+    let mut lzo = vec![17 + footer.len() as u8];
+    lzo.extend_from_slice(&footer);
+    lzo.extend_from_slice(&[0x11, 0, 0]);
+
+    let tmp = std::env::temp_dir().join(format!("warpread-orc-lzo-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let good = tmp.join("good.orc");
+    std::fs::write(&good, lzo_orc(&lzo)).unwrap();
+    assert_eq!(read(&good, &CpuBackend::new()), Ok(0));
+
+    // After the literals, a match reaching before the start of the output
+    // (an M2, an M3, the 2049-byte match of opcodes 0..15, an M4), or a
+    // length run cut off by the end of the chunk.
+    let bad_tails: [&[u8]; 5] = [
+        &[0x40, 0xff],
+        &[0x21, 0xff, 0xff],
+        &[0x00, 0xff],
+        &[0x19, 0x04, 0x00],
+        &[0x20, 0x00, 0x00],
+    ];
+    for (i, tail) in bad_tails.into_iter().enumerate() {
+        let mut bad = lzo[..1 + footer.len()].to_vec();
+        bad.extend_from_slice(tail);
+        let path = tmp.join(format!("bad-{i}.orc"));
+        std::fs::write(&path, lzo_orc(&bad)).unwrap();
+        let e = read(&path, &CpuBackend::new()).unwrap_err();
+        assert!(
+            e.contains(&*path.to_string_lossy()) && e.contains("footer"),
+            "{tail:?}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+}

@@ -86,6 +86,10 @@ pub struct LeafInfo {
     /// dictionary-encoded, the gathers' outputs stay on the device alone
     /// (see [`ReadOptions::device_values`](crate::read::ReadOptions::device_values)).
     pub device_values: bool,
+    /// Byte-array values read as an Arrow type of 32-bit offsets (`Utf8`,
+    /// `Binary`): a chunk whose values pass 2 GiB is an error, found before
+    /// the values are gathered.
+    pub offsets32: bool,
 }
 
 impl LeafInfo {
@@ -107,6 +111,7 @@ impl LeafInfo {
             max_rep: c.max_rep_level(),
             decimal128: false,
             device_values: false,
+            offsets32: false,
         }
     }
 
@@ -115,6 +120,7 @@ impl LeafInfo {
         let mut info = Self::new(c);
         info.decimal128 = matches!(dt, DataType::Decimal128(..))
             && matches!(info.physical, PhysicalType::INT32 | PhysicalType::INT64);
+        info.offsets32 = matches!(dt, DataType::Utf8 | DataType::Binary);
         info
     }
 
@@ -1390,8 +1396,29 @@ impl Chunk<'_> {
                 _ => return Err(cannot(page(w), info)),
             }
         }
+        let mut bound = total as u64 + gathered;
+        if bound > i32::MAX as u64 {
+            // The bound takes every index to name the longest entry. Past
+            // 2 GiB the exact size decides, counted before anything is
+            // allocated: a few KB of file can name one long entry millions
+            // of times, and the gather would build all of it before the
+            // Arrow array's offsets found it too large.
+            let mut exact = total as u64;
+            for w in ws {
+                if let (Some(First::Indices(id)), Some(Dict::Bytes(d))) = (&w.first, dict) {
+                    exact = exact.saturating_add(d.bytes_of(out_b.typed::<u32>(*id)));
+                }
+            }
+            if info.offsets32 && exact > i32::MAX as u64 {
+                return Err(err(
+                    page(&ws[0]),
+                    format!("byte array column over 2 GiB ({exact} bytes of values)"),
+                ));
+            }
+            bound = exact;
+        }
         let mut data = Vec::with_capacity(total);
-        let mut offsets = Offsets::with_bound(n, total as u64 + gathered);
+        let mut offsets = Offsets::with_bound(n, bound);
         match &mut offsets {
             Offsets::Small(v) => self.gather_into(v, &mut data),
             Offsets::Large(v) => self.gather_into(v, &mut data),
@@ -1475,6 +1502,7 @@ mod tests {
             max_rep: 0,
             decimal128: false,
             device_values: false,
+            offsets32: false,
         }
     }
 
