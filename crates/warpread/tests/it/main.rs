@@ -14,6 +14,7 @@ mod deflate_differential;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
+mod orc_rust_differential;
 mod parquet_arrow_schema;
 mod parquet_corrupt;
 mod parquet_decimal_dict;

@@ -23,7 +23,7 @@ fn read_ipc(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
     (schema, batches)
 }
 
-fn read_orc(path: &Path, backend: &dyn Backend) -> warpread::Result<(SchemaRef, RecordBatch)> {
+pub fn read_orc(path: &Path, backend: &dyn Backend) -> warpread::Result<(SchemaRef, RecordBatch)> {
     let file = OrcFile::open(path)?;
     let options = ReadOptions::default().with_batch_size(1000);
     let batches = file.read(&options, backend)?;
@@ -132,6 +132,23 @@ fn cuda_matches_cpu_on_fixtures() {
     );
 }
 
+/// The corpus's ORC files (tagged `fmt:orc` in its `INDEX.tsv`), as paths
+/// relative to `dir`, each with whether pyarrow read it when the index was
+/// made (tagged `pa_ok`).
+pub fn corpus_orc(dir: &Path) -> Vec<(String, bool)> {
+    let index = std::fs::read_to_string(dir.join("INDEX.tsv")).unwrap();
+    index
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (path, tags) = line.split_once('\t')?;
+            let tags: Vec<&str> = tags.split(',').collect();
+            tags.contains(&"fmt:orc")
+                .then(|| (path.to_string(), tags.contains(&"pa_ok")))
+        })
+        .collect()
+}
+
 fn pyarrow_available() -> bool {
     Command::new("python3")
         .args(["-c", "import pyarrow.orc"])
@@ -149,20 +166,14 @@ fn corpus_matches_pyarrow() {
         println!("corpus_matches_pyarrow: skipped: python3 with pyarrow not available");
         return;
     }
-    let index = std::fs::read_to_string(dir.join("INDEX.tsv")).unwrap();
     let cache = std::env::var_os("WARPREAD_EXPECTED_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target/corpus-expected"));
     std::fs::create_dir_all(&cache).unwrap();
     let cuda = common::cuda("corpus_matches_pyarrow");
     let (mut matched, mut clean_errors, mut failures) = (0, 0, Vec::new());
-    for line in index.lines().skip(1) {
-        let Some((path, tags)) = line.split_once('\t') else {
-            continue;
-        };
-        if !tags.split(',').any(|t| t == "fmt:orc") {
-            continue;
-        }
+    for (path, _) in corpus_orc(&dir) {
+        let path = path.as_str();
         let orc = dir.join(path);
         let expected = cache.join(path.replace('/', "__") + ".arrow");
         // Exit status 3 is "pyarrow cannot read it"; anything else that is
