@@ -58,6 +58,10 @@ pub struct ScanRequest {
     /// only for a consumer that takes either width (an aggregate program),
     /// never for DataFusion's operators.
     pub narrow_decimals: bool,
+    /// The reader's tuning (group size, groups in flight: see
+    /// `warpread.group_mib`); its columns, batch size, range and predicates
+    /// are ignored, the fields above say those.
+    pub tuning: ReadOptions,
 }
 
 /// One independently readable piece of a file.
@@ -140,7 +144,7 @@ fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOpt
         column_sets: crate::exec::column_sets::Split::NONE,
         device_values: request.device_values,
         narrow_decimals: request.narrow_decimals,
-        ..Default::default()
+        ..request.tuning.clone()
     }
 }
 

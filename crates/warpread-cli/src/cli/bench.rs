@@ -134,6 +134,15 @@ pub enum BenchCommand {
         /// (e.g. `cpu,cuda`); default: the global --backend.
         #[arg(long, value_delimiter = ',')]
         backends: Vec<BackendChoice>,
+        /// A setting KEY=VALUE of warpread's sessions, as `SET` takes it
+        /// (repeatable): `warpread.*` (e.g. warpread.join_key_sets=false)
+        /// or `datafusion.*`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// A setting KEY=VALUE of the session of DataFusion's own reader
+        /// (repeatable; default: DataFusion's defaults).
+        #[arg(long = "datafusion-set", value_name = "KEY=VALUE")]
+        datafusion_settings: Vec<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -221,6 +230,8 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
             warmup,
             data_dir,
             backends,
+            settings,
+            datafusion_settings,
             json,
         } => {
             let cfg = crate::bench::sql::SqlBenchConfig {
@@ -240,6 +251,8 @@ pub fn run(cmd: BenchCommand, backend: BackendChoice) -> Result<()> {
                     backends
                 },
                 data_dir,
+                settings,
+                datafusion_settings,
             };
             run_sql_bench(&cfg, json)
         }
