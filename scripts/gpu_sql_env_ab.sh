@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# TPC-H through DataFusion on the GPU host, A/B over settings:
-#   [SQL_SCALE=10] [QUERIES=1,6] [RUNS=3] [CHECKS=1] bash scripts/gpu_sql_env_ab.sh BUNDLE OUT_DIR [NAME:ITEM,...]...
-# where an ITEM is a flag of the binary (--no-host-share, --scan-partitions=8)
-# or VAR=VALUE, an environment variable;
+# TPC-H through DataFusion on the GPU host, A/B over session settings:
+#   [SQL_SCALE=10] [QUERIES=1,6] [RUNS=3] [CHECKS=1] bash scripts/gpu_sql_env_ab.sh BUNDLE OUT_DIR [NAME:KEY=VALUE,...]...
+# A KEY of a `warpread.` or `datafusion.` setting (e.g.
+# off:warpread.join_key_sets=false) is passed as `--set KEY=VALUE`, one of
+# `df.` (e.g. df.datafusion.optimizer.prefer_hash_join=false) as
+# `--datafusion-set` for DataFusion's own reader; any other is an
+# environment variable of the process (the readers' own, e.g.
+# WARPREAD_SCAN_PARTITIONS=8).
 # 0. with CHECKS=1 (or quick), the aggregate-program tests on the GPU (and
 #    under compute-sanitizer memcheck), then (CHECKS=1) every integration
 #    test;
@@ -38,12 +42,16 @@ tpch_parquet "$B" "$scale" > /dev/null
 q=(); [ -n "${QUERIES-1,6}" ] && q=(--queries "${QUERIES-1,6}")
 for config in "new:" "$@"; do
   name=${config%%:*}; vars=${config#*:}
-  IFS=, read -r -a items <<< "$vars"
-  env_vars=(); flags=()
-  for e in "${items[@]}"; do
-    case $e in -*) flags+=("$e");; *) env_vars+=("$e");; esac
+  IFS=, read -r -a pairs <<< "$vars"
+  env_vars=(); sets=()
+  for p in "${pairs[@]}"; do
+    case $p in
+      warpread.*|datafusion.*) sets+=(--set "$p");;
+      df.*) sets+=(--datafusion-set "${p#df.}");;
+      *) env_vars+=("$p");;
+    esac
   done
   echo "== $name ${vars:-(defaults)}"
-  env WARPREAD_CACHE=/tmp/wc "${env_vars[@]}" "$B/warpread-sql" "${flags[@]}" bench sql --scale "$scale" \
-    --format parquet --backends cuda --runs "${RUNS:-3}" --warmup 1 "${q[@]}" 2>&1 | tee "$out/sql-$name.log"
+  env WARPREAD_CACHE=/tmp/wc "${env_vars[@]}" "$B/warpread-sql" bench sql --scale "$scale" \
+    --format parquet --backends cuda --runs "${RUNS:-3}" --warmup 1 "${q[@]}" "${sets[@]}" 2>&1 | tee "$out/sql-$name.log"
 done

@@ -1,28 +1,29 @@
-//! Per-session settings of the warpread provider, kept as a DataFusion
-//! `SessionConfig` extension: the decode backend (one per session, since a
-//! CUDA context is costly to create) and a sink that adds up the reader's
-//! stage timings for `warpread demo` and `warpread bench sql`.
+//! The objects a session's warpread scans share, kept as a typed
+//! DataFusion `SessionConfig` extension: the decode backend (created by the
+//! application, since a CUDA context is costly to create, and shared by
+//! whichever sessions it gives it to), the opened files, and a sink that
+//! adds up the reader's stage timings for `warpread demo` and `warpread
+//! bench sql`. The `warpread.*` settings are the `options` module's.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use datafusion::execution::config::SessionConfig;
 
+use super::file_cache::FileCache;
 use crate::error::Result;
 use crate::exec::{self, Backend, BackendChoice};
 use crate::orc::ReadStats;
 
-/// The warpread settings of a DataFusion session.
+/// The shared state of a DataFusion session's warpread scans.
 #[derive(Clone)]
 pub struct WarpreadConfig {
-    /// Decodes every warpread scan of the session.
+    /// Decodes the session's warpread scans (unless `warpread.backend` is
+    /// `cpu`, or a table has a backend of its own).
     pub backend: Arc<dyn Backend>,
     /// Where scans add their stage timings.
     pub stats: Arc<StatsSink>,
-    /// Whether partial aggregates over warpread scans run as aggregate
-    /// programs on a backend without a device too (the CPU reference;
-    /// tests use it). Off by default: on the CPU, DataFusion's own
-    /// operators were faster (TPC-H Q6 at scale 1 on the dev box).
-    pub cpu_aggregates: bool,
+    /// Files the session's scans opened, kept between scans.
+    pub files: Arc<FileCache>,
 }
 
 impl std::fmt::Debug for WarpreadConfig {
@@ -44,14 +45,8 @@ impl WarpreadConfig {
         Self {
             backend,
             stats: Arc::default(),
-            cpu_aggregates: false,
+            files: Arc::default(),
         }
-    }
-
-    /// These settings with [`cpu_aggregates`](Self::cpu_aggregates) set.
-    pub fn with_cpu_aggregates(mut self, on: bool) -> Self {
-        self.cpu_aggregates = on;
-        self
     }
 
     /// The settings of a session, if it has them.
@@ -63,21 +58,6 @@ impl WarpreadConfig {
     pub fn install(self, config: SessionConfig) -> SessionConfig {
         config.with_extension(Arc::new(self))
     }
-}
-
-/// The backend of scans whose session has no [`WarpreadConfig`]: `auto`,
-/// created once per process.
-pub fn default_backend() -> Arc<dyn Backend> {
-    static DEFAULT: OnceLock<Arc<dyn Backend>> = OnceLock::new();
-    DEFAULT
-        .get_or_init(|| match exec::select(BackendChoice::Auto) {
-            Ok(b) => Arc::from(b),
-            Err(e) => {
-                tracing::warn!("auto backend unavailable ({e}); using the CPU");
-                Arc::new(exec::CpuBackend::new())
-            }
-        })
-        .clone()
 }
 
 /// Stage timings added up over every file a session's scans read. Files

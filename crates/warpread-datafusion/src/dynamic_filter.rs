@@ -18,11 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow::array::{RecordBatch, UInt32Array};
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::Result as DfResult;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
-use datafusion::physical_expr::expressions::Literal;
+use datafusion::physical_expr::expressions::{DynamicFilterPhysicalExpr, Literal};
 use datafusion::physical_expr::utils::reassign_expr_columns;
 use datafusion::physical_expr_common::physical_expr::{
     snapshot_generation, snapshot_physical_expr,
@@ -30,55 +28,16 @@ use datafusion::physical_expr_common::physical_expr::{
 use datafusion::physical_plan::metrics::Count;
 use datafusion::scalar::ScalarValue;
 
-use super::join_keys::{self, BuildKeys};
+#[cfg(test)]
+use super::filter_ids::is_dynamic;
+use super::key_set::{BuildKeys, KeySlot};
+use super::options::WarpreadOptions;
 use super::routed_filter::{Node, compile_keys, compile_narrowed, take_rows};
-
-/// Whether `expr` holds a filter that operators update while the query
-/// runs (and so is worth applying row by row in the scan).
-pub fn is_dynamic(expr: &Arc<dyn PhysicalExpr>) -> bool {
-    !dynamic_ids(expr).is_empty()
-}
-
-/// The ids of the dynamic filters inside `expr` (a filter keeps its id
-/// through copies, so the operator that produced it is found by it).
-pub fn dynamic_ids(expr: &Arc<dyn PhysicalExpr>) -> Vec<u64> {
-    let mut ids = Vec::new();
-    let _ = expr.apply(|e| {
-        if let Some(d) = e.as_ref().downcast_ref::<DynamicFilterPhysicalExpr>() {
-            ids.extend(d.expression_id());
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    ids
-}
-
-/// Whether scans apply dynamic filters to their rows:
-/// `WARPREAD_DYNAMIC_FILTERS=0` turns it off (for comparisons).
-pub fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_DYNAMIC_FILTERS"))
-}
 
 /// Rows a filter is tried on before the stream decides whether it is worth
 /// its cost: a hash-table lookup per row costs about what the join's own
 /// probe does, so a filter that removes few rows only adds work.
 const SAMPLE_ROWS: usize = 32 * 1024;
-
-/// A filter keeping at least this share of the sampled rows is no longer
-/// applied (until its operator publishes a new one);
-/// `WARPREAD_DYNAMIC_FILTER_MAX_KEPT` (a percentage) overrides it. A join
-/// probe's lookup costs about what the join's own repartition and probe
-/// would, so only a filter that removes most rows pays: TPC-H SF 10 on the
-/// device, eight join queries, 5.87 s with 25% against 7.14 s with 75%
-/// (BENCHMARKS.md, session 19, call 3).
-const MAX_KEPT: f64 = 0.25;
-
-/// [`MAX_KEPT`] for a filter tested against a join's build key set
-/// ([`super::join_keys`]): a bit test costs about a nanosecond a row, far
-/// less than the repartitioning and probing a removed row spares, so such
-/// a filter stays until it keeps three rows in four;
-/// `WARPREAD_KEY_SET_MAX_KEPT` (a percentage) overrides it.
-const MAX_KEPT_KEYS: f64 = 0.75;
 
 /// A filter compiled for a batch of the columns it names.
 struct Compiled {
@@ -102,8 +61,9 @@ struct Slot {
     kept: usize,
     /// Time spent evaluating it on those rows.
     nanos: u64,
-    /// Its join's build keys, where [`super::join_keys`] collects them, and
-    /// the probe key they are tested against (over the table's columns).
+    /// Its join's build keys, where the join hands them to the scan
+    /// (`join_keys`), and the probe key they are tested against (over the
+    /// table's columns).
     keys: Option<JoinKeys>,
     /// Published, and to be tested against the build keys once they are
     /// ready.
@@ -116,12 +76,16 @@ struct Slot {
 type JoinKeys = (Arc<BuildKeys>, Vec<Arc<dyn PhysicalExpr>>);
 
 /// The build keys of the join that publishes `filter` and the probe key,
-/// where they are collected.
-fn join_keys_of(filter: &Arc<dyn PhysicalExpr>) -> Option<JoinKeys> {
+/// where the join hands them to the scan (`key_slots`, by filter id).
+fn join_keys_of(
+    filter: &Arc<dyn PhysicalExpr>,
+    key_slots: &[(u64, Arc<KeySlot>)],
+) -> Option<JoinKeys> {
     let d = filter
         .as_ref()
         .downcast_ref::<DynamicFilterPhysicalExpr>()?;
-    let keys = join_keys::lookup(d.expression_id()?)?;
+    let id = d.expression_id()?;
+    let keys = key_slots.iter().find(|(i, _)| *i == id)?.1.keys();
     // The join's probe keys, in the order of its build keys.
     Some((keys, d.children().into_iter().cloned().collect()))
 }
@@ -206,9 +170,9 @@ pub struct RowFilter {
     /// Slots with an id below this hold the fixed filters.
     fixed: usize,
     removed: Count,
-    /// [`MAX_KEPT`] or its override.
+    /// `warpread.dynamic_filter_max_kept`.
     max_kept: f64,
-    /// [`MAX_KEPT_KEYS`] or its override.
+    /// `warpread.key_set_max_kept`.
     max_kept_keys: f64,
     /// Rows the fixed filters saw and kept while they ran alone (no
     /// dynamic filter in force), and whether they stopped.
@@ -223,22 +187,22 @@ pub struct RowFilter {
 /// the rest, and its costly conjuncts (TPC-H Q12's `l_shipmode IN (...)`
 /// over strings) see only the rows the cheap ones kept, where DataFusion's
 /// `FilterExec` evaluates every conjunct on every row.
-/// `WARPREAD_FIXED_ROW_FILTERS=0` keeps them to dynamic filters' company.
+/// `warpread.fixed_row_filters = false` keeps them to dynamic filters'
+/// company.
 const FIXED_MAX_KEPT: f64 = 0.25;
-
-/// Whether fixed filters may run on their own (see [`FIXED_MAX_KEPT`]).
-pub fn fixed_alone_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_FIXED_ROW_FILTERS"))
-}
 
 impl RowFilter {
     /// Applies `fixed` (filters that never change, tried first) and
-    /// `dynamic`, counting the rows removed in `removed`.
+    /// `dynamic`, counting the rows removed in `removed`; a dynamic filter
+    /// whose join hands its build keys to the scan (in `key_slots`, by the
+    /// filter's id) is tested against them once they are ready. `options`
+    /// gives the shares of their sample past which filters stop.
     pub fn new(
         fixed: Vec<Arc<dyn PhysicalExpr>>,
         dynamic: Vec<Arc<dyn PhysicalExpr>>,
         removed: Count,
+        key_slots: &[(u64, Arc<KeySlot>)],
+        options: &WarpreadOptions,
     ) -> Self {
         let fixed_count = fixed.len();
         let slots = fixed
@@ -247,7 +211,9 @@ impl RowFilter {
             .enumerate()
             .map(|(id, filter)| Slot {
                 id,
-                keys: (id >= fixed_count).then(|| join_keys_of(&filter)).flatten(),
+                keys: (id >= fixed_count)
+                    .then(|| join_keys_of(&filter, key_slots))
+                    .flatten(),
                 filter,
                 generation: None,
                 node: None,
@@ -258,16 +224,12 @@ impl RowFilter {
                 on_keys: false,
             })
             .collect();
-        let max_kept = crate::env::count("WARPREAD_DYNAMIC_FILTER_MAX_KEPT")
-            .map_or(MAX_KEPT, |p| p as f64 / 100.0);
-        let max_kept_keys = crate::env::count("WARPREAD_KEY_SET_MAX_KEPT")
-            .map_or(MAX_KEPT_KEYS, |p| p as f64 / 100.0);
         Self {
             slots: Mutex::new(slots),
             fixed: fixed_count,
             removed,
-            max_kept,
-            max_kept_keys,
+            max_kept: options.dynamic_filter_max_kept,
+            max_kept_keys: options.key_set_max_kept,
             alone_seen: AtomicUsize::new(0),
             alone_kept: AtomicUsize::new(0),
             alone_off: AtomicBool::new(false),
@@ -448,6 +410,14 @@ mod tests {
         ))
     }
 
+    fn filter(
+        fixed: Vec<Arc<dyn PhysicalExpr>>,
+        dynamic: Vec<Arc<dyn PhysicalExpr>>,
+        removed: Count,
+    ) -> RowFilter {
+        RowFilter::new(fixed, dynamic, removed, &[], &WarpreadOptions::default())
+    }
+
     fn count() -> Count {
         MetricBuilder::new(&ExecutionPlanMetricsSet::new()).counter("removed", 0)
     }
@@ -458,7 +428,7 @@ mod tests {
         assert!(is_dynamic(&expr));
         assert!(!is_dynamic(&gt("a", 3, 1)));
         let removed = count();
-        let rows = RowFilter::new(Vec::new(), vec![expr], removed.clone());
+        let rows = filter(Vec::new(), vec![expr], removed.clone());
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
         f.update(gt("a", 3, 25)).unwrap();
         let out = rows.apply(batch()).unwrap().unwrap();
@@ -476,7 +446,7 @@ mod tests {
         let c: Arc<dyn PhysicalExpr> = Arc::new(Column::new("c", 7));
         let f = Arc::new(DynamicFilterPhysicalExpr::new(vec![c], lit(true)));
         let removed = count();
-        let rows = RowFilter::new(Vec::new(), vec![Arc::clone(&f) as _], removed.clone());
+        let rows = filter(Vec::new(), vec![Arc::clone(&f) as _], removed.clone());
         f.update(gt("c", 7, 0)).unwrap();
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 4);
         assert_eq!(removed.value(), 0);
@@ -490,7 +460,7 @@ mod tests {
         let (wide, wide_expr) = dynamic();
         let (narrow, narrow_expr) = dynamic();
         let removed = count();
-        let rows = RowFilter::new(Vec::new(), vec![wide_expr, narrow_expr], removed.clone());
+        let rows = filter(Vec::new(), vec![wide_expr, narrow_expr], removed.clone());
         wide.update(gt("a", 3, 0)).unwrap(); // keeps all but one row
         narrow.update(gt("a", 3, n - n / 8 - 1)).unwrap(); // keeps an eighth
         let out = rows.apply(big.clone()).unwrap().unwrap();
@@ -527,7 +497,7 @@ mod tests {
         let failing: Arc<dyn PhysicalExpr> =
             Arc::new(BinaryExpr::new(div, Operator::Gt, lit(1i64)));
         let (f, expr) = dynamic();
-        let rows = RowFilter::new(vec![failing], vec![expr], removed.clone());
+        let rows = filter(vec![failing], vec![expr], removed.clone());
         f.update(gt("a", 3, 15)).unwrap();
         assert_eq!(rows.apply(batch()).unwrap().unwrap().num_rows(), 3);
         assert!(rows.slots().iter().any(|s| s.id == 0 && s.node.is_none()));
@@ -549,7 +519,7 @@ mod tests {
             lit(n - n / 4),
         ));
         let (_, expr) = dynamic();
-        let rows = RowFilter::new(vec![low, high], vec![expr], removed.clone());
+        let rows = filter(vec![low, high], vec![expr], removed.clone());
         for _ in 0..3 {
             let out = rows.apply(big.clone()).unwrap().unwrap();
             assert_eq!(out.num_rows() as i64, n / 4 - 1);
@@ -558,7 +528,7 @@ mod tests {
         // One that keeps most rows runs for its sample, then stops: the
         // operators above apply it anyway.
         let (f, expr) = dynamic();
-        let rows = RowFilter::new(vec![gt("a", 0, 0)], vec![expr], count());
+        let rows = filter(vec![gt("a", 0, 0)], vec![expr], count());
         assert_eq!(
             rows.apply(big.clone()).unwrap().unwrap().num_rows(),
             SAMPLE_ROWS - 1

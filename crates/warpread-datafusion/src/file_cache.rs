@@ -8,6 +8,14 @@
 //! replaced or rewritten in place is opened afresh even when its size and
 //! modification time were kept (tools copying with `-p` keep them; the
 //! status-change time cannot be set back).
+//!
+//! A session keeps one [`FileCache`] (in its
+//! [`WarpreadConfig`](crate::WarpreadConfig)), so sessions never see each
+//! other's entries. DataFusion's `CacheManager` file-metadata cache would
+//! be the natural home, but it is keyed by path alone, budgets entries by
+//! bytes where these are bounded by open descriptors (each entry holds its
+//! file open), and its entries are validated by size and modification time
+//! only.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,13 +30,12 @@ use crate::error::Result;
 /// more files than this rereads their footers, as without a cache).
 const CAPACITY: usize = 512;
 
-/// Files kept at most in this process: [`CAPACITY`], or a quarter of the
+/// Files one cache keeps at most: [`CAPACITY`], or a quarter of the
 /// process's limit on open files where that is lower. Every file kept holds
 /// its descriptor open, and macOS's default limit is 256: a query over a
 /// few hundred files would otherwise fail to open the next one.
 fn capacity() -> usize {
-    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CAP.get_or_init(|| capacity_for(open_file_limit()))
+    capacity_for(open_file_limit())
 }
 
 fn capacity_for(open_file_limit: Option<u64>) -> usize {
@@ -75,34 +82,67 @@ fn identity(_path: &Path) -> Option<Identity> {
     Some((0, 0, 0))
 }
 
-fn cache() -> &'static Mutex<HashMap<Key, Arc<dyn WarpFile>>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<Key, Arc<dyn WarpFile>>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Opened files of one session (see the module docs).
+pub struct FileCache {
+    files: Mutex<HashMap<Key, Arc<dyn WarpFile>>>,
+    capacity: usize,
 }
 
-/// `format.open(path)`, or the file opened before with the same size and
-/// modification time as `meta` (and the same identity, see the module
-/// docs). Failures are not kept: a damaged file fails each time.
-pub fn open(format: &dyn WarpFormat, path: &Path, meta: &ObjectMeta) -> Result<Arc<dyn WarpFile>> {
-    let Some(id) = identity(path) else {
-        return format.open(path);
-    };
-    let modified = meta.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN);
-    let key = (format.name(), path.to_path_buf(), meta.size, modified, id);
-    let hit = cache().lock().ok().and_then(|c| c.get(&key).cloned());
-    if let Some(f) = hit {
-        return Ok(f);
+impl Default for FileCache {
+    fn default() -> Self {
+        Self::new()
     }
-    // Parsed outside the lock: partitions of one scan open side by side.
-    let opened = format.open(path)?;
-    if let Ok(mut c) = cache().lock() {
-        if c.len() >= capacity() {
-            c.clear();
+}
+
+impl std::fmt::Debug for FileCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileCache")
+            .field("files", &self.lock().len())
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+impl FileCache {
+    /// An empty cache holding up to a quarter of the process's open-file
+    /// limit (at most 512 files).
+    pub fn new() -> Self {
+        Self {
+            files: Mutex::default(),
+            capacity: capacity(),
         }
-        c.insert(key, Arc::clone(&opened));
     }
-    Ok(opened)
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Arc<dyn WarpFile>>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `format.open(path)`, or the file opened before with the same size
+    /// and modification time as `meta` (and the same identity, see the
+    /// module docs). Failures are not kept: a damaged file fails each time.
+    pub fn open(
+        &self,
+        format: &dyn WarpFormat,
+        path: &Path,
+        meta: &ObjectMeta,
+    ) -> Result<Arc<dyn WarpFile>> {
+        let Some(id) = identity(path) else {
+            return format.open(path);
+        };
+        let modified = meta.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN);
+        let key = (format.name(), path.to_path_buf(), meta.size, modified, id);
+        if let Some(f) = self.lock().get(&key).cloned() {
+            return Ok(f);
+        }
+        // Parsed outside the lock: partitions of one scan open side by side.
+        let opened = format.open(path)?;
+        let mut files = self.lock();
+        if files.len() >= self.capacity {
+            files.clear();
+        }
+        files.insert(key, Arc::clone(&opened));
+        Ok(opened)
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +170,9 @@ mod tests {
         let path = dir.join("t.parquet");
         std::fs::copy(&src, &path).unwrap();
         let before = meta(&path);
+        let cache = FileCache::new();
+        let open =
+            |format: &ParquetFormat, path: &Path, meta: &ObjectMeta| cache.open(format, path, meta);
         let a = open(&ParquetFormat, &path, &before).unwrap();
         let b = open(&ParquetFormat, &path, &before).unwrap();
         assert!(Arc::ptr_eq(&a, &b), "the second open is the cached file");

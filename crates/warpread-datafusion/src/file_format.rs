@@ -22,18 +22,28 @@ use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::config::{StatsSink, WarpreadConfig};
+use super::config::WarpreadConfig;
+use super::file_cache::FileCache;
 use super::format::{WarpFile, WarpFormat};
+use super::options::{BackendSetting, WarpreadOptions};
 use super::source::WarpSource;
 use crate::error::Error;
-use crate::exec::Backend;
+use crate::exec::{Backend, CpuBackend};
 
-/// A warpread format as a DataFusion `FileFormat`.
+/// A warpread format as a DataFusion `FileFormat`: one table's reads,
+/// with the table's own `warpread.*` settings, which override the
+/// session's for its scans.
 #[derive(Clone)]
 pub struct WarpFileFormat {
     format: Arc<dyn WarpFormat>,
     backend: Option<Arc<dyn Backend>>,
-    stats: Option<Arc<StatsSink>>,
+    /// The table's `warpread.*` settings (keys without the prefix), applied
+    /// over the session's each time a scan is planned, so a `SET` reaches
+    /// the keys the table leaves alone.
+    table_options: Vec<(String, String)>,
+    /// Opened files, for a session without a [`WarpreadConfig`] (one with
+    /// one shares its own).
+    files: Arc<FileCache>,
 }
 
 impl fmt::Debug for WarpFileFormat {
@@ -41,6 +51,7 @@ impl fmt::Debug for WarpFileFormat {
         f.debug_struct("WarpFileFormat")
             .field("format", &self.format.name())
             .field("backend", &self.backend.as_ref().map(|b| b.name()))
+            .field("table_options", &self.table_options)
             .finish()
     }
 }
@@ -51,7 +62,8 @@ impl WarpFileFormat {
         Self {
             format,
             backend: None,
-            stats: None,
+            table_options: Vec::new(),
+            files: Arc::default(),
         }
     }
 
@@ -61,15 +73,66 @@ impl WarpFileFormat {
         self
     }
 
-    /// Takes backend and timing sink from a session's [`WarpreadConfig`]
-    /// where this format has none of its own.
-    fn for_session(&self, state: &dyn Session) -> Self {
-        let mut f = self.clone();
-        if let Some(cfg) = WarpreadConfig::of(state.config()) {
-            f.backend = f.backend.or_else(|| Some(Arc::clone(&cfg.backend)));
-            f.stats = f.stats.or_else(|| Some(Arc::clone(&cfg.stats)));
+    /// The table's `warpread.*` settings (`key`, `value`; the key with or
+    /// without its `warpread.` prefix), which override the session's for
+    /// this table's scans; an unknown key or a malformed value is an error
+    /// naming it.
+    pub fn with_table_options<K: AsRef<str>, V: AsRef<str>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> DfResult<Self> {
+        for (k, v) in options {
+            let key = k.as_ref().trim();
+            let key = key.strip_prefix("warpread.").unwrap_or(key).to_string();
+            self.table_options.push((key, v.as_ref().to_string()));
         }
-        f
+        // Checked now, so that the table is refused rather than its queries.
+        WarpreadOptions::default().with_table_options(self.table_pairs())?;
+        Ok(self)
+    }
+
+    fn table_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.table_options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The settings of this table's scans in `state`: the session's, with
+    /// the table's over them.
+    pub fn scan_options(&self, state: &dyn Session) -> DfResult<WarpreadOptions> {
+        WarpreadOptions::of(state.config_options()).with_table_options(self.table_pairs())
+    }
+
+    /// The backend this table's scans decode on under `options`: the
+    /// table's own, else as `warpread.backend` says (see
+    /// [`BackendSetting`]).
+    fn backend_for(
+        &self,
+        session: Option<&WarpreadConfig>,
+        options: &WarpreadOptions,
+    ) -> DfResult<Arc<dyn Backend>> {
+        if let Some(b) = &self.backend {
+            return Ok(Arc::clone(b));
+        }
+        let cpu = || Arc::new(CpuBackend::new()) as Arc<dyn Backend>;
+        match (options.backend, session) {
+            (BackendSetting::Cpu, _) | (BackendSetting::Auto, None) => Ok(cpu()),
+            (BackendSetting::Auto, Some(s)) => Ok(Arc::clone(&s.backend)),
+            (BackendSetting::Cuda, Some(s)) if s.backend.name() == "cuda" => {
+                Ok(Arc::clone(&s.backend))
+            }
+            (BackendSetting::Cuda, s) => Err(DataFusionError::Configuration(format!(
+                "warpread.backend = cuda, but the session's backend is {}: create the \
+                 session's WarpreadConfig with a CUDA backend",
+                s.map_or_else(|| "none".to_string(), |s| s.backend.describe())
+            ))),
+        }
+    }
+
+    /// The opened files this table's reads go through in `state`.
+    fn files_for(&self, state: &dyn Session) -> Arc<FileCache> {
+        WarpreadConfig::of(state.config())
+            .map_or_else(|| Arc::clone(&self.files), |c| Arc::clone(&c.files))
     }
 
     /// The warpread format.
@@ -77,11 +140,12 @@ impl WarpFileFormat {
         &self.format
     }
 
-    async fn open(&self, object: &ObjectMeta) -> DfResult<Arc<dyn WarpFile>> {
+    async fn open(&self, state: &dyn Session, object: &ObjectMeta) -> DfResult<Arc<dyn WarpFile>> {
         let path: PathBuf = LocalFileSystem::new().path_to_filesystem(&object.location)?;
         let format = Arc::clone(&self.format);
         let meta = object.clone();
-        tokio::task::spawn_blocking(move || super::file_cache::open(format.as_ref(), &path, &meta))
+        let files = self.files_for(state);
+        tokio::task::spawn_blocking(move || files.open(format.as_ref(), &path, &meta))
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))?
             .map_err(DataFusionError::from)
@@ -112,26 +176,26 @@ impl FileFormat for WarpFileFormat {
 
     async fn infer_schema(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         _store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> DfResult<SchemaRef> {
         let mut schemas = Vec::with_capacity(objects.len());
         for o in objects {
-            schemas.push(self.open(o).await?.schema().as_ref().clone());
+            schemas.push(self.open(state, o).await?.schema().as_ref().clone());
         }
         Ok(Arc::new(Schema::try_merge(schemas)?))
     }
 
     async fn infer_stats(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         _store: &Arc<dyn ObjectStore>,
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DfResult<Statistics> {
         // Row counts, bounds and sizes steer join order and join modes.
-        let mut stats = self.open(object).await?.statistics(&table_schema)?;
+        let mut stats = self.open(state, object).await?.statistics(&table_schema)?;
         // Formats without per-column sizes still size joins by the file.
         if stats.total_byte_size == Precision::Absent
             && stats
@@ -149,18 +213,23 @@ impl FileFormat for WarpFileFormat {
         state: &dyn Session,
         conf: FileScanConfig,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let me = self.for_session(state);
-        let source = me.file_source(conf.file_source().table_schema().clone());
+        let session = WarpreadConfig::of(state.config());
+        let options = self.scan_options(state)?;
+        let backend = self.backend_for(session.as_deref(), &options)?;
         // Keep filters or projections already pushed into the source.
         let source = match conf.file_source().downcast_ref::<WarpSource>() {
-            Some(s) if !s.has_backend() => Arc::new(
-                s.clone()
-                    .with_backend(me.backend.clone())
-                    .with_stats(me.stats.clone()),
-            ) as Arc<dyn FileSource>,
-            Some(_) => Arc::clone(conf.file_source()),
-            None => source,
+            Some(s) => s.clone(),
+            None => WarpSource::new(
+                Arc::clone(&self.format),
+                conf.file_source().table_schema().clone(),
+            ),
         };
+        let source = source
+            .with_backend(Some(backend))
+            .with_stats(session.as_ref().map(|s| Arc::clone(&s.stats)))
+            .with_files(self.files_for(state))
+            .with_options(options);
+        let source: Arc<dyn FileSource> = Arc::new(source);
         let conf = FileScanConfigBuilder::from(conf)
             .with_source(source)
             .build();
@@ -168,16 +237,19 @@ impl FileFormat for WarpFileFormat {
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        // The session's backend, settings and state are added by
+        // `create_physical_plan`.
         Arc::new(
             WarpSource::new(Arc::clone(&self.format), table_schema)
                 .with_backend(self.backend.clone())
-                .with_stats(self.stats.clone()),
+                .with_files(Arc::clone(&self.files)),
         )
     }
 }
 
 /// Creates [`WarpFileFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS`.
-/// Options: `backend` (`cpu`, `cuda`, `auto`) overrides the session's.
+/// Its `OPTIONS` are `warpread.*` settings for the table, over the
+/// session's (`'backend'` alone stands for `'warpread.backend'`).
 #[derive(Clone)]
 pub struct WarpFormatFactory {
     format: Arc<dyn WarpFormat>,
@@ -212,25 +284,32 @@ impl FileFormatFactory for WarpFormatFactory {
         state: &dyn Session,
         options: &HashMap<String, String>,
     ) -> DfResult<Arc<dyn FileFormat>> {
-        let mut format = WarpFileFormat::new(Arc::clone(&self.format));
+        let mut settings = Vec::with_capacity(options.len());
         for (k, v) in options {
-            // DataFusion may prefix table options with `format.`.
-            match k.trim_start_matches("format.") {
-                "backend" => {
-                    let choice = v.parse().map_err(DataFusionError::from)?;
-                    let backend = crate::exec::select(choice).map_err(DataFusionError::from)?;
-                    format = format.with_backend(Some(Arc::from(backend)));
-                }
+            // DataFusion prefixes an option without a namespace with
+            // `format.`.
+            let key = match k.as_str() {
+                "format.backend" => "warpread.backend",
+                other if other.starts_with("warpread.") => other,
                 other => {
-                    return Err(Error::Unsupported(format!(
-                        "{} table option {other:?} (known: backend)",
+                    return Err(DataFusionError::Configuration(format!(
+                        "{} table option {other:?}: only warpread.* options are known",
                         self.format.name()
-                    ))
-                    .into());
+                    )));
                 }
-            }
+            };
+            settings.push((key, v.as_str()));
         }
-        Ok(Arc::new(format.for_session(state)))
+        // Sorted: a map's order differs from run to run, and the first bad
+        // key is the one reported.
+        settings.sort_unstable();
+        let format = WarpFileFormat::new(Arc::clone(&self.format)).with_table_options(settings)?;
+        // Refuse a table this session could not scan (`warpread.backend`).
+        format.backend_for(
+            WarpreadConfig::of(state.config()).as_deref(),
+            &format.scan_options(state)?,
+        )?;
+        Ok(Arc::new(format))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {

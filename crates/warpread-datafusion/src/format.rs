@@ -58,6 +58,10 @@ pub struct ScanRequest {
     /// only for a consumer that takes either width (an aggregate program),
     /// never for DataFusion's operators.
     pub narrow_decimals: bool,
+    /// The reader's tuning (group size, groups in flight: see
+    /// `warpread.group_mib`); its columns, batch size, range and predicates
+    /// are ignored, the fields above say those.
+    pub tuning: ReadTuning,
 }
 
 /// One independently readable piece of a file.
@@ -135,15 +139,15 @@ fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOpt
         .with_predicates(request.predicates.clone())
         .with_device_values(request.device_values)
         .with_narrow_decimals(request.narrow_decimals)
+        // A scan's partitions already read side by side; column sets within
+        // each multiplied the threads waiting for CUDA lanes (TPC-H SF 10
+        // Parquet on CUDA: 59.5 s with them, 44.4 s without; on the CPU
+        // backend at SF 1, 2 cores: 9.1 s against 8.9 s).
         .with_tuning(
-            ReadTuning::default()
-                // A scan's partitions already read side by side; column sets
-                // within each multiplied the threads waiting for CUDA lanes
-                // (TPC-H SF 10 Parquet on CUDA: 59.5 s with them, 44.4 s
-                // without; on the CPU backend at SF 1, 2 cores: 9.1 s
-                // against 8.9 s).
-                .with_column_sets(crate::exec::column_sets::Split::NONE)
-                .with_group_bytes(super::opener::env_group_bytes()),
+            request
+                .tuning
+                .clone()
+                .with_column_sets(crate::exec::column_sets::Split::NONE),
         )
 }
 

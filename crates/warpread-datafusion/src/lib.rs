@@ -28,6 +28,14 @@
 //! its batches on, and prune the files opened after they are published.
 //! Limit: files are read a group of stripes or row groups at a time, so a
 //! satisfied `LIMIT` stops reading.
+//!
+//! Settings: every switch and tuning value is a `warpread.*` key of the
+//! [`WarpreadOptions`] config extension, set per session (`SET
+//! warpread.join_key_sets = false`, [`set_options`]) or per table
+//! (`CREATE EXTERNAL TABLE ... OPTIONS ('warpread.group_mib' '64')`,
+//! [`WarpReadOptions::with_setting`]); nothing is read from the
+//! environment, and sessions share only what the application gives them
+//! (a backend in their [`WarpreadConfig`]).
 
 #![warn(missing_docs)]
 
@@ -37,41 +45,46 @@ mod aggregate;
 mod compare;
 mod config;
 mod dynamic_filter;
-mod env;
 mod file_cache;
 mod file_format;
+mod filter_ids;
 mod format;
 mod gsst_format;
 mod join_keys;
+mod key_set;
 mod like;
 mod opener;
+mod options;
 mod predicate;
 mod prefetch;
 mod routed_filter;
 mod row_filter_scope;
 mod session_ext;
 mod source;
+mod start_early;
 mod statements;
 pub mod statistics;
 mod tables;
 
 pub use aggregate::{Fallback, ScanAggregate, ScanAggregateExec};
 pub use compare::{compare_results, sorted_rows};
-pub use config::{StatsSink, WarpreadConfig, default_backend};
+pub use config::{StatsSink, WarpreadConfig};
+pub use file_cache::FileCache;
 pub use file_format::{WarpFileFormat, WarpFormatFactory};
 pub use format::{OrcFormat, ParquetFormat, ReadUnit, ScanRequest, WarpFile, WarpFormat};
 pub use gsst_format::GsstFormat;
 pub use join_keys::{BuildKeysExec, JoinKeySets};
 pub use like::{FastLike, Pieces, PiecesLike};
 pub use opener::{ScanMetrics, WarpOpener};
+pub use options::{BackendSetting, Prefetch, WarpreadOptions, read_tuning};
 pub use predicate::translate as translate_filter;
-pub use prefetch::StartScansEarly;
 pub use row_filter_scope::RowFiltersWithinLimits;
 pub use session_ext::{
-    COLLECT_LEFT_BYTES, COLLECT_LEFT_ROWS, OPTIONS_ENV, OrcReadOptions, SessionContextExt,
-    WarpReadOptions, session, with_env_options,
+    COLLECT_LEFT_BYTES, COLLECT_LEFT_ROWS, OrcReadOptions, SessionContextExt, WarpReadOptions,
+    apply_settings, parse_setting, session, session_config, set_options,
 };
 pub use source::WarpSource;
+pub use start_early::StartScansEarly;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};
 pub use tables::{
     ParquetReader, TPCH_TABLES, TableReader, reader_for, register_path, register_path_with,

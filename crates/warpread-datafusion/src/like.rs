@@ -6,7 +6,7 @@
 //! `o_comment NOT LIKE '%special%requests%'`, Q16's
 //! `s_comment LIKE '%Customer%Complaints%'`) goes to a regular expression.
 //! On SF 10 on the H100 host Q13's `FilterExec` spent 2.26 s of thread time
-//! on 15 M comments, about 150 ns a row (BENCHMARKS.md, session 21). With
+//! on 15 M comments, about 150 ns a row (BENCHMARKS.md). With
 //! only `%` wildcards, matching the pieces leftmost first is exact: the
 //! first piece is a prefix (unless the pattern starts with `%`), each
 //! middle piece is found at or after the end of the one before, and the
@@ -17,7 +17,7 @@
 
 use std::fmt;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, BooleanArray};
 use arrow::buffer::BooleanBuffer;
@@ -34,6 +34,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::scalar::ScalarValue;
 use memchr::memmem::Finder;
+
+use super::options::WarpreadOptions;
 
 /// A pattern's literal pieces, split at `%`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -288,14 +290,9 @@ impl PhysicalExpr for PiecesLike {
     }
 }
 
-/// Whether the rule is on (`WARPREAD_FAST_LIKE=0` turns it off).
-fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_FAST_LIKE"))
-}
-
 /// The physical optimizer rule that puts [`PiecesLike`] in filters'
-/// predicates (see the module docs).
+/// predicates (see the module docs), unless the session sets
+/// `warpread.fast_like = false`.
 #[derive(Debug, Default)]
 pub struct FastLike;
 
@@ -303,9 +300,9 @@ impl PhysicalOptimizerRule for FastLike {
     fn optimize(
         &self,
         plan: Arc<dyn ExecutionPlan>,
-        _options: &ConfigOptions,
+        options: &ConfigOptions,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        if !enabled() {
+        if !WarpreadOptions::of(options).fast_like {
             return Ok(plan);
         }
         plan.transform_up(|node| {

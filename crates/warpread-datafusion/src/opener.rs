@@ -18,40 +18,27 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::config::StatsSink;
 use super::dynamic_filter::RowFilter;
+use super::file_cache::FileCache;
 use super::format::{ReadUnit, ScanRequest, WarpFormat};
+use super::key_set::KeySlot;
+use super::options::{WarpreadOptions, read_tuning};
+use super::prefetch::{Prefetches, Slot};
 use crate::error::Error;
 use crate::exec::Backend;
 use crate::orc::Predicate;
 
-/// Compressed bytes read in one go: big enough for large decode stages (the
-/// GPU wants thousands of chunk jobs), small enough that memory stays
-/// bounded (a `LIMIT` reads one unit at a time anyway); `WARPREAD_GROUP_MIB`
-/// overrides it, as it does the readers' own groups. TPC-H SF 10 on Parquet
-/// GZIP, CUDA, with column sets off: 38.6 s in all against 44.4 s with 64
-/// MiB groups (BENCHMARKS.md, session 8).
+/// Compressed bytes read in one go unless `warpread.group_mib` says
+/// otherwise: big enough for large decode stages (the GPU wants thousands
+/// of chunk jobs), small enough that memory stays bounded (a `LIMIT` reads
+/// one unit at a time anyway).
 const GROUP_BYTES: u64 = 256 << 20;
 
-fn group_bytes() -> u64 {
-    env_group_bytes().unwrap_or(GROUP_BYTES)
+/// The compressed bytes of one read of a scan under `options`.
+fn group_bytes(options: &WarpreadOptions) -> u64 {
+    options
+        .group_mib
+        .map_or(GROUP_BYTES, |mib| mib.saturating_mul(1 << 20))
 }
-
-/// The positive MiB in `WARPREAD_GROUP_MIB`, as bytes: also the readers'
-/// group size within a unit ([`crate::format`]).
-pub(crate) fn env_group_bytes() -> Option<u64> {
-    crate::env::count("WARPREAD_GROUP_MIB").map(|mib| (mib as u64).saturating_mul(1 << 20))
-}
-
-/// Groups of one partition in flight at once (the one being consumed and
-/// the next, decoding meanwhile); `WARPREAD_READ_AHEAD` overrides it.
-const READ_AHEAD: usize = 2;
-
-/// Batches of one stream whose dynamic filters are evaluated at once;
-/// `WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT` overrides it. A device scan has 4
-/// partitions for the host's 16 threads, and the filters' lookups are
-/// host work on its critical path: eight TPC-H SF 10 join queries took
-/// 11.25 s with one batch at a time against 5.87-7.14 s with four
-/// (BENCHMARKS.md, session 19, call 3); eight ran the full suite (call 4).
-const FILTERS_IN_FLIGHT: usize = 8;
 
 /// A file's name without its folder, for trace spans.
 fn path_name(path: &std::path::Path) -> String {
@@ -133,10 +120,17 @@ pub struct WarpOpener {
     pub expected_types: Option<Vec<arrow::datatypes::DataType>>,
     /// The scan's reads started at execution ([`super::prefetch`]), which
     /// [`FileOpener::open`] takes before starting one.
-    pub(crate) prefetches: Option<Arc<super::prefetch::Prefetches>>,
+    pub(crate) prefetches: Option<Arc<Prefetches>>,
     /// The scan's started reads, held while this partition's stream may
     /// open files.
-    pub(crate) started: Vec<Arc<super::prefetch::Slot>>,
+    pub(crate) started: Vec<Arc<Slot>>,
+    /// The scan's `warpread.*` settings (its table's over the session's).
+    pub options: WarpreadOptions,
+    /// The session's opened files.
+    pub files: Arc<FileCache>,
+    /// Where the joins whose dynamic filters the scan applies hand it their
+    /// build keys, by filter id (`join_keys`).
+    pub(crate) key_slots: Vec<(u64, Arc<KeySlot>)>,
     /// Filters operators publish while the query runs, applied to every
     /// batch as it is handed on (see `dynamic_filter`); in the table's
     /// columns, found in the batches by name.
@@ -192,15 +186,14 @@ fn joined(e: tokio::task::JoinError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
-/// Splits planned units into consecutive groups of about `GROUP_BYTES`.
+/// Splits planned units into consecutive groups of about `cap` bytes.
 /// With a limit, each unit is its own group (the stream stops as soon as
 /// enough rows came) and, when `exact` (each unit gives all its rows),
 /// units past the limit's row count are dropped. A read with predicates is
 /// not exact: Parquet page pruning returns part of a unit's rows.
-fn groups(units: Vec<ReadUnit>, limit: Option<usize>, exact: bool) -> Vec<Vec<ReadUnit>> {
+fn groups(units: Vec<ReadUnit>, limit: Option<usize>, exact: bool, cap: u64) -> Vec<Vec<ReadUnit>> {
     let mut out: Vec<Vec<ReadUnit>> = Vec::new();
     let (mut bytes, mut rows) = (0u64, 0u64);
-    let cap = group_bytes();
     for u in units {
         if exact && limit.is_some_and(|l| rows >= l as u64) {
             break;
@@ -223,7 +216,7 @@ impl WarpOpener {
     /// and everything the read depends on.
     pub fn prefetch_key(&self, file: &PartitionedFile) -> String {
         format!(
-            "{}|{:?}|{:?}|{:?}|{}|{}|{}|{:?}|{}",
+            "{}|{:?}|{:?}|{:?}|{}|{}|{}|{:?}|{}|{:?}",
             file.object_meta.location,
             file.range.as_ref().map(|r| (r.start, r.end)),
             self.columns,
@@ -233,6 +226,7 @@ impl WarpOpener {
             self.narrow_decimals,
             self.limit,
             self.probe_first,
+            (self.options.group_mib, self.options.groups_in_flight),
         )
     }
 
@@ -250,6 +244,8 @@ impl WarpOpener {
         let expected = self.expected_types.clone();
         let dynamic = self.dynamic_filters.clone();
         let shown = path.clone();
+        let files = Arc::clone(&self.files);
+        let (cap, read_ahead) = (group_bytes(&self.options), self.options.read_ahead);
         let request = ScanRequest {
             columns: self.columns.clone(),
             predicates: self.predicates.clone(),
@@ -260,11 +256,12 @@ impl WarpOpener {
             batch_size: self.batch_size,
             device_values: self.device_values,
             narrow_decimals: self.narrow_decimals,
+            tuning: read_tuning(&self.options),
         };
         Ok(Box::pin(async move {
             let req = request;
             let (opened, units, considered, request) = tokio::task::spawn_blocking(move || {
-                let opened = super::file_cache::open(format.as_ref(), &path, &meta)?;
+                let opened = files.open(format.as_ref(), &path, &meta)?;
                 // A file of a multi-file table may lack a filtered column.
                 let schema = opened.schema();
                 let mut req = req;
@@ -295,13 +292,9 @@ impl WarpOpener {
                 .add(considered.saturating_sub(units.len()));
             // Without a limit the next group decodes while the plan consumes
             // this one's batches; with one, nothing is read ahead of need.
-            let ahead = if limit.is_some() {
-                1
-            } else {
-                crate::env::count("WARPREAD_READ_AHEAD").unwrap_or(READ_AHEAD)
-            };
+            let ahead = if limit.is_some() { 1 } else { read_ahead };
             let exact = request.predicates.is_empty();
-            let mut groups = groups(units, limit, exact);
+            let mut groups = groups(units, limit, exact, cap);
             let probe = match groups.first_mut() {
                 Some(g) if probe_first && g.len() > 1 => vec![g.remove(0)],
                 Some(_) if probe_first => groups.remove(0),
@@ -395,13 +388,14 @@ impl FileOpener for WarpOpener {
             self.fixed_filters.clone(),
             self.dynamic_filters.clone(),
             self.metrics.rows_dynamic_filtered.clone(),
+            &self.key_slots,
+            &self.options,
         ));
         // A file stream is one of few scan partitions on a device backend:
         // batches are filtered side by side on the runtime's threads, in
         // order.
         let time = self.metrics.dynamic_filter_time.clone();
-        let in_flight =
-            crate::env::count("WARPREAD_DYNAMIC_FILTERS_IN_FLIGHT").unwrap_or(FILTERS_IN_FLIGHT);
+        let in_flight = self.options.dynamic_filters_in_flight;
         Ok(Box::pin(async move {
             let stream = read.await?;
             Ok(stream
@@ -439,19 +433,20 @@ mod tests {
 
     #[test]
     fn groups_respect_size_and_limit() {
-        let big = group_bytes() * 5 / 8;
+        let cap = GROUP_BYTES;
+        let big = cap * 5 / 8;
         let units: Vec<_> = (0..5).map(|i| unit(i, big, 1000)).collect();
-        let g = groups(units.clone(), None, true);
+        let g = groups(units.clone(), None, true, cap);
         assert_eq!(
             g.iter().map(Vec::len).collect::<Vec<_>>(),
             vec![1, 1, 1, 1, 1]
         );
         let small: Vec<_> = (0..5).map(|i| unit(i, 1 << 20, 1000)).collect();
-        assert_eq!(groups(small.clone(), None, true).len(), 1);
-        let g = groups(small.clone(), Some(1500), true);
+        assert_eq!(groups(small.clone(), None, true, cap).len(), 1);
+        let g = groups(small.clone(), Some(1500), true, cap);
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1]);
         // Units that may give fewer rows than they hold are all kept.
-        let g = groups(small, Some(1500), false);
+        let g = groups(small, Some(1500), false, cap);
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![1; 5]);
     }
 

@@ -6,7 +6,7 @@
 //! joins therefore scans its tables one after another: TPC-H Q9 at scale
 //! 10 on the H100 host read orders, partsupp, supplier and part in turn and
 //! started lineitem 407 ms into the query, whose first batches came 250 ms
-//! later (BENCHMARKS.md, session 18). DataFusion's own reader streams each
+//! later (BENCHMARKS.md). DataFusion's own reader streams each
 //! row group as it comes, so it loses little to this; a device reads large
 //! groups and sits idle while the host builds hash tables.
 //!
@@ -22,27 +22,14 @@
 //! nobody takes is dropped, and its task aborted, with the scan's last
 //! opener.
 //!
-//! The physical optimizer rule [`StartScansEarly`] picks the scans that do
-//! so: those on a device backend whose files no other scan of the plan
-//! reads. A table a query reads twice or three times (lineitem in TPC-H
-//! Q17, Q18, Q21) is first read for a large aggregate or semi join on the
-//! host, and starting every read of it at once would hold all their
-//! decoded groups together. At scale 10 on the H100 host, starting scans
-//! early took the 22 queries from 12.96 to 12.04 s (DataFusion 17.0 s);
-//! starting every scan early gave 12.15 s, within noise of the rule
-//! (BENCHMARKS.md, session 18).
+//! The physical optimizer rule that picks the scans that do so is
+//! `start_early`'s; this module imports no other module of the crate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::config::ConfigOptions;
-use datafusion::datasource::physical_plan::{FileOpenFuture, FileScanConfig};
+use datafusion::datasource::physical_plan::FileOpenFuture;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::ExecutionPlan;
-
-use super::source::WarpSource;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 
@@ -92,30 +79,6 @@ impl std::fmt::Debug for Prefetches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Prefetches")
     }
-}
-
-/// Which scans start reading when executed: `WARPREAD_PREFETCH=0` none,
-/// `all` every scan on a device backend, else (the default) those whose
-/// files no other scan of the plan reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Off,
-    All,
-    Alone,
-}
-
-fn mode() -> Mode {
-    static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("WARPREAD_PREFETCH").as_deref() {
-        Ok("0") => Mode::Off,
-        Ok("all") => Mode::All,
-        _ => Mode::Alone,
-    })
-}
-
-/// Whether scans may start reading when executed.
-pub fn enabled() -> bool {
-    mode() != Mode::Off
 }
 
 impl Prefetches {
@@ -170,71 +133,6 @@ impl Prefetches {
             }
             .boxed(),
         )
-    }
-}
-
-/// The physical optimizer rule that lets scans start reading when
-/// executed (see the module docs).
-#[derive(Debug, Default)]
-pub struct StartScansEarly;
-
-/// The files of a warpread scan, if `node` is one.
-fn scan_files(
-    node: &Arc<dyn ExecutionPlan>,
-) -> Option<(&FileScanConfig, &WarpSource, Vec<String>)> {
-    let (config, warp) = WarpSource::of(node.as_ref())?;
-    let files = config
-        .file_groups
-        .iter()
-        .flat_map(|g| g.files())
-        .map(|f| f.object_meta.location.to_string())
-        .collect();
-    Some((config, warp, files))
-}
-
-impl PhysicalOptimizerRule for StartScansEarly {
-    fn optimize(
-        &self,
-        plan: Arc<dyn ExecutionPlan>,
-        _options: &ConfigOptions,
-    ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        if !enabled() {
-            return Ok(plan);
-        }
-        // How many scans of the plan read each file.
-        let mut readers: HashMap<String, usize> = HashMap::new();
-        plan.apply(|node| {
-            if let Some((_, _, files)) = scan_files(node) {
-                let distinct: std::collections::HashSet<_> = files.into_iter().collect();
-                for f in distinct {
-                    *readers.entry(f).or_default() += 1;
-                }
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })?;
-        plan.transform_up(|node| {
-            let Some((config, warp, files)) = scan_files(&node) else {
-                return Ok(Transformed::no(node));
-            };
-            let alone = mode() == Mode::All || files.iter().all(|f| readers.get(f) == Some(&1));
-            let early = warp.clone().with_start_early(true);
-            if !alone
-                || !early.starts_early(config.limit)
-                || warp.backend().scan_partitions().is_none()
-            {
-                return Ok(Transformed::no(node));
-            }
-            Ok(Transformed::yes(early.scan(config)))
-        })
-        .map(|t| t.data)
-    }
-
-    fn name(&self) -> &str {
-        "warpread_start_scans_early"
-    }
-
-    fn schema_check(&self) -> bool {
-        true
     }
 }
 

@@ -28,7 +28,7 @@ use datafusion::physical_expr::expressions::{BinaryExpr, CaseExpr, Literal};
 use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
 use datafusion::scalar::ScalarValue;
 
-use super::join_keys::KeySet;
+use super::key_set::KeySet;
 
 /// Routing values above this are not given a branch table (a join has as
 /// many branches as partitions, far fewer).

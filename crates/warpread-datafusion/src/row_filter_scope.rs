@@ -24,7 +24,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::physical_plan::limit::GlobalLimitExec;
 
-use super::dynamic_filter::dynamic_ids;
+use super::filter_ids::dynamic_ids;
 use super::source::WarpSource;
 
 /// The physical optimizer rule that keeps row filters of warpread scans

@@ -4,17 +4,22 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::aggregate::ScanAggregate;
 use datafusion::datasource::listing::ListingOptions;
 use datafusion::datasource::listing_table_factory::ListingTableFactory;
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::config::SessionConfig;
 use datafusion::prelude::SessionContext;
 
+use super::aggregate::ScanAggregate;
 use super::config::WarpreadConfig;
 use super::file_format::{WarpFileFormat, WarpFormatFactory};
 use super::format::{OrcFormat, ParquetFormat, WarpFormat};
 use super::gsst_format::GsstFormat;
+use super::join_keys::JoinKeySets;
+use super::like::FastLike;
+use super::options::WarpreadOptions;
+use super::row_filter_scope::RowFiltersWithinLimits;
+use super::start_early::StartScansEarly;
 use crate::exec::Backend;
 
 /// How to register a table of files read by warpread (ORC or Parquet).
@@ -25,6 +30,9 @@ pub struct WarpReadOptions {
     pub file_extension: Option<String>,
     /// Decode on this backend instead of the session's.
     pub backend: Option<Arc<dyn Backend>>,
+    /// The table's `warpread.*` settings (`key`, `value`), over the
+    /// session's for its scans.
+    pub settings: Vec<(String, String)>,
 }
 
 /// The options of [`SessionContextExt::register_orc`].
@@ -42,6 +50,13 @@ impl WarpReadOptions {
         self.backend = Some(backend);
         self
     }
+
+    /// Sets `warpread.*` setting `key` (with or without the prefix) for
+    /// this table; checked when the table is registered.
+    pub fn with_setting(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((key.into(), value.into()));
+        self
+    }
 }
 
 /// A session whose warpread scans use `config`, where
@@ -51,19 +66,28 @@ impl WarpReadOptions {
 /// run on the backend where they can ([`ScanAggregate`]); hash joins share
 /// one table for build sides estimated at up to [`COLLECT_LEFT_BYTES`]
 /// (unless `session_config` sets either join limit to other than
-/// DataFusion's default); the options of [`OPTIONS_ENV`] are set last.
+/// DataFusion's default). The session's `warpread.*` settings are those of
+/// `session_config` (see [`session_config`]), else the defaults; `SET
+/// warpread.key = value` changes them, and [`set_options`] too.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
-    let rule = ScanAggregate::new(config.cpu_aggregates);
-    let session_config = with_env_options(OPTIONS_ENV, with_planner_defaults(session_config));
+    let mut session_config = with_planner_defaults(session_config);
+    if session_config
+        .options()
+        .extensions
+        .get::<WarpreadOptions>()
+        .is_none()
+    {
+        session_config = session_config.with_option_extension(WarpreadOptions::default());
+    }
     let state = datafusion::execution::SessionStateBuilder::new()
         .with_config(config.install(session_config))
         .with_default_features()
-        .with_physical_optimizer_rule(Arc::new(rule))
-        .with_physical_optimizer_rule(Arc::new(super::prefetch::StartScansEarly))
-        .with_physical_optimizer_rule(Arc::new(super::row_filter_scope::RowFiltersWithinLimits))
+        .with_physical_optimizer_rule(Arc::new(ScanAggregate))
+        .with_physical_optimizer_rule(Arc::new(StartScansEarly))
+        .with_physical_optimizer_rule(Arc::new(RowFiltersWithinLimits))
         // After the rule above, which may take a scan's filters back out.
-        .with_physical_optimizer_rule(Arc::new(super::join_keys::JoinKeySets))
-        .with_physical_optimizer_rule(Arc::new(super::like::FastLike))
+        .with_physical_optimizer_rule(Arc::new(JoinKeySets))
+        .with_physical_optimizer_rule(Arc::new(FastLike))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_orc_format();
@@ -79,7 +103,7 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
 /// and a device scan hands on a probe side in few partitions that the
 /// query's threads then copy into 16; one shared table spares that copy.
 /// TPC-H SF 10 on the H100 host: 9.98 s against 11.42 s for the 22 queries
-/// in one call (BENCHMARKS.md, session 20).
+/// in one call (BENCHMARKS.md).
 pub const COLLECT_LEFT_BYTES: usize = 64 << 20;
 
 /// The same limit in estimated rows, for inputs without a size estimate
@@ -88,8 +112,8 @@ pub const COLLECT_LEFT_ROWS: usize = 4 << 20;
 
 /// `config` with warpread's join limits, unless either limit differs from
 /// DataFusion's default (the caller chose; a value set to exactly the
-/// default cannot be told from one left alone: [`OPTIONS_ENV`], applied
-/// after, sets it anyway).
+/// default cannot be told from one left alone: [`set_options`], applied to
+/// the session after, sets it anyway).
 fn with_planner_defaults(mut config: SessionConfig) -> SessionConfig {
     let optimizer = &mut config.options_mut().optimizer;
     let defaults = datafusion::config::OptimizerOptions::default();
@@ -104,37 +128,54 @@ fn with_planner_defaults(mut config: SessionConfig) -> SessionConfig {
     config
 }
 
-/// Variable of DataFusion options (`key=value;key=value`) that [`session`]
-/// sets last, for A/B runs of a planner setting over warpread's scans (the
-/// benchmark's session of DataFusion's own reader is not one of these and
-/// stays at DataFusion's defaults).
-pub const OPTIONS_ENV: &str = "WARPREAD_DATAFUSION_OPTIONS";
+/// A `SessionConfig` with the `warpread.*` settings registered (at their
+/// defaults), so that `config.options_mut().set("warpread.key", "value")`
+/// finds them before the session is built.
+pub fn session_config() -> SessionConfig {
+    SessionConfig::new().with_option_extension(WarpreadOptions::default())
+}
 
-/// `config` with the DataFusion options listed in variable `var`
-/// (`key=value;key=value`, e.g. [`OPTIONS_ENV`]) set; one DataFusion does
-/// not know is reported and left out.
-pub fn with_env_options(var: &str, config: SessionConfig) -> SessionConfig {
-    match std::env::var(var) {
-        Ok(list) => with_options(config, &list, var),
-        Err(_) => config,
+/// Splits a `KEY=VALUE` setting (as `warpread sql --set` takes it).
+pub fn parse_setting(text: &str) -> DfResult<(String, String)> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(DataFusionError::Configuration(format!(
+            "setting {text:?}: expected KEY=VALUE"
+        ))),
     }
 }
 
-/// `config` with the options of `list` (`key=value;key=value`) set; those
-/// DataFusion rejects are reported as coming from `origin`.
-fn with_options(mut config: SessionConfig, list: &str, origin: &str) -> SessionConfig {
-    for pair in list.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let set = match pair.split_once('=') {
-            Some((key, value)) => config.options_mut().set(key.trim(), value.trim()),
-            None => Err(datafusion::error::DataFusionError::Configuration(
-                "expected key=value".into(),
-            )),
-        };
-        if let Err(e) = set {
-            tracing::warn!("{origin}: {pair}: {e}");
-        }
+/// Sets each `(key, value)` in `config`, in order: `warpread.*` keys and
+/// DataFusion's own (`datafusion.*`) alike; the first that is unknown or
+/// malformed is an error naming it.
+pub fn apply_settings(config: &mut SessionConfig, settings: &[(String, String)]) -> DfResult<()> {
+    if config
+        .options()
+        .extensions
+        .get::<WarpreadOptions>()
+        .is_none()
+    {
+        config
+            .options_mut()
+            .extensions
+            .insert(WarpreadOptions::default());
     }
-    config
+    for (key, value) in settings {
+        config
+            .options_mut()
+            .set(key, value)
+            .map_err(|e| e.context(format!("setting {key}={value}")))?;
+    }
+    Ok(())
+}
+
+/// [`apply_settings`] on the session of `ctx`, as `SET key = value` would.
+pub fn set_options(ctx: &SessionContext, settings: &[(String, String)]) -> DfResult<()> {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    apply_settings(state.config_mut(), settings)
 }
 
 /// warpread's additions to `SessionContext`.
@@ -237,7 +278,9 @@ impl SessionContextExt for SessionContext {
         let ext = options
             .file_extension
             .unwrap_or_else(|| format.extension().to_string());
-        let file_format = WarpFileFormat::new(format).with_backend(options.backend);
+        let file_format = WarpFileFormat::new(format)
+            .with_backend(options.backend)
+            .with_table_options(options.settings.iter().map(|(k, v)| (k, v)))?;
         // Files and byte ranges are spread over the session's
         // `target_partitions` when the scan is planned.
         let options = ListingOptions::new(Arc::new(file_format)).with_file_extension(ext);
@@ -276,26 +319,23 @@ mod tests {
     }
 
     #[test]
-    fn listed_options_are_set_and_unknown_ones_left_out() {
-        let config = with_options(
-            SessionConfig::new(),
-            " datafusion.optimizer.hash_join_single_partition_threshold = 4096 ; no.such.option=1;garbage; \
-             datafusion.optimizer.hash_join_single_partition_threshold_rows=7",
-            "test",
-        );
-        assert_eq!(
-            config
-                .options()
-                .optimizer
-                .hash_join_single_partition_threshold,
-            4096
-        );
-        assert_eq!(
-            config
-                .options()
-                .optimizer
-                .hash_join_single_partition_threshold_rows,
-            7
-        );
+    fn settings_are_set_in_order_and_a_bad_one_is_named() {
+        let mut config = SessionConfig::new();
+        let settings = [
+            "datafusion.optimizer.hash_join_single_partition_threshold = 4096",
+            "warpread.join_key_sets=false",
+        ]
+        .map(|s| parse_setting(s).unwrap());
+        apply_settings(&mut config, &settings).unwrap();
+        let o = config.options();
+        assert_eq!(o.optimizer.hash_join_single_partition_threshold, 4096);
+        assert!(!WarpreadOptions::of(o).join_key_sets);
+        for bad in ["no.such=1", "warpread.nope=1", "warpread.read_ahead=x"] {
+            let setting = parse_setting(bad).unwrap();
+            let e = apply_settings(&mut config, std::slice::from_ref(&setting)).unwrap_err();
+            assert!(e.to_string().contains(&setting.0), "{e}");
+        }
+        assert!(parse_setting("garbage").is_err());
+        assert!(parse_setting("=1").is_err());
     }
 }

@@ -2,7 +2,9 @@
 //! the projection (file columns only: partition columns and expressions are
 //! left to DataFusion's `ProjectionOpener`), the pushed filters (used for
 //! pruning only, so DataFusion keeps applying them; dynamic ones also drop
-//! rows as batches are handed on) and the backend.
+//! rows as batches are handed on), the backend, and the scan's `warpread.*`
+//! settings and session state (opened files, join key hand-offs), given to
+//! it when its plan is created or by the rules that rewrite it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,13 +25,16 @@ use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, apply_expression_roots};
 
-use super::config::{StatsSink, default_backend};
-use super::dynamic_filter;
+use super::config::StatsSink;
+use super::file_cache::FileCache;
+use super::filter_ids::is_dynamic;
 use super::format::WarpFormat;
+use super::key_set::KeySlot;
 use super::opener::{ScanMetrics, WarpOpener};
+use super::options::{Prefetch, WarpreadOptions};
 use super::predicate;
-use super::prefetch::{self, Prefetches};
-use crate::exec::Backend;
+use super::prefetch::Prefetches;
+use crate::exec::{Backend, CpuBackend};
 
 /// A scan of files of one warpread format.
 #[derive(Clone)]
@@ -56,6 +61,13 @@ pub struct WarpSource {
     start_early: bool,
     /// Reads started when the scan is executed, shared by its partitions.
     prefetches: Arc<Prefetches>,
+    /// The `warpread.*` settings of the scan: its table's over its
+    /// session's, as of planning.
+    options: WarpreadOptions,
+    /// Opened files, shared by the session's scans.
+    files: Arc<FileCache>,
+    /// Where joins hand the scan their build keys (see `join_keys`).
+    key_slots: Vec<(u64, Arc<KeySlot>)>,
 }
 
 impl fmt::Debug for WarpSource {
@@ -85,10 +97,42 @@ impl WarpSource {
             device_values: false,
             start_early: false,
             prefetches: Arc::default(),
+            options: WarpreadOptions::default(),
+            files: Arc::default(),
+            key_slots: Vec::new(),
         }
     }
 
-    /// Decodes on `backend` (else the process default, `auto`).
+    /// Reads with these `warpread.*` settings.
+    pub fn with_options(mut self, options: WarpreadOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The scan's `warpread.*` settings.
+    pub fn options(&self) -> &WarpreadOptions {
+        &self.options
+    }
+
+    /// Opens files through `files` (a session's, shared by its scans).
+    pub fn with_files(mut self, files: Arc<FileCache>) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// The opened files the scan reads through.
+    pub(crate) fn files(&self) -> &Arc<FileCache> {
+        &self.files
+    }
+
+    /// The same scan finding the build keys of the joins whose dynamic
+    /// filters it applies in `slots` (by filter id).
+    pub(crate) fn with_key_slots(mut self, slots: Vec<(u64, Arc<KeySlot>)>) -> Self {
+        self.key_slots = slots;
+        self
+    }
+
+    /// Decodes on `backend` (else the CPU).
     pub fn with_backend(mut self, backend: Option<Arc<dyn Backend>>) -> Self {
         self.backend = backend;
         self
@@ -158,7 +202,7 @@ impl WarpSource {
 
     /// Whether this scan filters rows at all (the opener's condition).
     fn applies_row_filters(&self, limit: Option<usize>) -> bool {
-        !self.device_values && limit.is_none() && dynamic_filter::enabled()
+        !self.device_values && limit.is_none() && self.options.dynamic_filters
     }
 
     /// The same scan without the dynamic filters `drop_dynamic` picks and,
@@ -191,7 +235,10 @@ impl WarpSource {
     /// the rule, on, and neither a `LIMIT` (which reads only what it needs)
     /// nor an aggregate's probe (read on its own).
     pub(crate) fn starts_early(&self, limit: Option<usize>) -> bool {
-        self.start_early && prefetch::enabled() && limit.is_none() && !self.probe_first
+        self.start_early
+            && self.options.prefetch != Prefetch::Off
+            && limit.is_none()
+            && !self.probe_first
     }
 
     /// Starts the reads of the files the scan's partitions open first, for
@@ -239,9 +286,12 @@ impl WarpSource {
         &self.format
     }
 
-    /// The backend reads decode on.
+    /// The backend reads decode on: the CPU where none was chosen (a scan
+    /// planned through its `FileFormat` always has one).
     pub(crate) fn backend(&self) -> Arc<dyn Backend> {
-        self.backend.clone().unwrap_or_else(default_backend)
+        self.backend
+            .clone()
+            .unwrap_or_else(|| Arc::new(CpuBackend::new()))
     }
 
     /// Whether a backend was chosen.
@@ -272,7 +322,7 @@ impl FileSource for WarpSource {
             .unwrap_or_default();
         let mut opener = WarpOpener {
             format: Arc::clone(&self.format),
-            backend: self.backend.clone().unwrap_or_else(default_backend),
+            backend: self.backend(),
             columns,
             predicates,
             batch_size: self.batch_size.unwrap_or(8192),
@@ -287,6 +337,9 @@ impl FileSource for WarpSource {
             started: Vec::new(),
             dynamic_filters: Vec::new(),
             fixed_filters: Vec::new(),
+            options: self.options.clone(),
+            files: Arc::clone(&self.files),
+            key_slots: self.key_slots.clone(),
         };
         // An aggregate program's scan hands its batches to the device as
         // read (narrowed decimals the filters' types would not match), and
@@ -295,7 +348,7 @@ impl FileSource for WarpSource {
         // Its values may never reach the host at all (`device_values`).
         if self.applies_row_filters(base_config.limit) {
             opener.dynamic_filters = self.dynamic_filters.clone();
-            if !opener.dynamic_filters.is_empty() || dynamic_filter::fixed_alone_enabled() {
+            if !opener.dynamic_filters.is_empty() || self.options.fixed_row_filters {
                 opener.fixed_filters = self.fixed_filters.clone();
             }
         }
@@ -325,7 +378,7 @@ impl FileSource for WarpSource {
     ) -> DfResult<Option<FileScanConfig>> {
         // A device backend reads few large groups; the plan above the scan
         // repartitions its batches for the query's parallelism.
-        let backend = self.backend.clone().unwrap_or_else(default_backend);
+        let backend = self.backend();
         let target = backend
             .scan_partitions()
             .map_or(target_partitions, |n| target_partitions.min(n));
@@ -373,10 +426,14 @@ impl FileSource for WarpSource {
     }
 
     fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let backend = self.backend.as_ref().map_or("auto", |b| b.name());
+        let backend = self.backend.as_ref().map_or("cpu", |b| b.name());
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
                 write!(f, ", reader=warpread, backend={backend}")?;
+                let changed = self.options.changed();
+                if !changed.is_empty() {
+                    write!(f, ", warpread=[{}]", changed.join(", "))?;
+                }
                 if self.starts_early(None) {
                     write!(f, ", starts_early")?;
                 }
@@ -403,8 +460,7 @@ impl FileSource for WarpSource {
         // the scan reads the columns they name, so they stay `No` as well.
         let verdicts = vec![PushedDown::No; filters.len()];
         let file_schema = self.table_schema.file_schema();
-        let (dynamic, fixed): (Vec<_>, Vec<_>) =
-            filters.into_iter().partition(dynamic_filter::is_dynamic);
+        let (dynamic, fixed): (Vec<_>, Vec<_>) = filters.into_iter().partition(is_dynamic);
         let useful: Vec<_> = fixed
             .iter()
             .filter(|f| !predicate::translate(f, file_schema).is_empty())

@@ -15,13 +15,9 @@ use crate::error::{Error, Result};
 use crate::exec::{Backend, BackendChoice, CudaOptions};
 use crate::orc::ReadStats;
 use warpread_datafusion::{
-    ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, register_tpch_with,
-    run_sql, runtime, session, with_env_options,
+    ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, parse_setting,
+    register_tpch_with, run_sql, runtime, session, session_config, set_options,
 };
-
-/// Variable of DataFusion options (`key=value;key=value`) for the session
-/// of DataFusion's own reader (default: none, DataFusion's defaults).
-pub const DATAFUSION_OPTIONS_ENV: &str = "WARPREAD_BENCH_DATAFUSION_OPTIONS";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -48,6 +44,19 @@ pub struct SqlBenchConfig {
     pub cuda: CudaOptions,
     /// Data folder root (default: the cache).
     pub data_dir: Option<PathBuf>,
+    /// `KEY=VALUE` settings of warpread's sessions (`warpread.*` or
+    /// `datafusion.*`, as `SET` takes them): the A/B switches of a run.
+    pub settings: Vec<String>,
+    /// `KEY=VALUE` settings of the session of DataFusion's own reader
+    /// (default: none, DataFusion's defaults), to compare like with like.
+    pub datafusion_settings: Vec<String>,
+}
+
+/// `KEY=VALUE` settings, split.
+fn split_settings(list: &[String]) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|s| parse_setting(s).map_err(|e| Error::datafusion("reading --set", e)))
+        .collect()
 }
 
 /// One warpread input's timing of one query.
@@ -144,6 +153,8 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             "--format: name orc, parquet or both; --backends: cpu, cuda or auto".into(),
         ));
     }
+    let settings = split_settings(&cfg.settings)?;
+    let datafusion_settings = split_settings(&cfg.datafusion_settings)?;
     let root = cfg.data_dir.clone().unwrap_or_else(cache_root);
     let df_opts = GenOptions::new(GenFormat::Parquet, parquet_twin(cfg.compression));
     let df_dir = data_dir(&root, cfg.scale, &df_opts)?;
@@ -173,7 +184,9 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             };
             let config = WarpreadConfig::with_backend(backend.clone());
             let stats = config.stats.clone();
-            let ctx = session(config, Default::default());
+            let ctx = session(config, session_config());
+            // After `session`, so that a join limit given here wins.
+            set_options(&ctx, &settings).map_err(|e| Error::datafusion("applying --set", e))?;
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
                 input: format!("{} on {}", input_name(&opts), backend.name()),
@@ -182,12 +195,11 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
             });
         }
         // DataFusion's reader at DataFusion's defaults (warpread's sessions
-        // plan joins their own way), or with the options of
-        // `WARPREAD_BENCH_DATAFUSION_OPTIONS` to compare like with like.
-        let df = SessionContext::new_with_config(with_env_options(
-            DATAFUSION_OPTIONS_ENV,
-            Default::default(),
-        ));
+        // plan joins their own way), or with `--datafusion-set`'s settings
+        // to compare like with like.
+        let df = SessionContext::new();
+        set_options(&df, &datafusion_settings)
+            .map_err(|e| Error::datafusion("applying --datafusion-set", e))?;
         register_tpch_with(&df, &df_dir, "parquet", ParquetReader::Datafusion).await?;
         let mut rows = Vec::new();
         for &q in &cfg.queries {

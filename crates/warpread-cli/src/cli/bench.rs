@@ -135,6 +135,15 @@ pub enum BenchCommand {
         /// (e.g. `cpu,cuda`); default: the global --backend.
         #[arg(long, value_delimiter = ',')]
         backends: Vec<BackendChoice>,
+        /// A setting KEY=VALUE of warpread's sessions, as `SET` takes it
+        /// (repeatable): `warpread.*` (e.g. warpread.join_key_sets=false)
+        /// or `datafusion.*`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
+        /// A setting KEY=VALUE of the session of DataFusion's own reader
+        /// (repeatable; default: DataFusion's defaults).
+        #[arg(long = "datafusion-set", value_name = "KEY=VALUE")]
+        datafusion_settings: Vec<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -224,6 +233,8 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             warmup,
             data_dir,
             backends,
+            settings: sets,
+            datafusion_settings,
             json,
         } => {
             let cfg = crate::bench::sql::SqlBenchConfig {
@@ -244,6 +255,8 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                 },
                 cuda: settings.cuda.clone(),
                 data_dir,
+                settings: sets,
+                datafusion_settings,
             };
             run_sql_bench(&cfg, json)
         }

@@ -258,6 +258,11 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: sql::OutputFormat,
+        /// A session setting KEY=VALUE, as `SET` takes it (repeatable):
+        /// `warpread.*` (e.g. warpread.join_key_sets=false) or DataFusion's
+        /// `datafusion.*`; an unknown key is an error.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
         /// The SQL (one or more `;`-separated statements).
         query: Option<String>,
     },
@@ -369,12 +374,14 @@ pub fn run(cli: Cli) -> Result<()> {
             tables,
             parquet_reader,
             format,
+            settings: sets,
             query,
         } => sql::run(
             sql::SqlArgs {
                 tables,
                 parquet_reader,
                 format,
+                settings: sets,
                 query,
             },
             &settings,

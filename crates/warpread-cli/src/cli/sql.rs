@@ -9,10 +9,11 @@ use arrow::array::RecordBatch;
 use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
-use super::Settings;
 use crate::error::{Error, Result};
+use super::Settings;
 use warpread_datafusion::{
-    ParquetReader, StatementResult, WarpreadConfig, register_path_with, run_sql, runtime, session,
+    ParquetReader, StatementResult, WarpreadConfig, parse_setting, register_path_with, run_sql,
+    runtime, session, session_config, set_options,
 };
 
 /// How results are printed.
@@ -35,26 +36,41 @@ pub struct SqlArgs {
     pub parquet_reader: ParquetReader,
     /// Output format.
     pub format: OutputFormat,
+    /// `KEY=VALUE` session settings (`warpread.*` or `datafusion.*`), set
+    /// in order before any table is registered.
+    pub settings: Vec<String>,
     /// The query; `None` starts the shell.
     pub query: Option<String>,
 }
 
-/// A session on the settings' backend with `tables` registered; prints
-/// what reads each.
+/// The `KEY=VALUE` settings of `--set`, split; the first without an `=` is
+/// an error naming it.
+pub(crate) fn settings(list: &[String]) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|s| parse_setting(s).map_err(|e| Error::datafusion("reading --set", e)))
+        .collect()
+}
+
+/// A session on `choice` with `settings` (`KEY=VALUE`, as `SET` takes
+/// them) and `tables` registered; prints what reads each.
 pub(crate) async fn session_with_tables(
-    settings: &Settings,
+    cli: &Settings,
+    settings_list: &[String],
     tables: &[String],
     parquet: ParquetReader,
 ) -> Result<SessionContext> {
-    let config = WarpreadConfig::with_backend(settings.select()?.into());
+    let settings = settings(settings_list)?;
+    // The command line's backend, with its CUDA options (kernel cache
+    // included: without it every run compiles every kernel again).
+    let config = WarpreadConfig::with_backend(cli.select()?.into());
     eprintln!("backend: {}", config.backend.describe());
     // information_schema backs SHOW TABLES and the shell's `\d`.
     // With `--parquet-reader datafusion` too: ORC and GSST tables are still
     // warpread's, and both readers plan joins with warpread's limits.
-    let ctx = session(
-        config,
-        datafusion::prelude::SessionConfig::new().with_information_schema(true),
-    );
+    let ctx = session(config, session_config().with_information_schema(true));
+    // Set on the session built, so that a join limit given here wins over
+    // the one `session` picks.
+    set_options(&ctx, &settings).map_err(|e| Error::datafusion("applying --set", e))?;
     for t in tables {
         let (name, path) = t.split_once('=').ok_or_else(|| {
             Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))
@@ -117,9 +133,10 @@ async fn execute(ctx: &SessionContext, sql: &str, format: OutputFormat) -> Resul
 }
 
 /// Runs `sql`.
-pub fn run(args: SqlArgs, settings: &Settings) -> Result<()> {
+pub fn run(args: SqlArgs, cli: &Settings) -> Result<()> {
     runtime()?.block_on(async {
-        let ctx = session_with_tables(settings, &args.tables, args.parquet_reader).await?;
+        let ctx =
+            session_with_tables(cli, &args.settings, &args.tables, args.parquet_reader).await?;
         match &args.query {
             Some(q) => execute(&ctx, q, args.format).await,
             None => shell(&ctx, args.format).await,

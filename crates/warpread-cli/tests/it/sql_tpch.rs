@@ -53,7 +53,12 @@ fn cpu_session() -> SessionContext {
 /// A CPU session whose partial aggregates over warpread scans run as
 /// aggregate programs (the CPU reference of the device's kernels).
 fn cpu_program_session() -> SessionContext {
-    session(cpu_config().with_cpu_aggregates(true), Default::default())
+    let mut config = warpread_datafusion::session_config();
+    config
+        .options_mut()
+        .set("warpread.cpu_aggregates", "true")
+        .unwrap();
+    session(cpu_config(), config)
 }
 
 /// warpread on ORC, warpread on Parquet, DataFusion on the same Parquet.

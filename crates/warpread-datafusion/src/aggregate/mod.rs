@@ -4,8 +4,10 @@
 //! [`AggProgram`](crate::query::AggProgram) on the scan's backend (on a
 //! CUDA device, over the columns the decode stages left there). The final
 //! aggregate above stays DataFusion's and merges the states unchanged.
-//! Plans the program cannot express keep DataFusion's operators; set
-//! `WARPREAD_DEVICE_AGGREGATE=0` to keep them always (A/B runs).
+//! Plans the program cannot express keep DataFusion's operators;
+//! `warpread.device_aggregates = false` keeps them always, and
+//! `warpread.cpu_aggregates = true` runs the programs on a CPU backend too
+//! (each scan's values: its table's, else the session's).
 
 mod compile;
 mod exec;
@@ -33,26 +35,9 @@ use super::source::WarpSource;
 /// one launch over its decoded columns rather than many small ones.
 const SCAN_BATCH_ROWS: usize = 1 << 24;
 
-/// Whether the rule is on (`WARPREAD_DEVICE_AGGREGATE=0` turns it off).
-fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::env::on_unless_zero("WARPREAD_DEVICE_AGGREGATE"))
-}
-
 /// The rule (see the module docs).
 #[derive(Debug, Default)]
-pub struct ScanAggregate {
-    /// Also over scans whose backend has no device of its own.
-    everywhere: bool,
-}
-
-impl ScanAggregate {
-    /// The rule; `everywhere`: also on backends that would run the CPU
-    /// reference ([`crate::exec::Backend::aggregates_on_device`] false).
-    pub fn new(everywhere: bool) -> Self {
-        Self { everywhere }
-    }
-}
+pub struct ScanAggregate;
 
 impl PhysicalOptimizerRule for ScanAggregate {
     fn optimize(
@@ -60,11 +45,8 @@ impl PhysicalOptimizerRule for ScanAggregate {
         plan: Arc<dyn ExecutionPlan>,
         options: &ConfigOptions,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        if !enabled() {
-            return Ok(plan);
-        }
         plan.transform_up(|node| {
-            Ok(match rewrite(&node, self.everywhere, options) {
+            Ok(match rewrite(&node, options) {
                 Some(new) => Transformed::yes(new),
                 None => Transformed::no(node),
             })
@@ -84,7 +66,6 @@ impl PhysicalOptimizerRule for ScanAggregate {
 /// The replacement of `node` when it is a partial aggregate the rule takes.
 fn rewrite(
     node: &Arc<dyn ExecutionPlan>,
-    everywhere: bool,
     options: &ConfigOptions,
 ) -> Option<Arc<dyn ExecutionPlan>> {
     let agg = node.downcast_ref::<AggregateExec>()?;
@@ -94,7 +75,11 @@ fn rewrite(
     let (levels, scan) = compile::chain(agg)?;
     let (config, warp) = WarpSource::of(scan.as_ref())?;
     let backend = warp.backend();
-    if config.limit.is_some() || !(everywhere || backend.aggregates_on_device()) {
+    let settings = warp.options();
+    if !settings.device_aggregates
+        || config.limit.is_some()
+        || !(settings.cpu_aggregates || backend.aggregates_on_device())
+    {
         return None;
     }
     let program = match compile::program(agg, &levels, &scan) {
@@ -110,7 +95,7 @@ fn rewrite(
     }
     let on_device = backend.aggregates_on_device();
     let config = &if on_device {
-        spread(config, options)
+        spread(config, settings.aggregate_scan_partitions, options)
     } else {
         config.clone()
     };
@@ -142,22 +127,17 @@ fn rewrite(
     )))
 }
 
-/// Scan partitions under a [`ScanAggregateExec`] on a device, where a
-/// plain scan on a device backend reads 4 ([`crate::exec::Backend::scan_partitions`]):
-/// with nothing above the scan but the program, more partitions overlap
-/// more reads with the per-batch launches. TPC-H SF 10 on the H100, median
-/// of 5: Q1 0.263 -> 0.209 s, Q6 0.173 -> 0.126 s with 8 (BENCHMARKS.md,
-/// session 17); plain scans at 8 lost as much in other queries as they won.
-/// `WARPREAD_AGGREGATE_SCAN_PARTITIONS` overrides it.
-const DEVICE_AGGREGATE_SCAN_PARTITIONS: usize = 8;
-
-/// `config` with its files spread over [`DEVICE_AGGREGATE_SCAN_PARTITIONS`]
-/// groups by byte ranges (at most the session's target partitions), as
-/// DataFusion splits scans; unchanged when it already has as many.
-fn spread(config: &FileScanConfig, options: &ConfigOptions) -> FileScanConfig {
-    let target = crate::env::count("WARPREAD_AGGREGATE_SCAN_PARTITIONS")
-        .unwrap_or(DEVICE_AGGREGATE_SCAN_PARTITIONS)
-        .min(options.execution.target_partitions);
+/// `config` with its files spread over `partitions` groups
+/// (`warpread.aggregate_scan_partitions`) by byte ranges, at most the
+/// session's target partitions, as DataFusion splits scans; unchanged when
+/// it already has as many. A plain scan on a device backend reads 4
+/// ([`crate::exec::Backend::scan_partitions`]); with nothing above the
+/// scan but the program, more partitions overlap more reads with the
+/// per-batch launches. TPC-H SF 10 on the H100, median of 5: Q1 0.263 ->
+/// 0.209 s, Q6 0.173 -> 0.126 s with 8 (BENCHMARKS.md); plain scans at 8
+/// lost as much in other queries as they won.
+fn spread(config: &FileScanConfig, partitions: usize, options: &ConfigOptions) -> FileScanConfig {
+    let target = partitions.min(options.execution.target_partitions);
     if target <= config.file_groups.len() || config.file_compression_type.is_compressed() {
         return config.clone();
     }
@@ -204,7 +184,9 @@ fn on_device_keys_too_wide(
     else {
         return false;
     };
-    let Ok(opened) = super::file_cache::open(warp.format().as_ref(), &path, &file.object_meta)
+    let Ok(opened) = warp
+        .files()
+        .open(warp.format().as_ref(), &path, &file.object_meta)
     else {
         return false;
     };
