@@ -6,7 +6,7 @@
 //! partitioned join, routed by `hash % partitions` to one partition's
 //! table). On TPC-H SF 10 on the H100 host that lookup was the scans' main
 //! host cost: 1.1 to 3.3 s of thread time per `lineitem` scan (60 M rows,
-//! about 20 to 55 ns a row; BENCHMARKS.md), on the few threads
+//! about 20 to 55 ns a row; benchmarks/tpch.md), on the few threads
 //! that hand a device scan's batches on. Join keys are mostly integers in a
 //! dense range (order, part, supplier and customer keys), so the build keys
 //! fit a bit set over `min..=max`, and a probe row costs a subtraction, a

@@ -174,7 +174,7 @@ impl Repr {
 /// Most keys a hash set takes (a table of 2 Mi slots, 16 MiB): a larger
 /// set costs more to build than DataFusion's lookup into the join's own
 /// table, which exists anyway (TPC-H Q9's 8 M `partsupp` key pairs made
-/// the query about 0.1 s slower on SF 10, BENCHMARKS.md; its
+/// the query about 0.1 s slower on SF 10, benchmarks/tpch.md; its
 /// filter keeps every row and is dropped after its sample either way).
 const MAX_HASH_KEYS: usize = 1 << 20;
 

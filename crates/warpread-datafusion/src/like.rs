@@ -6,7 +6,7 @@
 //! `o_comment NOT LIKE '%special%requests%'`, Q16's
 //! `s_comment LIKE '%Customer%Complaints%'`) goes to a regular expression.
 //! On SF 10 on the H100 host Q13's `FilterExec` spent 2.26 s of thread time
-//! on 15 M comments, about 150 ns a row (BENCHMARKS.md). With
+//! on 15 M comments, about 150 ns a row (benchmarks/tpch.md). With
 //! only `%` wildcards, matching the pieces leftmost first is exact: the
 //! first piece is a prefix (unless the pattern starts with `%`), each
 //! middle piece is found at or after the end of the one before, and the

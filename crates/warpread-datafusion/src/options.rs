@@ -125,7 +125,7 @@ pub struct WarpreadOptions {
     /// sooner. A join probe's lookup costs about what the join's own
     /// repartition and probe would, so only a filter that removes most rows
     /// pays: TPC-H SF 10 on the device, eight join queries, 5.87 s with
-    /// 0.25 against 7.14 s with 0.75 (BENCHMARKS.md).
+    /// 0.25 against 7.14 s with 0.75 (benchmarks/tpch.md).
     pub dynamic_filter_max_kept: f64,
     /// The same share for a filter tested against a join's build key set:
     /// a bit test costs about a nanosecond a row, far less than the
@@ -137,7 +137,7 @@ pub struct WarpreadOptions {
     /// scan has 4 partitions for the host's 16 threads, and the filters'
     /// lookups are host work on its critical path: eight TPC-H SF 10 join
     /// queries took 11.25 s with one batch at a time against 5.87-7.14 s
-    /// with four (BENCHMARKS.md).
+    /// with four (benchmarks/tpch.md).
     pub dynamic_filters_in_flight: usize,
     /// Hash joins on integer keys record their build keys into an exact
     /// set the probe scan tests instead of DataFusion's hash lookup: a bit
@@ -158,7 +158,7 @@ pub struct WarpreadOptions {
     /// one go (unset: 256 MiB per scan read, the backend's choice within
     /// it): larger feeds the device more work per launch, smaller bounds
     /// memory. TPC-H SF 10 on Parquet GZIP, CUDA: 38.6 s in all with 256
-    /// MiB scan reads against 44.4 s with 64 MiB (BENCHMARKS.md).
+    /// MiB scan reads against 44.4 s with 64 MiB (benchmarks/tpch.md).
     pub group_mib: Option<u64>,
     /// Read groups decoded side by side within one read (unset: the
     /// reader's default).

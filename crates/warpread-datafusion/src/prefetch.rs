@@ -6,7 +6,7 @@
 //! joins therefore scans its tables one after another: TPC-H Q9 at scale
 //! 10 on the H100 host read orders, partsupp, supplier and part in turn and
 //! started lineitem 407 ms into the query, whose first batches came 250 ms
-//! later (BENCHMARKS.md). DataFusion's own reader streams each
+//! later (benchmarks/tpch.md). DataFusion's own reader streams each
 //! row group as it comes, so it loses little to this; a device reads large
 //! groups and sits idle while the host builds hash tables.
 //!

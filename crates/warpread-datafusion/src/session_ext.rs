@@ -103,7 +103,7 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
 /// and a device scan hands on a probe side in few partitions that the
 /// query's threads then copy into 16; one shared table spares that copy.
 /// TPC-H SF 10 on the H100 host: 9.98 s against 11.42 s for the 22 queries
-/// in one call (BENCHMARKS.md).
+/// in one call (benchmarks/tpch.md).
 pub const COLLECT_LEFT_BYTES: usize = 64 << 20;
 
 /// The same limit in estimated rows, for inputs without a size estimate

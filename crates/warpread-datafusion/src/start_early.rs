@@ -9,7 +9,7 @@
 //! decoded groups together. At scale 10 on the H100 host, starting scans
 //! early took the 22 queries from 12.96 to 12.04 s (DataFusion 17.0 s);
 //! starting every scan early gave 12.15 s, within noise of the rule
-//! (BENCHMARKS.md).
+//! (benchmarks/tpch.md).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -19,7 +19,7 @@
 //   in L2 and fetch their input 16 bytes at a time. The wide decoder with
 //   its deeper per-thread ring fell from 425 GB/s on the coalesced layout
 //   (warp loads of 512 adjacent bytes) to 124 GB/s on the splits layout
-//   (BENCHMARKS.md, GSST round 2) with the same output path, and on data
+//   (benchmarks/gsst.md) with the same output path, and on data
 //   that fits in L2 the same code runs at more than twice the per-SM rate.
 //   All splits of a block hold (nearly) the same number of codes, so the
 //   lanes of a warp consume their chunks in lockstep: round r is chunk r of

@@ -177,7 +177,7 @@ impl<'a> StageBatch<'a> {
         let in_place = self.in_place(backend);
         // One stage at a time, planned just before it runs, so at most one
         // gathered input is alive (side by side on threads, each on its own
-        // CUDA lane, the stages were slower: BENCHMARKS.md, session 7).
+        // CUDA lane, the stages were slower: benchmarks/parquet-read.md).
         for (stage_idx, op) in ops.iter().enumerate() {
             let (stage, input) =
                 self.plan_stage(stage_idx, *op, &by_op[op], in_place(op), &mut placed)?;

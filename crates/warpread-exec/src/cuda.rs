@@ -1017,7 +1017,7 @@ impl Backend for CudaBackend {
     /// so the GPU fills only with thousands of them per stage (TPC-H
     /// lineitem SF 10 Parquet GZIP: 4.53 GB/s with 256 MiB groups, 6.25
     /// with 1 GiB, 5.49 with one group of the whole 1.7 GB file;
-    /// BENCHMARKS.md, session 8).
+    /// benchmarks/parquet-read.md).
     fn group_bytes(&self) -> u64 {
         1 << 30
     }

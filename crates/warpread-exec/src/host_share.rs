@@ -36,7 +36,7 @@ pub struct Model {
 
 impl Model {
     /// Inflate on an H100 against zlib-rs on the same host's cores: one
-    /// warp at ~20 MB/s on literal-heavy pages (BENCHMARKS.md, Deflate:
+    /// warp at ~20 MB/s on literal-heavy pages (benchmarks/deflate.md:
     /// 128 KiB chunks at 18-28 MB/s per warp with the SMs full), the
     /// device at ~40 GB/s on such data, one core at ~300 MB/s.
     pub const INFLATE: Model = Model {

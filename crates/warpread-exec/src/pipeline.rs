@@ -22,7 +22,7 @@ use crate::error::Result;
 /// Groups a read keeps in flight unless told otherwise: 1. Not 2 on either
 /// backend: the CPU's cores are busy with any one group, and on the H100
 /// two TPC-H lineitem SF 10 Parquet groups in flight read no faster than
-/// one at a time (10.1 against 10.2 GB/s, interleaved; BENCHMARKS.md):
+/// one at a time (10.1 against 10.2 GB/s, interleaved; benchmarks/parquet-read.md):
 /// their downloads contend for the bus, which one group already keeps busy.
 pub const GROUPS_IN_FLIGHT: usize = 1;
 

@@ -9,8 +9,8 @@ use arrow::array::RecordBatch;
 use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
-use crate::error::{Error, Result};
 use super::Settings;
+use crate::error::{Error, Result};
 use warpread_datafusion::{
     ParquetReader, StatementResult, WarpreadConfig, parse_setting, register_path_with, run_sql,
     runtime, session, session_config, set_options,

@@ -6,7 +6,7 @@
 /// Threads per block of the GSST kernels (one thread per split, one thread
 /// block per data block), and so the compressor's default split count.
 /// Two warps: measured fastest on the H100 with the wide splits decoder
-/// (BENCHMARKS.md, launch-shape sweep: 64/8/24 at 452 GB/s against 333 for
+/// (benchmarks/gsst.md, launch-shape sweep: 64/8/24 at 452 GB/s against 333 for
 /// the thesis's 6 warps, 192/5/4), because small blocks with deep rings keep
 /// more independent loads in flight per SM. Other shapes are chosen at run
 /// time ([`GsstShape::with_parts`]).

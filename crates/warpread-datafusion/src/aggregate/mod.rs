@@ -134,7 +134,7 @@ fn rewrite(
 /// ([`crate::exec::Backend::scan_partitions`]); with nothing above the
 /// scan but the program, more partitions overlap more reads with the
 /// per-batch launches. TPC-H SF 10 on the H100, median of 5: Q1 0.263 ->
-/// 0.209 s, Q6 0.173 -> 0.126 s with 8 (BENCHMARKS.md); plain scans at 8
+/// 0.209 s, Q6 0.173 -> 0.126 s with 8 (benchmarks/tpch.md); plain scans at 8
 /// lost as much in other queries as they won.
 fn spread(config: &FileScanConfig, partitions: usize, options: &ConfigOptions) -> FileScanConfig {
     let target = partitions.min(options.execution.target_partitions);

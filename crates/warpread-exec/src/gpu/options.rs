@@ -95,7 +95,7 @@ pub struct CudaOptions {
     /// ([`Backend::scan_partitions`](crate::Backend::scan_partitions);
     /// default 4; `None`: as many as the engine plans). TPC-H SF 10 Parquet
     /// GZIP on the H100 host (16 cores): 29.1 s with 4, 36.3 s with
-    /// DataFusion's 16, 44.1 s with 2 (BENCHMARKS.md).
+    /// DataFusion's 16, 44.1 s with 2 (benchmarks/tpch.md).
     pub scan_partitions: Option<usize>,
 }
 

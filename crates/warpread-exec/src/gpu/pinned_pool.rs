@@ -180,7 +180,7 @@ impl PinnedPool {
             })
         };
         // Page-locking a new block costs about 1 ms per MiB, during which
-        // every lane's transfers wait (BENCHMARKS.md, session 18); a free
+        // every lane's transfers wait (benchmarks/parquet-read.md); a free
         // block a few classes larger is lent instead.
         if let Some(b) = from_free(size.saturating_mul(inner.larger)) {
             return Ok(Some(b));

@@ -1,5 +1,5 @@
 //! GSST: FSST string compression laid out for GPU decoding (the thesis in
-//! shared/papers), in our own versioned format (docs/gsst-format.md).
+//! the papers behind warpread), in our own versioned format (docs/gsst-format.md).
 //!
 //! A frame holds independent blocks, each with its own symbol table, its
 //! codes cut into splits that GPU threads decode concurrently. The frame is
