@@ -8,7 +8,8 @@
 #                                                    ORC 0.11/0.12 ZLIB and Parquet GZIP (in /tmp/d)
 #   bash scripts/gpu_regression_ab.sh BUNDLE reads   ROUNDS (default 3) rounds of both builds' reads
 #   bash scripts/gpu_regression_ab.sh BUNDLE sql     TPC-H SF ${SCALE:-10} Parquet GZIP through
-#                                                    DataFusion, both builds, ROUNDS rounds
+#                                                    DataFusion, both builds, ROUNDS rounds of
+#                                                    RUNS (default 1) timed runs after a warm-up
 # The order of the two builds alternates between rounds.
 set -u
 B=$1; shift
@@ -51,7 +52,7 @@ sql)
     for b in $order; do
       [ $b = new ] && W=$N || W=$O
       echo "-- round $i $b"
-      $W bench sql --scale "${SCALE:-10}" --format parquet --backends cuda --runs 1 --warmup 1 2>&1 | grep -E "^total:| NO$|rror"
+      $W bench sql --scale "${SCALE:-10}" --format parquet --backends cuda --runs "${RUNS:-1}" --warmup 1 2>&1 | grep -E "^total:| NO$|rror"
     done
   done ;;
 esac
