@@ -10,7 +10,7 @@
 #   bash scripts/gpu_regression_ab.sh BUNDLE sql     TPC-H SF ${SCALE:-10} Parquet GZIP through
 #                                                    DataFusion, both builds, ROUNDS rounds of
 #                                                    RUNS (default 1) timed runs after a warm-up
-# The order of the two builds alternates between rounds.
+# The order of the two builds alternates between rounds (SHIFT=1: old first).
 set -u
 B=$1; shift
 root=$PWD
@@ -38,7 +38,7 @@ gen)
   ls -la $d ;;
 reads)
   for i in $(seq "$rounds"); do
-    if [ $((i % 2)) = 1 ]; then order="new old"; else order="old new"; fi
+    if [ $(((i + ${SHIFT:-0}) % 2)) = 1 ]; then order="new old"; else order="old new"; fi
     for b in $order; do
       [ $b = new ] && W=$N || W=$O
       echo "-- round $i $b"
@@ -48,7 +48,7 @@ reads)
 sql)
   tpch_parquet "$B" "${SCALE:-10}" > /dev/null
   for i in $(seq "$rounds"); do
-    if [ $((i % 2)) = 1 ]; then order="new old"; else order="old new"; fi
+    if [ $(((i + ${SHIFT:-0}) % 2)) = 1 ]; then order="new old"; else order="old new"; fi
     for b in $order; do
       [ $b = new ] && W=$N || W=$O
       echo "-- round $i $b"
