@@ -64,3 +64,9 @@ pub use warpread_exec as exec;
 pub use warpread_exec::{gpu, query};
 
 pub use arrow;
+
+/// The README's library example, compiled as a doctest so it cannot drift
+/// from the API.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
