@@ -4,8 +4,11 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use clap::ValueEnum;
 
 use crate::error::{Error, Result};
@@ -14,7 +17,9 @@ use crate::orc::{OrcFile, Predicate, ReadOptions};
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
-    /// Arrow IPC file.
+    /// Arrow IPC file. Dictionary-encoded columns are written as their
+    /// values: an IPC file holds one dictionary per field, and a file's
+    /// dictionaries may change from one row group or stripe to the next.
     Arrow,
     /// CSV with a header line (flat schemas only).
     Csv,
@@ -106,9 +111,11 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
     match args.format {
         Format::Arrow => {
-            let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &schema).map_err(err)?;
+            let plain = plain_schema(&schema);
+            let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &plain).map_err(err)?;
             for b in &batches {
-                w.write(b).map_err(err)?;
+                w.write(&with_schema(b, &plain).map_err(err)?)
+                    .map_err(err)?;
             }
             w.finish().map_err(err)?;
         }
@@ -129,4 +136,66 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `schema` with every dictionary type, nested ones included, replaced by
+/// its value type.
+fn plain_schema(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema.fields().iter().map(|f| plain_field(f)).collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+fn plain_field(field: &Field) -> Field {
+    field.clone().with_data_type(plain_type(field.data_type()))
+}
+
+fn plain_type(ty: &DataType) -> DataType {
+    match ty {
+        DataType::Dictionary(_, value) => plain_type(value),
+        DataType::List(f) => DataType::List(Arc::new(plain_field(f))),
+        DataType::LargeList(f) => DataType::LargeList(Arc::new(plain_field(f))),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(Arc::new(plain_field(f)), *n),
+        DataType::Map(f, sorted) => DataType::Map(Arc::new(plain_field(f)), *sorted),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| plain_field(f)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// `batch` cast to `schema` (the same columns, dictionaries expanded).
+fn with_schema(batch: &RecordBatch, schema: &SchemaRef) -> arrow::error::Result<RecordBatch> {
+    if batch.schema() == *schema {
+        return Ok(batch.clone());
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| arrow::compute::cast(c, f.data_type()))
+        .collect::<arrow::error::Result<Vec<_>>>()?;
+    RecordBatch::try_new(schema.clone(), columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dictionaries_become_their_values_at_every_depth() {
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let nested = DataType::List(Arc::new(Field::new("item", dict.clone(), true)));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", dict, true),
+            Field::new("b", nested, true),
+            Field::new("c", DataType::Int64, false),
+        ]));
+        let plain = plain_schema(&schema);
+        assert_eq!(plain.field(0).data_type(), &DataType::Utf8);
+        assert_eq!(
+            plain.field(1).data_type(),
+            &DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+        );
+        assert_eq!(plain.field(2).data_type(), &DataType::Int64);
+    }
 }

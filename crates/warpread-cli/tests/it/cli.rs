@@ -117,3 +117,62 @@ fn inspect_and_cat_read_parquet() {
     assert_eq!(text.lines().count(), 1201);
     assert_eq!(text.lines().nth(1), Some("0"));
 }
+
+/// `cat --format arrow` of a file whose dictionaries change between row
+/// groups: an IPC file holds one dictionary per field, so the columns are
+/// written as their values, equal to the parquet crate's read of them.
+#[test]
+fn cat_to_arrow_expands_dictionaries_that_change_between_groups() {
+    use arrow::array::RecordBatch;
+    use arrow::compute::{cast, concat_batches};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let path = crate::common::root().join("testdata/parquet/page_index_gzip_v1.parquet");
+    let out_path =
+        std::env::temp_dir().join(format!("warpread-cat-dict-{}.arrow", std::process::id()));
+    let out = warpread()
+        .args(["--backend", "cpu", "cat", "--format", "arrow", "--output"])
+        .arg(&out_path)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reader =
+        arrow::ipc::reader::FileReader::try_new(std::fs::File::open(&out_path).unwrap(), None)
+            .unwrap();
+    let schema = reader.schema();
+    let got: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
+    std::fs::remove_file(&out_path).unwrap();
+    let got = concat_batches(&schema, &got).unwrap();
+
+    let want = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let want = concat_batches(&want[0].schema(), &want).unwrap();
+    assert_eq!(got.num_rows(), want.num_rows());
+    assert_eq!(got.num_columns(), want.num_columns());
+    for (i, field) in schema.fields().iter().enumerate() {
+        assert!(
+            !matches!(
+                field.data_type(),
+                arrow::datatypes::DataType::Dictionary(..)
+            ),
+            "{} is still a dictionary",
+            field.name()
+        );
+        let want = cast(want.column(i), field.data_type()).unwrap();
+        assert_eq!(
+            got.column(i).as_ref(),
+            want.as_ref(),
+            "column {}",
+            field.name()
+        );
+    }
+}
