@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::array::RecordBatch;
+use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use clap::ValueEnum;
 
@@ -17,9 +17,9 @@ use crate::orc::{OrcFile, Predicate, ReadOptions};
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
-    /// Arrow IPC file. Dictionary-encoded columns are written as their
-    /// values: an IPC file holds one dictionary per field, and a file's
-    /// dictionaries may change from one row group or stripe to the next.
+    /// Arrow IPC file. An IPC file holds one dictionary per field: when a
+    /// file's dictionaries change from one row group or stripe to the next,
+    /// its dictionary-encoded columns are written as their values.
     Arrow,
     /// CSV with a header line (flat schemas only).
     Csv,
@@ -111,7 +111,11 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
     match args.format {
         Format::Arrow => {
-            let plain = plain_schema(&schema);
+            let plain = if dictionaries_change(&schema, &batches) {
+                plain_schema(&schema)
+            } else {
+                schema.clone()
+            };
             let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &plain).map_err(err)?;
             for b in &batches {
                 w.write(&with_schema(b, &plain).map_err(err)?)
@@ -136,6 +140,25 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether one IPC file cannot hold `batches` with their dictionaries: a
+/// top-level dictionary column whose values differ between batches, or a
+/// dictionary nested deeper in a schema of several batches (not compared).
+fn dictionaries_change(schema: &SchemaRef, batches: &[RecordBatch]) -> bool {
+    schema
+        .fields()
+        .iter()
+        .enumerate()
+        .any(|(i, f)| match f.data_type() {
+            DataType::Dictionary(..) => {
+                let values = |b: &RecordBatch| b.column(i).as_any_dictionary().values().to_data();
+                batches
+                    .split_first()
+                    .is_some_and(|(first, rest)| rest.iter().any(|b| values(b) != values(first)))
+            }
+            ty => batches.len() > 1 && plain_type(ty) != *ty,
+        })
 }
 
 /// `schema` with every dictionary type, nested ones included, replaced by
