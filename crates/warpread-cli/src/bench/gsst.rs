@@ -270,7 +270,8 @@ pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<Gsst
     let runs = cfg.runs.max(1);
     let mut rows = Vec::new();
     for &layout in &cfg.layouts {
-        let mut params = GsstParams::for_device(&target, data.len(), layout);
+        // The frames' splits follow the shape the kernels are compiled with.
+        let mut params = GsstParams::for_shape(&target, &shape, data.len(), layout);
         if let Some(b) = cfg.block_bytes {
             params.block_bytes = b.max(1);
         }

@@ -64,7 +64,13 @@ pub fn run(cmd: GsstCommand, settings: &Settings) -> Result<()> {
             splits,
         } => {
             let data = read(&input)?;
-            let mut params = GsstParams::for_device(&target(settings)?, data.len(), layout);
+            // The frames' splits follow the shape the kernels are compiled with.
+            let mut params = GsstParams::for_shape(
+                &target(settings)?,
+                &settings.cuda.gsst_shape,
+                data.len(),
+                layout,
+            );
             if let Some(k) = block_kib {
                 params.block_bytes = k.max(1) << 10;
             }
