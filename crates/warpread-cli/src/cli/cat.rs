@@ -152,10 +152,16 @@ fn dictionaries_change(schema: &SchemaRef, batches: &[RecordBatch]) -> bool {
         .enumerate()
         .any(|(i, f)| match f.data_type() {
             DataType::Dictionary(..) => {
-                let values = |b: &RecordBatch| b.column(i).as_any_dictionary().values().to_data();
-                batches
-                    .split_first()
-                    .is_some_and(|(first, rest)| rest.iter().any(|b| values(b) != values(first)))
+                let values = |b: &RecordBatch| b.column(i).as_any_dictionary().values().clone();
+                let Some((first, rest)) = batches.split_first() else {
+                    return false;
+                };
+                let first = values(first);
+                // Batches of one row group share their dictionary's buffers.
+                rest.iter().any(|b| {
+                    let v = values(b);
+                    !Arc::ptr_eq(&v, &first) && v.to_data() != first.to_data()
+                })
             }
             ty => batches.len() > 1 && plain_type(ty) != *ty,
         })
