@@ -16,14 +16,14 @@
 //      → `in.advance(k)`;
 //   2. an `extern "C" __global__` entry named `<codec>_<variant>` that calls
 //      `codag::for_each_chunk` with that function;
-//   3. the entry's name in the Rust launcher table (src/gpu/kernels.rs).
+//   3. the entry's name in the Rust launcher table (crates/warpread-exec/src/gpu/kernels.rs).
 //
 // Every read is bounds-checked against the chunk's input range and every write
 // against the job's output capacity; a decoder reports failure through the
 // per-chunk `ChunkStatus`, never by reading or writing out of bounds.
 //
 // Launch constants (CODAG_WARPS_PER_BLOCK, CODAG_RING_BYTES) are passed by the
-// Rust side as -D defines from one module (src/gpu/launch.rs), so both agree.
+// Rust side as -D defines from one module (crates/warpread-exec/src/gpu/launch.rs), so both agree.
 #pragma once
 
 #ifndef CODAG_WARPS_PER_BLOCK

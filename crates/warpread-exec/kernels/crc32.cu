@@ -46,7 +46,7 @@
 // wholly inside the job, or single bytes); the job's one u32 is written by
 // lane 0 at its output element. Statuses: a job must ask for exactly one
 // value: 0 is OUTPUT_OVERFLOW at byte 0, more is OUTPUT_SHORT at the end of
-// the input, nothing written in either case (src/exec/cpu.rs, `crc32_job`,
+// the input, nothing written in either case (crates/warpread-exec/src/cpu.rs, `crc32_job`,
 // is the reference).
 #include "codag.cuh"
 

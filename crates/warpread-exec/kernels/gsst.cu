@@ -194,7 +194,7 @@ __device__ void check_fixed(const u8* blk, const ChunkJob& job, u32 layout, Shar
 //   ahead of the previous step's stores.
 // - Deeper cp.async ring for the coalesced layout (8 granules: 7 in
 //   flight, 112 codes ahead; the launcher shortens it only for thread
-//   blocks too large for 8 within the 48 KB static limit, src/gpu/launch.rs,
+//   blocks too large for 8 within the 48 KB static limit, crates/warpread-exec/src/gpu/launch.rs,
 //   GsstShape::wide_ring). The splits layout's staging ring has the
 //   launcher's GSST_RING_GRANULES granules a thread (see decode_turn).
 

@@ -9,7 +9,7 @@
 // the lanes split a run's or literal group's outputs (up to 130 bytes, or
 // 1040 booleans) among themselves.
 //
-// Statuses match the CPU references in src/codecs/orc_byte_rle/decode.rs:
+// Statuses match the CPU references in crates/warpread-codecs/src/orc_byte_rle/decode.rs:
 // boolean statuses are those of byte RLE over ceil(n / 8) bytes, with
 // `produced` counting booleans (at most n).
 #include "codag.cuh"

@@ -15,7 +15,7 @@
 // by all lanes with write_run.
 //
 // The semantics (what is an error, at which offset, what `produced` says)
-// match the CPU reference in src/codecs/orc_rle_v1/decode.rs exactly.
+// match the CPU reference in crates/warpread-codecs/src/orc_rle_v1/decode.rs exactly.
 #include "codag.cuh"
 
 using namespace codag;
@@ -197,7 +197,7 @@ struct RleV1 {
 // low bits, as ORC C++ and Java narrow the decoded long (valid writers rely
 // on it: cudf's TestOrcFile.int16.rle.size.orc); unsigned streams (lengths,
 // indexes, nanoseconds) must fit their type. Mirrors orc_wire_type in
-// src/codecs/int.rs.
+// crates/warpread-codecs/src/int.rs.
 ORC_RLE_V1_ENTRY(orc_rle_v1_i8, i8, 64, true)
 ORC_RLE_V1_ENTRY(orc_rle_v1_u8, u8, 8, false)
 ORC_RLE_V1_ENTRY(orc_rle_v1_i16, short, 64, true)

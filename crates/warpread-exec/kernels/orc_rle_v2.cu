@@ -15,7 +15,7 @@
 // the gaps into positions.
 //
 // The semantics (what is an error, at which offset, what `produced` says)
-// match the CPU reference in src/codecs/orc_rle_v2/decode.rs exactly,
+// match the CPU reference in crates/warpread-codecs/src/orc_rle_v2/decode.rs exactly,
 // including the order of the checks within a run and the cutting short of a
 // run that holds more values than the job still wants.
 #include "codag.cuh"
@@ -90,7 +90,7 @@ __device__ __forceinline__ u64 global_field(const u8* chunk, u32 len, u32 at, u3
 }
 
 // Reads the varint at in.pos + p with the CPU's rules for a BITS-wide value
-// (src/codecs/varint.rs): length limit, end of input, then width. The bytes
+// (crates/warpread-codecs/src/varint.rs): length limit, end of input, then width. The bytes
 // up to p + 10 must be ensured. Warp-uniform.
 template <int BITS>
 __device__ __forceinline__ u32 read_varint(const input_stream& in, u32& p, u64& out) {
@@ -350,7 +350,7 @@ struct RleV2 {
 // low bits, as ORC C++ and Java narrow the decoded long (valid writers rely
 // on it: cudf's TestOrcFile.int16.rle.size.orc); unsigned streams (lengths,
 // indexes, nanoseconds) must fit their type. Mirrors orc_wire_type in
-// src/codecs/int.rs.
+// crates/warpread-codecs/src/int.rs.
 ORC_RLE_V2_ENTRY(orc_rle_v2_i8, i8, 64, true)
 ORC_RLE_V2_ENTRY(orc_rle_v2_u8, u8, 8, false)
 ORC_RLE_V2_ENTRY(orc_rle_v2_i16, short, 64, true)

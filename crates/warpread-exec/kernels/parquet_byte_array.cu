@@ -8,7 +8,7 @@
 //
 // One warp per job; every decision is warp-uniform. Statuses (code, detail,
 // produced) are those of the CPU references, value for value:
-// src/codecs/parquet_plain/decode.rs (byte_array_lengths, byte_array_data),
+// crates/warpread-codecs/src/parquet_plain/decode.rs (byte_array_lengths, byte_array_data),
 // parquet_delta_length_byte_array/decode.rs and
 // parquet_delta_byte_array/decode.rs, whose length streams go through the
 // lazy `Reader` of parquet_delta_binary_packed/decode.rs, mirrored here as
@@ -191,7 +191,7 @@ __device__ void plain_data(const u8* in, u32 len, u32 cap, u8* out, ChunkStatus*
 // ---------------------------------------------------------------------------
 
 // The varint at stream offset `at` for a BITS-wide value with the rules of
-// src/codecs/varint.rs (length limit, end of input, then width): lane i
+// crates/warpread-codecs/src/varint.rs (length limit, end of input, then width): lane i
 // loads byte at + i, a ballot finds the terminator. Warp-uniform.
 template <u32 BITS>
 __device__ __forceinline__ u32 gvarint(const u8* in, u32 len, u64 at, u64& out, u32& nbytes) {

@@ -13,7 +13,7 @@
 // values. Miniblock widths are read from global memory when a miniblock is
 // entered (a block may have many).
 //
-// Statuses match src/codecs/parquet_delta_binary_packed/decode.rs exactly:
+// Statuses match crates/warpread-codecs/src/parquet_delta_binary_packed/decode.rs exactly:
 // header varints (offset of the failing varint), header sanity
 // (InputCorrupt at 0), too few values (OutputShort at the input's end), then
 // per block and miniblock in stream order: the min-delta varint, the width
@@ -26,7 +26,7 @@
 using namespace codag;
 
 // Reads the varint at in.pos + p for a BITS-wide value with the rules of
-// src/codecs/varint.rs: length limit, end of input, then width. The bytes up
+// crates/warpread-codecs/src/varint.rs: length limit, end of input, then width. The bytes up
 // to p + 10 must be ensured. Warp-uniform.
 template <int BITS>
 __device__ __forceinline__ u32 read_varint(const input_stream& in, u32& p, u64& out) {

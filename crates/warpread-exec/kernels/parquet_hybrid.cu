@@ -12,7 +12,7 @@
 // assembling its value from three aligned ring words with two funnel shifts:
 // a value of up to 32 bits starting at any bit of a byte fits in 40 bits.
 //
-// Statuses match src/codecs/parquet_hybrid/decode.rs exactly: the checks run
+// Statuses match crates/warpread-codecs/src/parquet_hybrid/decode.rs exactly: the checks run
 // in the same order, and a run is cut short once the job's count is reached
 // (a last bit-packed run may lack the bytes of values nobody asked for).
 #include "codag.cuh"
@@ -213,7 +213,7 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
 // indices to the end of the input. What lies between (other pages of the
 // column chunk, this page's levels) is never read, so jobs run over the
 // decompressed chunk as it is. Gathered as decoded, with the statuses of
-// src/codecs/parquet_dict/page.rs.
+// crates/warpread-codecs/src/parquet_dict/page.rs.
 extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
     parquet_dict_page(const u8* __restrict__ input, const ChunkJob* __restrict__ jobs, u32 njobs,
                       u8* __restrict__ output, ChunkStatus* __restrict__ status, u32 param) {
@@ -253,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(WARPS_PER_BLOCK * WARP)
 // Byte-array dictionary gathers (ParquetOp::ByteDictOffsets / ByteDictData):
 // one job per column chunk, its input the dictionary's offsets and bytes,
 // then each page's value count and index section (the layout and statuses
-// of src/codecs/parquet_dict/bytes.rs). The offsets pass writes a leading 0
+// of crates/warpread-codecs/src/parquet_dict/bytes.rs). The offsets pass writes a leading 0
 // and each value's end; the data pass, sized by the last offset, the
 // entries' bytes. Both decode the indices with hybrid_decode; a warp-wide
 // inclusive scan of the selected entries' lengths gives each lane its

@@ -4,7 +4,7 @@
 //
 // These have no symbols to parse: a job's status depends only on its sizes
 // (and, for the gather, on each index), so the warp checks those first,
-// exactly as src/codecs/parquet_plain/decode.rs, parquet_dict/decode.rs and
+// exactly as crates/warpread-codecs/src/parquet_plain/decode.rs, parquet_dict/decode.rs and
 // parquet_byte_stream_split/decode.rs do, then all lanes move bytes. Global
 // memory is read directly (no ring): every byte is read once, and reads stay
 // inside the job's checked range except for the aligned words of warp_copy,
