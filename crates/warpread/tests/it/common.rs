@@ -143,12 +143,17 @@ pub fn root() -> PathBuf {
 }
 
 /// The third-party corpus: `$WARPREAD_CORPUS`, else `../shared/corpora`
-/// beside the repository, if it has its index.
+/// beside the repository or beside a folder of git worktrees, if it has
+/// its index.
 pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("WARPREAD_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/corpora"));
-    dir.join("INDEX.tsv").exists().then_some(dir)
+    let dirs = match std::env::var_os("WARPREAD_CORPUS") {
+        Some(d) => vec![PathBuf::from(d)],
+        None => vec![
+            root().join("../shared/corpora"),
+            root().join("../../shared/corpora"),
+        ],
+    };
+    dirs.into_iter().find(|d| d.join("INDEX.tsv").exists())
 }
 
 /// The page-index fixtures (`scripts/gen_parquet_fixtures.py`).

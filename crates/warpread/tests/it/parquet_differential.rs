@@ -181,21 +181,9 @@ const ALLOWED: &[(&str, &str)] = &[(
      the footer count and returns none, pyarrow and warpread read the 6 rows",
 )];
 
-pub fn corpus_dir() -> Option<PathBuf> {
-    // Beside the checkout, or beside the folder of git worktrees.
-    let dirs = match std::env::var_os("WARPREAD_CORPUS") {
-        Some(d) => vec![PathBuf::from(d)],
-        None => vec![
-            root().join("../shared/corpora"),
-            root().join("../../shared/corpora"),
-        ],
-    };
-    dirs.into_iter().find(|d| d.join("INDEX.tsv").exists())
-}
-
 #[test]
 fn parquet_corpus_matches_the_parquet_crate() {
-    let Some(dir) = corpus_dir() else {
+    let Some(dir) = common::corpus_dir() else {
         println!("parquet corpus: skipped: no ../shared/corpora");
         return;
     };

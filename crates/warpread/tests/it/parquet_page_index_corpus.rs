@@ -15,7 +15,8 @@ use warpread::exec::CpuBackend;
 use warpread::orc::{CmpOp, Predicate, ReadOptions, Scalar};
 use warpread::parquet::ParquetFile;
 
-use crate::parquet_differential::{corpus_dir, expected};
+use crate::common::corpus_dir;
+use crate::parquet_differential::expected;
 
 /// Columns tried per file, so the test stays short.
 const COLUMNS: usize = 3;
