@@ -9,4 +9,4 @@ pub mod bench;
 pub mod cli;
 pub mod datagen;
 
-use warpread::{codecs, error, exec, gpu, gsst, orc, parquet, plan, trace};
+use warpread::{codecs, error, exec, gpu, gsst, orc, parquet, plan, read, trace};

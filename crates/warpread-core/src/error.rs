@@ -190,6 +190,14 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// An object store request failed.
+    #[error("object store error on {location}: {source}")]
+    ObjectStore {
+        /// The object being read.
+        location: String,
+        /// The store's error.
+        source: object_store::Error,
+    },
     /// An error from the parquet crate, with the file it came from.
     #[error("parquet error on {path}: {source}")]
     Parquet {
@@ -231,6 +239,14 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
+            source,
+        }
+    }
+
+    /// Wraps an object store error with the object it concerns.
+    pub fn object_store(location: impl Into<String>, source: object_store::Error) -> Self {
+        Self::ObjectStore {
+            location: location.into(),
             source,
         }
     }

@@ -140,7 +140,23 @@ impl WarpFileFormat {
         &self.format
     }
 
-    async fn open(&self, state: &dyn Session, object: &ObjectMeta) -> DfResult<Arc<dyn WarpFile>> {
+    async fn open(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+    ) -> DfResult<Arc<dyn WarpFile>> {
+        if !super::remote::is_local(store.as_ref()) {
+            let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+            return Ok(super::remote::open(
+                self.format.as_ref(),
+                store,
+                &store.to_string(),
+                object,
+                Some(&cache),
+            )
+            .await?);
+        }
         let path: PathBuf = LocalFileSystem::new().path_to_filesystem(&object.location)?;
         let format = Arc::clone(&self.format);
         let meta = object.clone();
@@ -177,12 +193,12 @@ impl FileFormat for WarpFileFormat {
     async fn infer_schema(
         &self,
         state: &dyn Session,
-        _store: &Arc<dyn ObjectStore>,
+        store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> DfResult<SchemaRef> {
         let mut schemas = Vec::with_capacity(objects.len());
         for o in objects {
-            schemas.push(self.open(state, o).await?.schema().as_ref().clone());
+            schemas.push(self.open(state, store, o).await?.schema().as_ref().clone());
         }
         Ok(Arc::new(Schema::try_merge(schemas)?))
     }
@@ -190,12 +206,15 @@ impl FileFormat for WarpFileFormat {
     async fn infer_stats(
         &self,
         state: &dyn Session,
-        _store: &Arc<dyn ObjectStore>,
+        store: &Arc<dyn ObjectStore>,
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DfResult<Statistics> {
         // Row counts, bounds and sizes steer join order and join modes.
-        let mut stats = self.open(state, object).await?.statistics(&table_schema)?;
+        let mut stats = self
+            .open(state, store, object)
+            .await?
+            .statistics(&table_schema)?;
         // Formats without per-column sizes still size joins by the file.
         if stats.total_byte_size == Precision::Absent
             && stats
@@ -228,6 +247,9 @@ impl FileFormat for WarpFileFormat {
             .with_backend(Some(backend))
             .with_stats(session.as_ref().map(|s| Arc::clone(&s.stats)))
             .with_files(self.files_for(state))
+            .with_metadata_cache(Some(
+                state.runtime_env().cache_manager.get_file_metadata_cache(),
+            ))
             .with_options(options);
         let source: Arc<dyn FileSource> = Arc::new(source);
         let conf = FileScanConfigBuilder::from(conf)

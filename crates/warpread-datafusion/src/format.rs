@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::exec::Backend;
 use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats, ReadTuning};
 use crate::parquet::ParquetFile;
+use warpread::source::Source;
 
 /// A file format warpread decodes.
 pub trait WarpFormat: Debug + Send + Sync + 'static {
@@ -35,6 +36,11 @@ pub trait WarpFormat: Debug + Send + Sync + 'static {
     }
     /// Opens a local file and parses its metadata.
     fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>>;
+    /// The format's name in errors about its bytes: `ORC`.
+    fn source_format(&self) -> &'static str;
+    /// Parses the metadata of the bytes of `src`: an object in a store,
+    /// whose ranges are fetched into it ([`Source::fetched`]).
+    fn open_source(&self, src: Source) -> Result<Arc<dyn WarpFile>>;
 }
 
 /// What a scan of one file asks for.
@@ -103,6 +109,11 @@ pub trait WarpFile: Send + Sync {
         let _ = column;
         None
     }
+    /// Where its bytes come from.
+    fn source(&self) -> &Source;
+    /// The file bytes reading `units` for `request` reads (an object
+    /// store's reader fetches them first).
+    fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>>;
     /// Reads `units` (consecutive entries of [`plan`](Self::plan)'s answer)
     /// into batches of the requested columns, decoding on `backend`.
     fn read(
@@ -128,6 +139,14 @@ impl WarpFormat for OrcFormat {
 
     fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>> {
         Ok(Arc::new(OrcFile::open(path)?))
+    }
+
+    fn source_format(&self) -> &'static str {
+        "ORC"
+    }
+
+    fn open_source(&self, src: Source) -> Result<Arc<dyn WarpFile>> {
+        Ok(Arc::new(OrcFile::from_source(src)?))
     }
 }
 
@@ -158,6 +177,15 @@ impl WarpFile for OrcFile {
 
     fn rows(&self) -> u64 {
         OrcFile::rows(self)
+    }
+
+    fn source(&self) -> &Source {
+        OrcFile::source(self)
+    }
+
+    fn unit_ranges(&self, units: &[ReadUnit], _: &ScanRequest) -> Result<Vec<Range<u64>>> {
+        let stripes: Vec<usize> = units.iter().map(|u| u.index).collect();
+        Ok(self.group_ranges(&stripes))
     }
 
     fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {
@@ -221,6 +249,14 @@ impl WarpFormat for ParquetFormat {
     fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>> {
         Ok(Arc::new(ParquetFile::open(path)?))
     }
+
+    fn source_format(&self) -> &'static str {
+        "Parquet"
+    }
+
+    fn open_source(&self, src: Source) -> Result<Arc<dyn WarpFile>> {
+        Ok(Arc::new(ParquetFile::from_source(src)?))
+    }
 }
 
 impl WarpFile for ParquetFile {
@@ -251,6 +287,20 @@ impl WarpFile for ParquetFile {
 
     fn rows(&self) -> u64 {
         ParquetFile::rows(self)
+    }
+
+    fn source(&self) -> &Source {
+        ParquetFile::source(self)
+    }
+
+    fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>> {
+        let row_groups: Vec<usize> = units.iter().map(|u| u.index).collect();
+        let options = orc_options(request, None);
+        let mut ranges = self.chunk_ranges(&row_groups, &options)?;
+        if !request.predicates.is_empty() {
+            ranges.extend(self.index_ranges(&row_groups));
+        }
+        Ok(ranges)
     }
 
     fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {

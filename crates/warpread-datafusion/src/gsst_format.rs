@@ -2,6 +2,7 @@
 //! as a warpread table format: units are the file's record batches; string
 //! columns decode on the session's backend. `STORED AS GSST`.
 
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,6 +15,7 @@ use crate::error::Result;
 use crate::exec::Backend;
 use crate::gsst::container_file::ContainerFile;
 use crate::orc::{ReadStats, split_batch};
+use warpread::source::Source;
 
 /// The GSST container format (`warpread convert --strings gsst` writes it).
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,6 +33,14 @@ impl WarpFormat for GsstFormat {
     fn open(&self, path: &Path) -> Result<Arc<dyn WarpFile>> {
         Ok(Arc::new(ContainerFile::open(path)?))
     }
+
+    fn source_format(&self) -> &'static str {
+        "GSST container"
+    }
+
+    fn open_source(&self, src: Source) -> Result<Arc<dyn WarpFile>> {
+        Ok(Arc::new(ContainerFile::from_source(src)?))
+    }
 }
 
 impl WarpFile for ContainerFile {
@@ -40,6 +50,19 @@ impl WarpFile for ContainerFile {
 
     fn rows(&self) -> u64 {
         ContainerFile::rows(self)
+    }
+
+    fn source(&self) -> &Source {
+        ContainerFile::source(self)
+    }
+
+    fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>> {
+        use warpread::read::GroupedFile;
+        let batches: Vec<usize> = units.iter().map(|u| u.index).collect();
+        self.group_ranges(
+            &batches,
+            &warpread::read::ReadOptions::default().with_columns(request.columns.clone()),
+        )
     }
 
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {

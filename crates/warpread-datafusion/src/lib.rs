@@ -57,6 +57,7 @@ mod opener;
 mod options;
 mod predicate;
 mod prefetch;
+mod remote;
 mod routed_filter;
 mod row_filter_scope;
 mod session_ext;

@@ -15,6 +15,7 @@ use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
 use futures::{StreamExt, TryStreamExt};
+use warpread::read::stream::{fetch_into, run_fetching};
 
 use super::config::StatsSink;
 use super::dynamic_filter::RowFilter;
@@ -87,6 +88,18 @@ impl ScanMetrics {
     }
 }
 
+/// The object store a scan reads from when it is not the local file
+/// system (see `remote`).
+#[derive(Clone)]
+pub struct Remote {
+    /// The store.
+    pub store: Arc<dyn datafusion::object_store::ObjectStore>,
+    /// Its URL (`s3://bucket`), which tells stores apart in the cache.
+    pub name: String,
+    /// The session's file-metadata cache.
+    pub cache: Option<Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>>,
+}
+
 /// Opens files of one partition of a scan.
 pub struct WarpOpener {
     /// The file format.
@@ -126,8 +139,11 @@ pub struct WarpOpener {
     pub(crate) started: Vec<Arc<Slot>>,
     /// The scan's `warpread.*` settings (its table's over the session's).
     pub options: WarpreadOptions,
-    /// The session's opened files.
+    /// The session's opened files (local ones).
     pub files: Arc<FileCache>,
+    /// The store files are read from, unless it is the local file system
+    /// (then files are opened by path).
+    pub remote: Option<Remote>,
     /// Where the joins whose dynamic filters the scan applies hand it their
     /// build keys, by filter id (`join_keys`).
     pub(crate) key_slots: Vec<(u64, Arc<KeySlot>)>,
@@ -232,8 +248,12 @@ impl WarpOpener {
 
     /// Opens `file` now (not taking a started read).
     pub fn open_now(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
-        let path: PathBuf =
-            LocalFileSystem::new().path_to_filesystem(&file.object_meta.location)?;
+        let remote = self.remote.clone();
+        let path: PathBuf = match &remote {
+            None => LocalFileSystem::new().path_to_filesystem(&file.object_meta.location)?,
+            // Named in errors and traces by its URL.
+            Some(r) => PathBuf::from(format!("{}{}", r.name, file.object_meta.location)),
+        };
         let format = Arc::clone(&self.format);
         let backend = Arc::clone(&self.backend);
         let stats = self.stats.clone();
@@ -260,8 +280,26 @@ impl WarpOpener {
         };
         Ok(Box::pin(async move {
             let req = request;
+            let location = meta.location.clone();
+            let fetched = match &remote {
+                Some(r) => Some(
+                    super::remote::open(
+                        format.as_ref(),
+                        &r.store,
+                        &r.name,
+                        &meta,
+                        r.cache.as_ref(),
+                    )
+                    .await
+                    .map_err(external)?,
+                ),
+                None => None,
+            };
             let (opened, units, considered, request) = tokio::task::spawn_blocking(move || {
-                let opened = files.open(format.as_ref(), &path, &meta)?;
+                let opened = match fetched {
+                    Some(f) => f,
+                    None => files.open(format.as_ref(), &path, &meta)?,
+                };
                 // A file of a multi-file table may lack a filtered column.
                 let schema = opened.schema();
                 let mut req = req;
@@ -302,6 +340,8 @@ impl WarpOpener {
             };
             let read = move |group: Vec<ReadUnit>| {
                 let opened = Arc::clone(&opened);
+                let remote = remote.clone();
+                let location = location.clone();
                 let backend = Arc::clone(&backend);
                 let request = request.clone();
                 let stats = stats.clone();
@@ -310,17 +350,37 @@ impl WarpOpener {
                 let expected = expected.clone();
                 let shown = shown.clone();
                 let shown_in_task = shown.clone();
+                let fetched_source = Arc::clone(&opened);
+                let fetched_units = group.clone();
+                let fetched_request = request.clone();
                 async move {
-                    let (batches, s) = tokio::task::spawn_blocking(move || {
+                    let read = move || {
                         let _span = crate::trace::span_with(|| {
                             let name = path_name(&shown_in_task);
                             format!("scan.read {name} {}", group.len())
                         });
                         opened.read(&group, &request, backend.as_ref())
-                    })
-                    .await
-                    .map_err(joined)?
-                    .map_err(external)?;
+                    };
+                    let (batches, s) = match &remote {
+                        None => tokio::task::spawn_blocking(read)
+                            .await
+                            .map_err(joined)?
+                            .map_err(external)?,
+                        Some(r) => {
+                            // The group's bytes are fetched, read, and
+                            // given back.
+                            let src = fetched_source.source();
+                            let ranges = fetched_source
+                                .unit_ranges(&fetched_units, &fetched_request)
+                                .map_err(external)?;
+                            fetch_into(&r.store, &location, src, &ranges)
+                                .await
+                                .map_err(external)?;
+                            let out = run_fetching(&r.store, &location, src, read).await;
+                            src.evict(&ranges);
+                            out.map_err(external)?
+                        }
+                    };
                     metrics.io.add_duration(Duration::from_secs_f64(s.io_s));
                     metrics
                         .decompress

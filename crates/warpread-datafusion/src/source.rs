@@ -66,6 +66,8 @@ pub struct WarpSource {
     options: WarpreadOptions,
     /// Opened files, shared by the session's scans.
     files: Arc<FileCache>,
+    /// Parsed footers of objects in other stores (see `remote`).
+    metadata_cache: Option<Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>>,
     /// Where joins hand the scan their build keys (see `join_keys`).
     key_slots: Vec<(u64, Arc<KeySlot>)>,
 }
@@ -99,6 +101,7 @@ impl WarpSource {
             prefetches: Arc::default(),
             options: WarpreadOptions::default(),
             files: Arc::default(),
+            metadata_cache: None,
             key_slots: Vec::new(),
         }
     }
@@ -114,7 +117,19 @@ impl WarpSource {
         &self.options
     }
 
-    /// Opens files through `files` (a session's, shared by its scans).
+    /// Keeps the parsed footers of objects in stores other than the local
+    /// file system in `cache` (the session's DataFusion file-metadata
+    /// cache; `None`: parsed at every open).
+    pub fn with_metadata_cache(
+        mut self,
+        cache: Option<Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>>,
+    ) -> Self {
+        self.metadata_cache = cache;
+        self
+    }
+
+    /// Sets the session's opened files (local ones; see `remote` for the
+    /// others).
     pub fn with_files(mut self, files: Arc<FileCache>) -> Self {
         self.files = files;
         self
@@ -303,7 +318,7 @@ impl WarpSource {
 impl FileSource for WarpSource {
     fn create_file_opener(
         &self,
-        _object_store: Arc<dyn ObjectStore>,
+        object_store: Arc<dyn ObjectStore>,
         base_config: &FileScanConfig,
         partition: usize,
     ) -> DfResult<Arc<dyn FileOpener>> {
@@ -339,6 +354,13 @@ impl FileSource for WarpSource {
             fixed_filters: Vec::new(),
             options: self.options.clone(),
             files: Arc::clone(&self.files),
+            remote: (!super::remote::is_local(object_store.as_ref())).then(|| {
+                super::opener::Remote {
+                    store: Arc::clone(&object_store),
+                    name: base_config.object_store_url.to_string(),
+                    cache: self.metadata_cache.clone(),
+                }
+            }),
             key_slots: self.key_slots.clone(),
         };
         // An aggregate program's scan hands its batches to the device as

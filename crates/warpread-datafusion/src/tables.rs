@@ -112,8 +112,58 @@ pub fn reader_for(path: &str, parquet: ParquetReader) -> Result<TableReader> {
     )))
 }
 
+/// Whether `path` is the URL of an object store other than the local file
+/// system (`s3://bucket/x`), whose store the session must have registered.
+fn is_store_url(path: &str) -> bool {
+    path.split_once("://")
+        .is_some_and(|(scheme, _)| !scheme.is_empty() && scheme != "file")
+}
+
+/// [`reader_for`] of a URL: by its extension, else by the objects under
+/// it (listed through the store the session has registered for it).
+async fn reader_for_url(
+    ctx: &SessionContext,
+    path: &str,
+    parquet: ParquetReader,
+) -> Result<TableReader> {
+    use futures::TryStreamExt;
+    if let Some(r) = reader_for_extension(path, parquet) {
+        return Ok(r);
+    }
+    let what = || format!("listing {path}");
+    let url = datafusion::datasource::listing::ListingTableUrl::parse(path)
+        .map_err(|e| Error::datafusion(what(), e))?;
+    let store = ctx
+        .runtime_env()
+        .object_store(url.object_store())
+        .map_err(|e| Error::datafusion(what(), e))?;
+    let names: Vec<String> = store
+        .list(Some(url.prefix()))
+        .map_ok(|m| m.location.to_string())
+        .try_collect()
+        .await
+        .map_err(|e| Error::object_store(path, e))?;
+    for want in [
+        TableReader::WarpreadOrc,
+        parquet.table_reader(),
+        TableReader::WarpreadGsst,
+    ] {
+        if names
+            .iter()
+            .any(|n| reader_for_extension(n, parquet) == Some(want))
+        {
+            return Ok(want);
+        }
+    }
+    Err(Error::Unsupported(format!(
+        "{path}: no .orc, .parquet or .arrow (GSST container) objects under it"
+    )))
+}
+
 /// Registers `path` as table `name` with the reader its files need
-/// (Parquet: warpread's).
+/// (Parquet: warpread's). A URL of an object store (`s3://...`) is read
+/// through the store the session has registered for it
+/// (`SessionContext::register_object_store`).
 pub async fn register_path(ctx: &SessionContext, name: &str, path: &str) -> Result<TableReader> {
     register_path_with(ctx, name, path, ParquetReader::default()).await
 }
@@ -125,7 +175,11 @@ pub async fn register_path_with(
     path: &str,
     parquet: ParquetReader,
 ) -> Result<TableReader> {
-    let reader = reader_for(path, parquet)?;
+    let reader = if is_store_url(path) {
+        reader_for_url(ctx, path, parquet).await?
+    } else {
+        reader_for(path, parquet)?
+    };
     let what = format!("registering table {name} at {path}");
     let done = match reader {
         TableReader::WarpreadOrc => {

@@ -1,11 +1,23 @@
-//! Positional reads from a file, every range checked against its length:
-//! the one way the format readers (ORC, Parquet) touch file bytes.
+//! Positional reads of a file's bytes, every range checked against its
+//! length: the one way the format readers (ORC, Parquet) touch them.
+//!
+//! The bytes lie in a local file (read with `pread`), in memory
+//! ([`bytes::Bytes`]), or in an object store: then the async readers
+//! ([`crate::read::stream`]) fetch the ranges a step needs before it runs
+//! and hand them to a [`Source::fetched`], whose reads copy from them. A
+//! read of bytes not fetched fails and is remembered
+//! ([`Source::take_misses`]), so the step can be run again once they are:
+//! a short prefetch costs a retry, never a wrong byte, and the decoders
+//! stay synchronous.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
 
+use bytes::Bytes;
 use rayon::prelude::*;
 
 use crate::error::{Error, Location, Result};
@@ -14,14 +26,61 @@ use crate::error::{Error, Location, Result};
 /// split so the cores share them evenly.
 pub const READ_PIECE: usize = 4 << 20;
 
-/// An open file: its path, length and random-access reader. Errors name
+/// An open file: its name, length and random-access bytes. Errors name
 /// the file format (`ORC`, `Parquet`) given at opening.
 #[derive(Debug)]
 pub struct Source {
     path: PathBuf,
-    file: File,
+    bytes: Storage,
     len: u64,
     format: &'static str,
+}
+
+#[derive(Debug)]
+enum Storage {
+    File(File),
+    Memory(Bytes),
+    Fetched(std::sync::Arc<Fetched>),
+}
+
+/// Ranges of an object fetched so far, keyed by (start, end) with how many
+/// reads handed each over (reads of one cached file may run side by side),
+/// and the ranges reads asked for that were not among them.
+#[derive(Debug, Default)]
+struct Fetched {
+    pieces: RwLock<BTreeMap<(u64, u64), (Bytes, usize)>>,
+    misses: Mutex<Vec<Range<u64>>>,
+}
+
+impl Fetched {
+    /// Copies `dst.len()` bytes at `offset` from the pieces (which may
+    /// chain), or records the miss.
+    fn read(&self, mut offset: u64, mut dst: &mut [u8]) -> bool {
+        let want = offset..offset + dst.len() as u64;
+        let pieces = self.pieces.read().unwrap_or_else(|e| e.into_inner());
+        while !dst.is_empty() {
+            // The piece covering `offset` that reaches furthest.
+            let piece = pieces
+                .range(..=(offset, u64::MAX))
+                .filter(|((start, end), _)| *start <= offset && offset < *end)
+                .max_by_key(|((_, end), _)| *end);
+            let Some(((start, end), (bytes, _))) = piece else {
+                drop(pieces);
+                self.misses
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(want);
+                return false;
+            };
+            let from = (offset - start) as usize;
+            let n = dst.len().min((end - offset) as usize);
+            let (now, rest) = std::mem::take(&mut dst).split_at_mut(n);
+            now.copy_from_slice(&bytes[from..from + n]);
+            dst = rest;
+            offset += n as u64;
+        }
+        true
+    }
 }
 
 impl Source {
@@ -31,10 +90,179 @@ impl Source {
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         Ok(Self {
             path: path.to_path_buf(),
-            file,
+            bytes: Storage::File(file),
             len,
             format,
         })
+    }
+
+    /// A file held in memory, named `name` in errors.
+    pub fn from_bytes(name: impl Into<PathBuf>, bytes: Bytes, format: &'static str) -> Self {
+        Self {
+            path: name.into(),
+            len: bytes.len() as u64,
+            bytes: Storage::Memory(bytes),
+            format,
+        }
+    }
+
+    /// An object of `len` bytes whose ranges are fetched elsewhere and
+    /// handed over with [`insert`](Self::insert) before the reads that
+    /// need them.
+    pub fn fetched(name: impl Into<PathBuf>, len: u64, format: &'static str) -> Self {
+        Self {
+            path: name.into(),
+            len,
+            bytes: Storage::Fetched(Default::default()),
+            format,
+        }
+    }
+
+    /// A second source over the same fetched ranges (and misses), for a
+    /// caller that hands this one to a parser and must learn what it
+    /// missed when the parser fails; `None` for a file or memory.
+    pub fn twin(&self) -> Option<Source> {
+        match &self.bytes {
+            Storage::Fetched(f) => Some(Self {
+                path: self.path.clone(),
+                bytes: Storage::Fetched(f.clone()),
+                len: self.len,
+                format: self.format,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Hands over the fetched bytes at `offset` (a source of
+    /// [`fetched`](Self::fetched) ranges; others ignore it).
+    pub fn insert(&self, offset: u64, bytes: Bytes) {
+        if let Storage::Fetched(f) = &self.bytes {
+            let end = offset + bytes.len() as u64;
+            f.pieces
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry((offset, end))
+                .and_modify(|(_, n)| *n += 1)
+                .or_insert((bytes, 1));
+        }
+    }
+
+    /// Gives back the fetched ranges `ranges` handed over by
+    /// [`insert`](Self::insert) (exactly those): the memory of a read
+    /// step that has finished, dropped once every step that handed a
+    /// range over has given it back.
+    pub fn evict(&self, ranges: &[Range<u64>]) {
+        if let Storage::Fetched(f) = &self.bytes {
+            let mut pieces = f.pieces.write().unwrap_or_else(|e| e.into_inner());
+            for r in ranges {
+                let key = (r.start, r.end);
+                if let Some((_, n)) = pieces.get_mut(&key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        pieces.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether every range of `ranges` can be read; those that cannot (not
+    /// fetched yet) are remembered as misses ([`take_misses`](Self::take_misses)),
+    /// all at once, so that a step about to make many small reads fails
+    /// once and is run again after one fetch rather than once per read.
+    /// Always true for a file or memory.
+    pub fn require(&self, ranges: &[Range<u64>]) -> bool {
+        let Storage::Fetched(f) = &self.bytes else {
+            return true;
+        };
+        let pieces = f.pieces.read().unwrap_or_else(|e| e.into_inner());
+        let missing: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| r.start < r.end && r.end <= self.len)
+            .filter(|r| {
+                // Covered by one piece or a chain of touching ones.
+                let mut at = r.start;
+                while at < r.end {
+                    let reach = pieces
+                        .range(..=(at, u64::MAX))
+                        .filter(|((s, e), _)| *s <= at && at < *e)
+                        .map(|((_, e), _)| *e)
+                        .max();
+                    match reach {
+                        Some(e) => at = e,
+                        None => return true,
+                    }
+                }
+                false
+            })
+            .cloned()
+            .collect();
+        drop(pieces);
+        let all = missing.is_empty();
+        f.misses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(missing);
+        all
+    }
+
+    /// Bytes of fetched ranges held.
+    pub fn fetched_bytes(&self) -> u64 {
+        match &self.bytes {
+            Storage::Fetched(f) => f
+                .pieces
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .map(|(b, _)| b.len() as u64)
+                .sum(),
+            _ => 0,
+        }
+    }
+
+    /// The ranges reads asked for that had not been fetched, since the
+    /// last call.
+    pub fn take_misses(&self) -> Vec<Range<u64>> {
+        match &self.bytes {
+            Storage::Fetched(f) => {
+                std::mem::take(&mut *f.misses.lock().unwrap_or_else(|e| e.into_inner()))
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether reads copy from fetched ranges (an object store) rather
+    /// than a file or memory.
+    pub fn is_fetched(&self) -> bool {
+        matches!(self.bytes, Storage::Fetched(_))
+    }
+
+    /// Copies the bytes at `offset` into `dst`: the one place every read
+    /// ends; the range is already checked against the length.
+    fn copy_at(&self, offset: u64, dst: &mut [u8]) -> Result<()> {
+        match &self.bytes {
+            Storage::File(file) => file
+                .read_exact_at(dst, offset)
+                .map_err(|e| Error::io(&self.path, e)),
+            Storage::Memory(b) => {
+                let at = offset as usize;
+                dst.copy_from_slice(&b[at..at + dst.len()]);
+                Ok(())
+            }
+            Storage::Fetched(f) => {
+                if f.read(offset, dst) {
+                    Ok(())
+                } else {
+                    Err(Error::io(
+                        &self.path,
+                        std::io::Error::other(format!(
+                            "bytes {offset}..{} were not fetched from the object store",
+                            offset + dst.len() as u64
+                        )),
+                    ))
+                }
+            }
+        }
     }
 
     /// The file's path.
@@ -76,9 +304,7 @@ impl Source {
         buf.try_reserve(len as usize)
             .map_err(|_| self.error(at, format!("cannot allocate {len} bytes")))?;
         buf.resize(start + len as usize, 0);
-        self.file
-            .read_exact_at(&mut buf[start..], offset)
-            .map_err(|e| Error::io(&self.path, e))
+        self.copy_at(offset, &mut buf[start..])
     }
 
     /// Fills `dst` with the bytes at `offset`, failing with the location
@@ -95,9 +321,7 @@ impl Source {
                 ),
             ));
         }
-        self.file
-            .read_exact_at(dst, offset)
-            .map_err(|e| Error::io(&self.path, e))
+        self.copy_at(offset, dst)
     }
 
     /// Reads many ranges into one zero-padded buffer of `total` bytes, in
@@ -195,5 +419,31 @@ mod tests {
         let err = src.read_many_into(&[(0, 5..9, &at), (0, 2..4, &at)], &mut buf);
         assert!(err.is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn fetched_ranges_chain_and_report_misses() {
+        let bytes: Vec<u8> = (0..=255u8).collect();
+        let at = Location::file("mem");
+        let src = Source::fetched("obj", 256, "test");
+        src.insert(10, Bytes::copy_from_slice(&bytes[10..20]));
+        src.insert(20, Bytes::copy_from_slice(&bytes[20..40]));
+        // A read across two adjacent pieces.
+        assert_eq!(src.read(15, 20, &at).unwrap(), &bytes[15..35]);
+        assert!(src.take_misses().is_empty());
+        // A read past what was fetched fails and is remembered.
+        let err = src.read(30, 20, &at).unwrap_err().to_string();
+        assert!(err.contains("not fetched"), "{err}");
+        assert_eq!(src.take_misses(), vec![30..50]);
+        assert!(src.take_misses().is_empty());
+        // Outside the object: a format error, not a miss.
+        assert!(src.read(250, 10, &at).is_err());
+        assert!(src.take_misses().is_empty());
+        src.evict(&[10..20]);
+        assert!(src.read(12, 2, &at).is_err());
+        assert_eq!(src.read(20, 2, &at).unwrap(), &bytes[20..22]);
+        let mem = Source::from_bytes("mem", Bytes::from(bytes.clone()), "test");
+        assert_eq!(mem.read(250, 6, &at).unwrap(), &bytes[250..]);
+        assert!(mem.read(251, 6, &at).is_err());
     }
 }

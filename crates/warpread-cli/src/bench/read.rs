@@ -3,11 +3,13 @@
 //! result is also compared with the CPU backend's, array by array.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::array::{Array, ArrayData, RecordBatch};
 use serde::Serialize;
 
+use crate::cli::input::{Input, Kind, Object};
 use crate::error::{Error, Result};
 use crate::exec::{Backend, CpuBackend};
 use crate::orc::{OrcFile, Predicate, ReadOptions, ReadStats, ReadTuning};
@@ -61,10 +63,10 @@ fn batches_bytes(b: &[RecordBatch]) -> u64 {
 /// on `backend` with `tuning`, pruning by `predicates` (which do not filter
 /// rows).
 pub fn run(
-    files: &[PathBuf],
+    files: &[String],
     columns: &[String],
     predicates: &[Predicate],
-    backend: &dyn Backend,
+    backend: &Arc<dyn Backend>,
     tuning: &ReadTuning,
     warmup: usize,
     runs: usize,
@@ -77,19 +79,40 @@ pub fn run(
     }
     options.predicates = predicates.to_vec();
     let mut rows = Vec::new();
-    for path in files {
-        let file_bytes = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, e))?
-            .len();
+    for name in files {
+        let input = Input::parse(name)?;
+        let path = &PathBuf::from(input.name());
+        let (file_bytes, kind, rt) = match &input {
+            Input::Local(p) => (
+                std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len(),
+                Input::local_kind(p)?,
+                None,
+            ),
+            Input::Object(o) => {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Error::io("tokio runtime", e))?;
+                let (size, head) = rt.block_on(o.head())?;
+                (size, Kind::of(&head, name)?, Some(rt))
+            }
+        };
         let mut times = Vec::with_capacity(runs);
         let mut last = Vec::new();
-        let parquet = crate::parquet::is_parquet(path);
-        let read = |backend: &dyn Backend| {
-            if parquet {
-                ParquetFile::open(path)?.read_with_stats(&options, backend)
-            } else {
-                OrcFile::open(path)?.read_with_stats(&options, backend)
+        let read = |backend: &Arc<dyn Backend>| match (&input, kind) {
+            (Input::Local(p), Kind::Parquet) => {
+                ParquetFile::open(p)?.read_with_stats(&options, backend.as_ref())
             }
+            (Input::Local(p), Kind::Orc) => {
+                OrcFile::open(p)?.read_with_stats(&options, backend.as_ref())
+            }
+            (Input::Object(o), Kind::Parquet | Kind::Orc) => {
+                let rt = rt.as_ref().expect("a runtime for object stores");
+                read_object(rt, o, kind, &options, backend.clone())
+            }
+            (_, Kind::Arrow) => Err(Error::Unsupported(format!(
+                "{name}: bench read takes ORC and Parquet files"
+            ))),
         };
         let cuda = backend.as_cuda();
         let profile = || cuda.map(|c| c.profile()).unwrap_or_default();
@@ -121,7 +144,7 @@ pub fn run(
         let verified = if backend.name() == "cpu" {
             true
         } else {
-            let (cpu, _) = read(&CpuBackend::new())?;
+            let (cpu, _) = read(&(Arc::new(CpuBackend::new()) as Arc<dyn Backend>))?;
             if cpu != last {
                 return Err(Error::Mismatch {
                     what: format!("{} read on {}", path.display(), backend.name()),
@@ -146,6 +169,46 @@ pub fn run(
         });
     }
     Ok(rows)
+}
+
+/// One read of an object through the async builder, as a whole-file read
+/// does it (the backend's read groups, one batch per group): the fetches
+/// are part of the time. Stage times are not split for these reads.
+fn read_object(
+    rt: &tokio::runtime::Runtime,
+    o: &Object,
+    kind: Kind,
+    options: &ReadOptions,
+    backend: Arc<dyn Backend>,
+) -> Result<(Vec<RecordBatch>, ReadStats)> {
+    use futures::TryStreamExt;
+    let mut options = options.clone();
+    if options.tuning.group_bytes.is_none() {
+        options.tuning.group_bytes = Some(backend.group_bytes());
+    }
+    rt.block_on(async {
+        let (store, location) = (o.store.clone(), o.location.clone());
+        let stream = match kind {
+            Kind::Parquet => {
+                crate::parquet::ParquetStreamBuilder::new(store, location)
+                    .await?
+                    .with_options(options)
+                    .with_backend(backend)
+                    .build()
+                    .await?
+            }
+            _ => {
+                crate::orc::OrcStreamBuilder::new(store, location)
+                    .await?
+                    .with_options(options)
+                    .with_backend(backend)
+                    .build()
+                    .await?
+            }
+        };
+        let batches: Vec<RecordBatch> = stream.try_collect().await?;
+        Ok((batches, ReadStats::default()))
+    })
 }
 
 #[cfg(test)]

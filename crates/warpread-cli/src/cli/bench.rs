@@ -151,9 +151,10 @@ pub enum BenchCommand {
     /// End-to-end read of ORC files into host Arrow (I/O, decompression,
     /// decoding, assembly), median wall-clock of several runs.
     Read {
-        /// The files.
+        /// The files: paths or URLs (as `cat` takes them; an object is
+        /// fetched in every run, through the async reader).
         #[arg(required = true)]
-        files: Vec<PathBuf>,
+        files: Vec<String>,
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
@@ -472,7 +473,7 @@ fn print_table(r: &CodecBenchReport) {
 }
 
 fn run_read(
-    files: &[PathBuf],
+    files: &[String],
     columns: &[String],
     predicates: &[crate::orc::Predicate],
     settings: &Settings,
@@ -480,12 +481,12 @@ fn run_read(
     runs: usize,
     json: bool,
 ) -> Result<()> {
-    let backend = settings.select()?;
+    let backend: std::sync::Arc<dyn crate::exec::Backend> = settings.select()?.into();
     let rows = crate::bench::read::run(
         files,
         columns,
         predicates,
-        backend.as_ref(),
+        &backend,
         &settings.tuning,
         warmup,
         runs,

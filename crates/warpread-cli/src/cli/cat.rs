@@ -7,19 +7,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::array::{AsArray, RecordBatch};
+use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use clap::ValueEnum;
 
+use super::input::{Input, Kind};
 use crate::error::{Error, Result};
-use crate::orc::{OrcFile, Predicate, ReadOptions};
+use crate::exec::Backend;
+use crate::orc::{Predicate, ReadTuning};
+use crate::read::{GroupedFile, ReaderBuilder};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
-    /// Arrow IPC file. An IPC file holds one dictionary per field: when a
-    /// file's dictionaries change from one row group or stripe to the next,
-    /// its dictionary-encoded columns are written as their values.
+    /// Arrow IPC file. An IPC file holds one dictionary per field, and the
+    /// batches are written as they are read: dictionary-encoded columns of
+    /// an ORC or Parquet file of several stripes or row groups (each with
+    /// its own dictionaries) are written as their values; an IPC input, or
+    /// a single stripe or row group, keeps them.
     Arrow,
     /// CSV with a header line (flat schemas only).
     Csv,
@@ -30,8 +35,8 @@ pub enum Format {
 /// What `cat` was asked to do.
 #[derive(Debug)]
 pub struct CatArgs {
-    /// Input file.
-    pub input: PathBuf,
+    /// Input file: a path or an object store URL.
+    pub input: String,
     /// Columns to keep.
     pub columns: Vec<String>,
     /// Pruning predicates: stripes, ORC row groups (row index), Parquet
@@ -45,59 +50,147 @@ pub struct CatArgs {
     pub batch_size: usize,
 }
 
-/// Runs `cat`.
-pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
-    let backend = settings.select()?;
-    let start = Instant::now();
-    let mut options = ReadOptions::default()
-        .with_batch_size(args.batch_size)
-        .with_tuning(settings.tuning.clone());
-    if !args.columns.is_empty() {
-        options = options.with_columns(args.columns.clone());
+/// Batches as a read hands them out, one read group at a time.
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch>>>;
+
+/// What a streaming read of the input gives: its schema, its batches, and
+/// whether its dictionary columns may keep their dictionaries in an IPC
+/// file (one dictionary serves every batch).
+struct Opened {
+    schema: SchemaRef,
+    batches: Batches,
+    one_dictionary: bool,
+}
+
+/// Sets the builder methods both builder kinds share.
+macro_rules! configure {
+    ($builder:expr, $args:expr, $backend:expr, $tuning:expr) => {{
+        let mut b = $builder
+            .with_backend($backend)
+            .with_batch_size($args.batch_size)
+            .with_tuning($tuning);
+        if !$args.columns.is_empty() {
+            b = b.with_projection($args.columns.clone());
+        }
+        for p in &$args.predicates {
+            b = b.with_predicate(p.clone());
+        }
+        b
+    }};
+}
+
+/// A stream of batches read on the calling thread, polled on `rt`.
+struct Blocking {
+    rt: tokio::runtime::Runtime,
+    stream: crate::read::BatchStream,
+}
+
+impl Iterator for Blocking {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use futures::StreamExt;
+        self.rt.block_on(self.stream.next())
     }
-    options.predicates = args.predicates;
-    let (schema, batches) = if crate::gsst::container::is_arrow_file(&args.input) {
-        if !options.predicates.is_empty() {
-            return Err(Error::Unsupported(
+}
+
+fn sync<F: GroupedFile + std::fmt::Debug>(
+    b: ReaderBuilder<F>,
+    args: &CatArgs,
+    backend: Arc<dyn Backend>,
+    tuning: ReadTuning,
+    one_dictionary: bool,
+) -> Result<Opened> {
+    let b = configure!(b, args, backend, tuning);
+    let schema = b.schema()?;
+    let mut reader = b.build()?;
+    Ok(Opened {
+        schema,
+        batches: Box::new(std::iter::from_fn(move || reader.next_batch())),
+        one_dictionary,
+    })
+}
+
+/// Opens the input for a streaming read.
+fn open(args: &CatArgs, backend: Arc<dyn Backend>, tuning: ReadTuning) -> Result<Opened> {
+    let input = Input::parse(&args.input)?;
+    let no_where = |kind: Kind| {
+        if kind == Kind::Arrow && !args.predicates.is_empty() {
+            Err(Error::Unsupported(
                 "--where on Arrow IPC files (they have no statistics)".into(),
-            ));
+            ))
+        } else {
+            Ok(())
         }
-        crate::gsst::container::read_container(&args.input, &args.columns, backend.as_ref())?
-    } else if crate::parquet::is_parquet(&args.input) {
-        let file = crate::parquet::ParquetFile::open(&args.input)?;
-        let schema = file.projected_schema(&options)?;
-        let (batches, stats) = file.read_with_stats(&options, backend.as_ref())?;
-        tracing::info!(
-            "{}: {} data pages decoded, {} skipped by the page index",
-            args.input.display(),
-            stats.pages_read,
-            stats.pages_skipped
-        );
-        (schema, batches)
-    } else {
-        let file = OrcFile::open(&args.input)?;
-        let schema = file.projected_schema(&options)?;
-        let (batches, s) = file.read_with_stats(&options, backend.as_ref())?;
-        if !options.predicates.is_empty() {
-            tracing::info!(
-                "{}: stripes read {} pruned {}; row groups read {} pruned {} (decoded and sliced {})",
-                args.input.display(),
-                s.stripes_read,
-                s.stripes_pruned,
-                s.row_groups_read,
-                s.row_groups_pruned,
-                s.row_groups_sliced
-            );
-        }
-        (schema, batches)
     };
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    tracing::info!(
-        "{}: {rows} rows decoded on {} in {:.3} s",
-        args.input.display(),
-        backend.describe(),
-        start.elapsed().as_secs_f64()
-    );
+    match input {
+        Input::Local(path) => {
+            let kind = Input::local_kind(&path)?;
+            no_where(kind)?;
+            match kind {
+                Kind::Parquet => {
+                    let b = crate::parquet::ParquetReaderBuilder::try_new(&path)?;
+                    let one = b.metadata().num_row_groups() <= 1;
+                    sync(b, args, backend, tuning, one)
+                }
+                Kind::Orc => {
+                    let b = crate::orc::OrcReaderBuilder::try_new(&path)?;
+                    let one = b.file().stripes().len() <= 1;
+                    sync(b, args, backend, tuning, one)
+                }
+                Kind::Arrow => {
+                    let b = crate::gsst::GsstReaderBuilder::try_new(&path)?;
+                    sync(b, args, backend, tuning, true)
+                }
+            }
+        }
+        Input::Object(o) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::io("tokio runtime", e))?;
+            let (size, head) = rt.block_on(o.head())?;
+            let kind = Kind::of(&head, o.url.as_str())?;
+            no_where(kind)?;
+            let (store, location) = (o.store.clone(), o.location.clone());
+            let (stream, one_dictionary) = rt.block_on(async move {
+                Ok::<_, Error>(match kind {
+                    Kind::Parquet => {
+                        let b =
+                            crate::parquet::ParquetStreamBuilder::with_size(store, location, size)
+                                .await?;
+                        let one = b.metadata().num_row_groups() <= 1;
+                        (configure!(b, args, backend, tuning).build().await?, one)
+                    }
+                    Kind::Orc => {
+                        let b =
+                            crate::orc::OrcStreamBuilder::with_size(store, location, size).await?;
+                        let one = b.file().stripes().len() <= 1;
+                        (configure!(b, args, backend, tuning).build().await?, one)
+                    }
+                    Kind::Arrow => {
+                        let b = crate::gsst::GsstStreamBuilder::with_size(store, location, size)
+                            .await?;
+                        (configure!(b, args, backend, tuning).build().await?, true)
+                    }
+                })
+            })?;
+            Ok(Opened {
+                schema: stream.schema(),
+                batches: Box::new(Blocking { rt, stream }),
+                one_dictionary,
+            })
+        }
+    }
+}
+
+/// Runs `cat`: batches are written as the read hands them out, so memory
+/// holds a read group or two (see `ReaderBuilder::with_read_ahead`), not
+/// the file.
+pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
+    let backend: Arc<dyn Backend> = Arc::from(settings.select()?);
+    let start = Instant::now();
+    let opened = open(&args, backend.clone(), settings.tuning.clone())?;
     let out_name = args
         .output
         .clone()
@@ -107,18 +200,27 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         Some(p) if p != Path::new("-") => Box::new(File::create(p).map_err(|e| Error::io(p, e))?),
         _ => Box::new(std::io::stdout().lock()),
     };
-    let sink = BufWriter::new(sink);
+    let sink = BufWriter::with_capacity(1 << 20, sink);
     let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
+    let mut rows = 0usize;
+    let mut counted = opened.batches.inspect(|b| {
+        if let Ok(b) = b {
+            rows += b.num_rows();
+        }
+    });
     match args.format {
         Format::Arrow => {
-            let plain = if dictionaries_change(&schema, &batches) {
-                plain_schema(&schema)
+            // An IPC file holds one dictionary per field: dictionary
+            // columns keep their type only where one dictionary serves
+            // every batch (an IPC input, or a single stripe or row group).
+            let plain = if opened.one_dictionary {
+                opened.schema.clone()
             } else {
-                schema.clone()
+                plain_schema(&opened.schema)
             };
             let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &plain).map_err(err)?;
-            for b in &batches {
-                w.write(&with_schema(b, &plain).map_err(err)?)
+            for b in &mut counted {
+                w.write(&with_schema(&b?, &plain).map_err(err)?)
                     .map_err(err)?;
             }
             w.finish().map_err(err)?;
@@ -127,44 +229,26 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
             let mut w = arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(sink);
-            for b in &batches {
-                w.write(b).map_err(err)?;
+            for b in &mut counted {
+                w.write(&b?).map_err(err)?;
             }
         }
         Format::Json => {
             let mut w = arrow::json::LineDelimitedWriter::new(sink);
-            for b in &batches {
-                w.write(b).map_err(err)?;
+            for b in &mut counted {
+                w.write(&b?).map_err(err)?;
             }
             w.finish().map_err(err)?;
         }
     }
+    drop(counted);
+    tracing::info!(
+        "{}: {rows} rows decoded on {} and written in {:.3} s",
+        args.input,
+        backend.describe(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
-}
-
-/// Whether one IPC file cannot hold `batches` with their dictionaries: a
-/// top-level dictionary column whose values differ between batches, or a
-/// dictionary nested deeper in a schema of several batches (not compared).
-fn dictionaries_change(schema: &SchemaRef, batches: &[RecordBatch]) -> bool {
-    schema
-        .fields()
-        .iter()
-        .enumerate()
-        .any(|(i, f)| match f.data_type() {
-            DataType::Dictionary(..) => {
-                let values = |b: &RecordBatch| b.column(i).as_any_dictionary().values().clone();
-                let Some((first, rest)) = batches.split_first() else {
-                    return false;
-                };
-                let first = values(first);
-                // Batches of one row group share their dictionary's buffers.
-                rest.iter().any(|b| {
-                    let v = values(b);
-                    !Arc::ptr_eq(&v, &first) && v.to_data() != first.to_data()
-                })
-            }
-            ty => batches.len() > 1 && plain_type(ty) != *ty,
-        })
 }
 
 /// `schema` with every dictionary type, nested ones included, replaced by

@@ -1,6 +1,9 @@
 //! `warpread inspect FILE`: what is inside a columnar file.
 
-use std::path::Path;
+use super::input::{Input, Kind};
+use crate::error::Error;
+use crate::parquet::ParquetFile;
+use crate::read;
 
 use crate::error::Result;
 use crate::orc::OrcFile;
@@ -52,14 +55,88 @@ fn print_columns(c: &Column, depth: usize, stats: &[ColumnStatistics]) {
 
 /// Prints an ORC file's structure; `all_stripes` lists every stripe's
 /// streams rather than the first few.
-pub fn run(path: &Path, all_stripes: bool) -> Result<()> {
-    if crate::parquet::is_parquet(path) {
-        return super::inspect_parquet::run(path, all_stripes);
+pub fn run(input: &str, all_stripes: bool) -> Result<()> {
+    match Input::parse(input)? {
+        Input::Local(path) => match Input::local_kind(&path)? {
+            Kind::Parquet => super::inspect_parquet::print(&ParquetFile::open(&path)?, all_stripes),
+            Kind::Orc => print(&OrcFile::open(&path)?, all_stripes),
+            Kind::Arrow => Err(Error::Unsupported(format!(
+                "{}: inspect reads ORC and Parquet files (an Arrow IPC file: `cat` it)",
+                path.display()
+            ))),
+        },
+        Input::Object(o) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::io("tokio runtime", e))?;
+            rt.block_on(async {
+                let (size, head) = o.head().await?;
+                let o = &o;
+                let fetch = |src, ranges: Vec<_>| async move {
+                    read::stream::fetch_into(&o.store, &o.location, src, &ranges).await
+                };
+                match Kind::of(&head, o.url.as_str())? {
+                    Kind::Parquet => {
+                        let f = read::stream::open_fetched(
+                            &o.store,
+                            &o.location,
+                            size,
+                            "Parquet",
+                            64 << 10,
+                            ParquetFile::from_source,
+                        )
+                        .await?;
+                        // The page indexes of the row groups shown.
+                        let shown = super::inspect_parquet::shown(&f, all_stripes);
+                        fetch(f.source(), f.index_ranges(&shown)).await?;
+                        super::inspect_parquet::print(&f, all_stripes)
+                    }
+                    Kind::Orc => {
+                        let f = read::stream::open_fetched(
+                            &o.store,
+                            &o.location,
+                            size,
+                            "ORC",
+                            64 << 10,
+                            OrcFile::from_source,
+                        )
+                        .await?;
+                        // The footers of the stripes shown.
+                        let footers = f.stripes()[..shown(&f, all_stripes)]
+                            .iter()
+                            .map(|s| {
+                                let at = s.offset + s.index_length + s.data_length;
+                                at..at + s.footer_length
+                            })
+                            .collect();
+                        fetch(f.source(), footers).await?;
+                        print(&f, all_stripes)
+                    }
+                    Kind::Arrow => Err(Error::Unsupported(format!(
+                        "{}: inspect reads ORC and Parquet files (an Arrow IPC file: `cat` it)",
+                        o.url
+                    ))),
+                }
+            })
+        }
     }
-    let f = OrcFile::open(path)?;
+}
+
+/// Stripes listed: all, or the first three.
+fn shown(f: &OrcFile, all_stripes: bool) -> usize {
+    if all_stripes {
+        f.stripes().len()
+    } else {
+        f.stripes().len().min(3)
+    }
+}
+
+/// Prints an ORC file's structure.
+fn print(f: &OrcFile, all_stripes: bool) -> Result<()> {
     let tail = f.tail();
     let ps = &tail.postscript;
-    println!("file: {}", path.display());
+    println!("file: {}", f.path().display());
     println!(
         "format: ORC {}",
         ps.version
@@ -86,11 +163,7 @@ pub fn run(path: &Path, all_stripes: bool) -> Result<()> {
     println!("columns (file statistics):");
     print_columns(f.root(), 0, &tail.footer.statistics);
     println!("stripes: {}", f.stripes().len());
-    let shown = if all_stripes {
-        f.stripes().len()
-    } else {
-        f.stripes().len().min(3)
-    };
+    let shown = shown(f, all_stripes);
     let stride = u64::from(tail.footer.row_index_stride.unwrap_or(0));
     for s in &f.stripes()[..shown] {
         let layout = f.stripe_layout(s.index)?;

@@ -2,18 +2,21 @@
 //! chunks (codec, encodings, sizes, statistics) and, where the file has
 //! one, the page index (pages per chunk, rows per page, null pages).
 
-use std::path::Path;
-
 use crate::error::Result;
 use crate::parquet::ParquetFile;
 
+/// Row groups listed: all, or the first three.
+pub fn shown(f: &ParquetFile, all: bool) -> Vec<usize> {
+    let n = f.metadata().num_row_groups();
+    (0..if all { n } else { n.min(3) }).collect()
+}
+
 /// Prints a Parquet file's structure; `all` lists every row group rather
 /// than the first three.
-pub fn run(path: &Path, all: bool) -> Result<()> {
-    let f = ParquetFile::open(path)?;
+pub fn print(f: &ParquetFile, all: bool) -> Result<()> {
     let meta = f.metadata();
     let fm = meta.file_metadata();
-    println!("file: {}", path.display());
+    println!("file: {}", f.path().display());
     println!("format: Parquet {}", fm.version());
     if let Some(w) = fm.created_by() {
         println!("writer: {w}");

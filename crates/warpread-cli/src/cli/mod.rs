@@ -7,6 +7,7 @@ mod demo;
 pub mod env;
 mod gsst;
 mod info;
+pub mod input;
 mod inspect;
 mod inspect_parquet;
 mod sql;
@@ -248,7 +249,8 @@ pub enum Command {
     /// statements from stdin.
     Sql {
         /// A table: NAME=PATH, where PATH is a file, a folder or a glob of
-        /// .orc or .parquet files (repeatable).
+        /// .orc or .parquet files, local or a URL (s3://, gs://, az://,
+        /// http(s)://; credentials from the environment; repeatable).
         #[arg(long = "table")]
         tables: Vec<String>,
         /// Reader of .parquet tables: warpread, or datafusion (its built-in
@@ -300,17 +302,20 @@ pub enum Command {
     /// Shows a file's schema, stripes, streams, encodings, compression and
     /// statistics.
     Inspect {
-        /// The ORC or Parquet file.
-        file: PathBuf,
+        /// The ORC or Parquet file: a path or a URL (as `cat` takes it).
+        file: String,
         /// List every stripe or row group (default: the first three).
         #[arg(long)]
         all_stripes: bool,
     },
-    /// Decodes a file (or some columns) to Arrow IPC, CSV or JSON lines.
+    /// Decodes a file (or some columns) to Arrow IPC, CSV or JSON lines,
+    /// streaming: batches are written as read groups finish.
     Cat {
         /// The ORC, Parquet or Arrow IPC file (GSST columns of a `convert`
-        /// container are decoded on the backend).
-        file: PathBuf,
+        /// container are decoded on the backend): a path, or a URL
+        /// (s3://, gs://, az://, http(s)://, file://; credentials from the
+        /// environment, e.g. AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL).
+        file: String,
         /// Only these top-level columns (comma-separated).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,

@@ -75,6 +75,11 @@ pub(crate) async fn session_with_tables(
         let (name, path) = t.split_once('=').ok_or_else(|| {
             Error::Unsupported(format!("--table {t:?} (expected NAME=PATH_OR_GLOB)"))
         })?;
+        // A table in an object store: its store, configured from the
+        // environment, registered for the bucket (or host).
+        if let super::input::Input::Object(o) = super::input::Input::parse(path.trim())? {
+            ctx.register_object_store(&o.root, o.store);
+        }
         let reader = register_path_with(&ctx, name.trim(), path.trim(), parquet).await?;
         eprintln!("table {}: {path} ({reader})", name.trim());
     }

@@ -17,9 +17,7 @@
 //! codec's largest expansion. Blocks are read here, into buffers of the
 //! checked size, and decoded with arrow-ipc's `FileDecoder`.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
@@ -32,6 +30,7 @@ use arrow::ipc::{Block, CompressionType, MetadataVersion};
 use super::container::{decode_batch, decode_schema};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
+use crate::source::Source;
 
 /// One record batch of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,9 +48,8 @@ pub struct BatchBlock {
 /// A GSST container (or any Arrow IPC file) opened for random access.
 #[derive(Debug)]
 pub struct ContainerFile {
-    path: PathBuf,
-    /// The file's length when opened; every block lies within it.
-    len: u64,
+    /// The bytes; every block lies within its length.
+    src: Source,
     /// The footer's metadata version.
     version: MetadataVersion,
     /// The stored schema (GSST columns as marked LargeBinary).
@@ -64,6 +62,8 @@ pub struct ContainerFile {
     /// them (`blocks` is the same, with row counts).
     ipc_blocks: Vec<Block>,
     blocks: Vec<BatchBlock>,
+    /// The file row number of each batch's first row.
+    first_rows: Vec<u64>,
 }
 
 fn error(path: &Path, message: impl Into<String>) -> Error {
@@ -129,28 +129,42 @@ fn stores_rows(data_type: &DataType) -> bool {
 impl ContainerFile {
     /// Opens a file: its schema and the footer's batch directory.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        guarded(path, || Self::open_inner(path))
+        Self::from_source(Source::open(path.as_ref(), "GSST container")?)
     }
 
-    fn open_inner(path: &Path) -> Result<Self> {
-        let io = |e| Error::io(path, e);
-        let mut file = File::open(path).map_err(io)?;
+    /// Parses the footer of an IPC file held in memory, named `name` in
+    /// errors.
+    pub fn from_bytes(name: impl Into<std::path::PathBuf>, bytes: bytes::Bytes) -> Result<Self> {
+        Self::from_source(Source::from_bytes(name, bytes, "GSST container"))
+    }
+
+    /// Parses the footer of the IPC file bytes of `src`: a file, memory,
+    /// or the fetched ranges of an object ([`crate::read::stream`]).
+    pub fn from_source(src: Source) -> Result<Self> {
+        let path = src.path().to_path_buf();
+        guarded(&path, || Self::open_inner(src))
+    }
+
+    /// Where the bytes come from.
+    pub fn source(&self) -> &Source {
+        &self.src
+    }
+
+    fn open_inner(src: Source) -> Result<Self> {
+        let path = &src.path().to_path_buf();
+        let at = Location::file(path);
         let arrow_err = |e| Error::arrow(format!("reading {}", path.display()), e);
-        let len = file.seek(SeekFrom::End(0)).map_err(io)?;
+        let len = src.len();
         if len < LEADING_MAGIC_BYTES + TRAILER_BYTES {
             return Err(error(path, "file too short for an Arrow IPC footer"));
         }
-        let mut magic = [0u8; 6];
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.read_exact(&mut magic).map_err(io)?;
-        if &magic != b"ARROW1" {
+        if src.read(0, 6, &at)? != b"ARROW1" {
             return Err(error(path, "no Arrow IPC file magic at the start"));
         }
-        let mut tail = [0u8; TRAILER_BYTES as usize];
-        file.seek(SeekFrom::End(-(TRAILER_BYTES as i64)))
-            .map_err(io)?;
-        file.read_exact(&mut tail).map_err(io)?;
+        let tail: [u8; TRAILER_BYTES as usize] = src
+            .read(len - TRAILER_BYTES, TRAILER_BYTES, &at)?
+            .try_into()
+            .expect("the trailer's bytes");
         let footer_len = read_footer_length(tail).map_err(arrow_err)? as u64;
         if footer_len + TRAILER_BYTES + LEADING_MAGIC_BYTES > len {
             return Err(error(
@@ -159,9 +173,7 @@ impl ContainerFile {
             ));
         }
         let footer_at = len - TRAILER_BYTES - footer_len;
-        let mut footer = vec![0u8; footer_len as usize];
-        file.seek(SeekFrom::Start(footer_at)).map_err(io)?;
-        file.read_exact(&mut footer).map_err(io)?;
+        let footer = src.read(footer_at, footer_len, &at)?;
         let footer = arrow::ipc::root_as_footer(&footer)
             .map_err(|e| error(path, format!("bad IPC footer: {e}")))?;
         let ipc_schema = footer
@@ -173,28 +185,50 @@ impl ContainerFile {
         let stored = Arc::new(fb_to_schema(ipc_schema));
         let schema = decode_schema(&stored, &Location::file(path))?;
         let mut f = Self {
-            path: path.to_path_buf(),
-            len,
+            src,
             version: footer.version(),
             stored,
             schema,
             dictionaries: Vec::new(),
             ipc_blocks: Vec::new(),
             blocks: Vec::new(),
+            first_rows: Vec::new(),
         };
         for (index, b) in footer.dictionaries().into_iter().flatten().enumerate() {
             f.check_range(BlockKind::Dictionary, index, b, footer_at)?;
             f.dictionaries.push(*b);
         }
+        let mut checked = Vec::new();
         for (index, b) in footer.recordBatches().into_iter().flatten().enumerate() {
-            let (offset, meta, body) = f.check_range(BlockKind::Batch, index, b, footer_at)?;
+            checked.push((
+                index,
+                b,
+                f.check_range(BlockKind::Batch, index, b, footer_at)?,
+            ));
+        }
+        // Every message header at once, so an object store's reader
+        // fetches them in one round (see `Source::require`).
+        let headers: Vec<_> = checked.iter().map(|(_, _, (o, m, _))| *o..o + m).collect();
+        if !f.src.require(&headers) {
+            return Err(error(
+                path,
+                "the batches' message headers are not fetched yet",
+            ));
+        }
+        for (index, b, (offset, meta, body)) in checked {
             // The message header alone gives the row count (and is checked
             // now, so that a damaged one is found on opening).
-            let mut m = vec![0u8; meta as usize];
-            file.seek(SeekFrom::Start(offset)).map_err(io)?;
-            file.read_exact(&mut m).map_err(io)?;
+            let m = f.src.read(offset, meta, &at.clone().at(offset))?;
             let rows = f.check_message(BlockKind::Batch, index, b, &m, None)?;
             f.ipc_blocks.push(*b);
+            let first = f.blocks.last().map_or(0, |l: &BatchBlock| {
+                f.first_rows
+                    .last()
+                    .copied()
+                    .unwrap_or(0)
+                    .saturating_add(l.rows)
+            });
+            f.first_rows.push(first);
             f.blocks.push(BatchBlock {
                 index,
                 offset,
@@ -210,7 +244,7 @@ impl ContainerFile {
     fn block_error(&self, kind: BlockKind, index: usize, offset: u64, message: &str) -> Error {
         Error::Format {
             format: "GSST container",
-            location: Box::new(Location::file(&self.path).at(offset)),
+            location: Box::new(Location::file(self.src.path()).at(offset)),
             message: format!("{} {index}: {message}", kind.name()),
         }
     }
@@ -250,7 +284,7 @@ impl ContainerFile {
                 &format!(
                     "block at {o} of {m} metadata and {l} body bytes does not lie between the \
                      file magic and the footer at {footer_at} (a {}-byte file)",
-                    self.len
+                    self.src.len()
                 ),
             ));
         }
@@ -424,18 +458,12 @@ impl ContainerFile {
 
     /// Reads a range-checked block whole, into a buffer of its size, and
     /// checks its message.
-    fn read_block(
-        &self,
-        file: &mut File,
-        kind: BlockKind,
-        index: usize,
-        b: &Block,
-    ) -> Result<Buffer> {
-        let io = |e| Error::io(&self.path, e);
+    fn read_block(&self, kind: BlockKind, index: usize, b: &Block) -> Result<Buffer> {
         let len = b.metaDataLength() as usize + b.bodyLength() as usize;
         let mut buf = MutableBuffer::from_len_zeroed(len);
-        file.seek(SeekFrom::Start(b.offset() as u64)).map_err(io)?;
-        file.read_exact(buf.as_slice_mut()).map_err(io)?;
+        let at = Location::file(self.src.path()).with_stripe(index as u64);
+        self.src
+            .read_exact_at(b.offset() as u64, buf.as_slice_mut(), &at)?;
         let (meta, body) = buf.split_at(b.metaDataLength() as usize);
         self.check_message(kind, index, b, meta, Some(body))?;
         Ok(buf.into())
@@ -443,7 +471,7 @@ impl ContainerFile {
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.src.path()
     }
 
     /// The decoded schema: GSST columns as Utf8 or LargeUtf8.
@@ -470,7 +498,7 @@ impl ContainerFile {
             .iter()
             .map(|c| {
                 self.stored.index_of(c).map_err(|_| {
-                    Error::Unsupported(format!("no column `{c}` in {}", self.path.display()))
+                    Error::Unsupported(format!("no column `{c}` in {}", self.path().display()))
                 })
             })
             .collect()
@@ -482,7 +510,7 @@ impl ContainerFile {
         let projection = self.projection(columns)?;
         let schema = self.schema.project(&projection).map_err(|e| {
             Error::arrow(
-                format!("projecting the schema of {}", self.path.display()),
+                format!("projecting the schema of {}", self.path().display()),
                 e,
             )
         })?;
@@ -497,7 +525,7 @@ impl ContainerFile {
         columns: &[String],
         backend: &dyn Backend,
     ) -> Result<Vec<RecordBatch>> {
-        guarded(&self.path, || self.read_inner(indices, columns, backend))
+        guarded(self.path(), || self.read_inner(indices, columns, backend))
     }
 
     fn read_inner(
@@ -506,17 +534,16 @@ impl ContainerFile {
         columns: &[String],
         backend: &dyn Backend,
     ) -> Result<Vec<RecordBatch>> {
-        let path = &self.path;
+        let path = self.path();
         let projection = self.projection(columns)?;
         let schema = self.projected_schema(columns)?;
         if let Some(&i) = indices.iter().find(|&&i| i >= self.blocks.len()) {
             return Err(error(path, format!("no record batch {i}")));
         }
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
         let mut decoder =
             FileDecoder::new(self.stored.clone(), self.version).with_projection(projection);
         for (i, b) in self.dictionaries.iter().enumerate() {
-            let buf = self.read_block(&mut file, BlockKind::Dictionary, i, b)?;
+            let buf = self.read_block(BlockKind::Dictionary, i, b)?;
             decoder.read_dictionary(b, &buf).map_err(|e| {
                 self.block_error(BlockKind::Dictionary, i, b.offset() as u64, &e.to_string())
             })?;
@@ -524,7 +551,7 @@ impl ContainerFile {
         let mut out = Vec::with_capacity(indices.len());
         for &i in indices {
             let b = &self.ipc_blocks[i];
-            let buf = self.read_block(&mut file, BlockKind::Batch, i, b)?;
+            let buf = self.read_block(BlockKind::Batch, i, b)?;
             let at = b.offset() as u64;
             let batch = decoder
                 .read_record_batch(b, &buf)
@@ -536,8 +563,134 @@ impl ContainerFile {
         Ok(out)
     }
 }
+impl crate::read::GroupedFile for ContainerFile {
+    /// Record batch numbers.
+    type Group = Vec<usize>;
+    const FORMAT: &'static str = "GSST container";
+
+    fn from_source(src: Source) -> Result<Self> {
+        ContainerFile::from_source(src)
+    }
+
+    fn source(&self) -> &Source {
+        &self.src
+    }
+
+    fn file_schema(&self) -> SchemaRef {
+        self.schema()
+    }
+
+    fn projected_schema(&self, options: &crate::read::ReadOptions) -> Result<SchemaRef> {
+        ContainerFile::projected_schema(self, options.columns.as_deref().unwrap_or_default())
+    }
+
+    fn file_rows(&self) -> u64 {
+        self.rows()
+    }
+
+    fn planning_ranges(&self, _: &crate::read::ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
+        Ok(Vec::new())
+    }
+
+    /// The batches whose message starts in the byte range and whose rows
+    /// `keep` accepts, grouped by the tuning's group bytes. The container
+    /// keeps no statistics: predicates prune nothing.
+    fn plan_groups(
+        &self,
+        options: &crate::read::ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(std::ops::Range<u64>) -> bool,
+        _: &mut crate::read::ReadStats,
+    ) -> Result<Vec<Vec<usize>>> {
+        let limit = options.tuning.group_bytes_on(backend);
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut bytes = 0u64;
+        for b in &self.blocks {
+            let first = self.first_rows[b.index];
+            if options
+                .byte_range
+                .as_ref()
+                .is_some_and(|r| !r.contains(&b.offset))
+                || !keep(first..first + b.rows)
+            {
+                continue;
+            }
+            match groups.last_mut() {
+                Some(g) if bytes + b.bytes <= limit => g.push(b.index),
+                _ => {
+                    groups.push(vec![b.index]);
+                    bytes = 0;
+                }
+            }
+            bytes += b.bytes;
+        }
+        Ok(groups)
+    }
+
+    fn group_span(&self, group: &Vec<usize>) -> std::ops::Range<u64> {
+        let span = |i: &usize| {
+            let first = self.first_rows.get(*i).copied().unwrap_or(0);
+            first..first + self.blocks.get(*i).map_or(0, |b| b.rows)
+        };
+        let first = group.first().map_or(0, |i| span(i).start);
+        let end = group.last().map_or(first, |i| span(i).end);
+        first..end
+    }
+
+    /// The dictionaries (every read decodes them) and the batches.
+    fn group_ranges(
+        &self,
+        group: &Vec<usize>,
+        _: &crate::read::ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        let block = |b: &Block| {
+            let at = b.offset() as u64;
+            at..at + b.metaDataLength() as u64 + b.bodyLength() as u64
+        };
+        Ok(self
+            .dictionaries
+            .iter()
+            .map(block)
+            .chain(
+                group
+                    .iter()
+                    .filter_map(|&i| self.ipc_blocks.get(i))
+                    .map(block),
+            )
+            .collect())
+    }
+
+    fn read_group(
+        &self,
+        group: &Vec<usize>,
+        options: &crate::read::ReadOptions,
+        backend: &dyn Backend,
+        stats: &mut crate::read::ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        let t = std::time::Instant::now();
+        let columns = options.columns.as_deref().unwrap_or_default();
+        let batches = self.read(group, columns, backend)?;
+        stats.decode_s += t.elapsed().as_secs_f64();
+        stats.file_bytes += group
+            .iter()
+            .filter_map(|&i| self.blocks.get(i))
+            .map(|b| b.bytes)
+            .sum::<u64>();
+        let mut rows: Vec<std::ops::Range<u64>> = Vec::new();
+        for span in group.iter().map(|&i| self.group_span(&vec![i])) {
+            match rows.last_mut() {
+                Some(l) if l.end == span.start => l.end = span.end,
+                _ => rows.push(span),
+            }
+        }
+        Ok((batches, rows))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use arrow::array::{Int32Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
 

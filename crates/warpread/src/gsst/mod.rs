@@ -30,3 +30,12 @@ pub use warpread_codecs::gsst::{
     GsstLayout, GsstParams, GsstShape, MIN_BLOCK_BYTES, MIN_SPLIT_BYTES, SymbolTable, TargetDevice,
     compress, compress_block, decode_block, format, shape,
 };
+
+/// A synchronous, streaming reader builder over a local GSST container
+/// (or any Arrow IPC file) or one held in memory
+/// ([`crate::read::ReaderBuilder`]).
+pub type GsstReaderBuilder = crate::read::ReaderBuilder<container_file::ContainerFile>;
+
+/// An async, streaming reader builder over a GSST container in any
+/// `object_store::ObjectStore` ([`crate::read::StreamBuilder`]).
+pub type GsstStreamBuilder = crate::read::StreamBuilder<container_file::ContainerFile>;

@@ -33,6 +33,29 @@ pub mod tail;
 mod timestamp;
 pub mod writer;
 
+pub use crate::read::RowSelection;
 pub use reader::OrcFile;
+
+/// A synchronous, streaming reader builder over a local ORC file or ORC
+/// bytes in memory ([`crate::read::ReaderBuilder`]).
+pub type OrcReaderBuilder = crate::read::ReaderBuilder<OrcFile>;
+
+/// An async, streaming reader builder over an ORC object in any
+/// `object_store::ObjectStore` ([`crate::read::StreamBuilder`]).
+pub type OrcStreamBuilder = crate::read::StreamBuilder<OrcFile>;
 // Format-neutral, kept reachable here for existing callers.
 pub use crate::read::{CmpOp, Predicate, ReadOptions, ReadStats, ReadTuning, Scalar, split_batch};
+
+impl OrcReaderBuilder {
+    /// The parsed tail (postscript, footer, stripe statistics).
+    pub fn metadata(&self) -> &tail::Tail {
+        self.file().tail()
+    }
+}
+
+impl OrcStreamBuilder {
+    /// The parsed tail (postscript, footer, stripe statistics).
+    pub fn metadata(&self) -> &tail::Tail {
+        self.file().tail()
+    }
+}

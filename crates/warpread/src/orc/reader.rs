@@ -57,7 +57,17 @@ fn in_byte_range(options: &ReadOptions, s: &StripeInfo) -> bool {
 impl OrcFile {
     /// Opens a file and parses its tail.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let src = Source::open(path.as_ref(), "ORC")?;
+        Self::from_source(Source::open(path.as_ref(), "ORC")?)
+    }
+
+    /// Parses the tail of ORC bytes held in memory, named `name` in errors.
+    pub fn from_bytes(name: impl Into<std::path::PathBuf>, bytes: bytes::Bytes) -> Result<Self> {
+        Self::from_source(Source::from_bytes(name, bytes, "ORC"))
+    }
+
+    /// Parses the tail of the ORC bytes of `src`: a file, memory, or the
+    /// fetched ranges of an object ([`crate::read::stream`]).
+    pub fn from_source(src: Source) -> Result<Self> {
         let tail = tail::read_tail(&src)?;
         let at = Location::file(src.path());
         let root = schema::build(&tail.footer.types, &at)?;
@@ -73,6 +83,11 @@ impl OrcFile {
     /// The file's path.
     pub fn path(&self) -> &Path {
         self.src.path()
+    }
+
+    /// Where the bytes come from.
+    pub fn source(&self) -> &Source {
+        &self.src
     }
 
     /// The parsed tail (postscript, footer, metadata, compression).
@@ -343,16 +358,33 @@ impl OrcFile {
         backend: &dyn Backend,
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
         let mut stats = ReadStats::default();
-        let cols = self.projection(options)?;
-        let schema = self.projected_schema(options)?;
+        let groups = self.plan_groups(options, backend, &|_| true, &mut stats)?;
+        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
+            self.read_group(&group, options, backend, front, stats)
+                .map(|(batches, _)| batches)
+        })?;
+        Ok((out, stats))
+    }
+
+    /// The selected stripes whose rows `keep` accepts, in read groups of
+    /// about the tuning's group bytes; stripes pruned counted in `stats`.
+    pub(crate) fn plan_groups(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(std::ops::Range<u64>) -> bool,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<Vec<usize>>> {
         let selected = self.selected_stripes(options)?;
         stats.stripes_pruned += (self.stripes_in_range(options) - selected.len()) as u64;
-        let preds = self.predicate_columns(options)?;
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut bytes = 0u64;
         let limit = options.tuning.group_bytes_on(backend);
         for i in selected {
             let s = &self.stripes[i];
+            if !keep(s.first_row..s.first_row + s.rows) {
+                continue;
+            }
             let size = s.data_length;
             match groups.last_mut() {
                 Some(g) if bytes + size <= limit => g.push(i),
@@ -363,19 +395,47 @@ impl OrcFile {
             }
             bytes += size;
         }
-        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
-            self.read_group(
-                &group,
-                &preds,
-                &cols,
-                &schema,
-                options.tuning.column_sets,
-                backend,
-                front,
-                stats,
-            )
-        })?;
-        Ok((out, stats))
+        Ok(groups)
+    }
+
+    /// The file bytes a read of `stripes` reads: each stripe whole (index,
+    /// data and footer streams), clamped to the file. Whole stripes,
+    /// not the projection's streams: which streams those are is known only
+    /// from the stripe footer, a second round trip per stripe.
+    pub fn group_ranges(&self, group: &[usize]) -> Vec<std::ops::Range<u64>> {
+        group
+            .iter()
+            .filter_map(|&i| self.stripes.get(i))
+            .map(|s| {
+                let len = s
+                    .index_length
+                    .saturating_add(s.data_length)
+                    .saturating_add(s.footer_length);
+                s.offset..s.offset.saturating_add(len).min(self.src.len())
+            })
+            .collect()
+    }
+
+    /// The file rows a read group of stripes spans.
+    pub(crate) fn group_span(&self, group: &[usize]) -> std::ops::Range<u64> {
+        let rows = |i: &usize| {
+            self.stripes
+                .get(*i)
+                .map(|s| (s.first_row, s.first_row + s.rows))
+        };
+        let first = group
+            .iter()
+            .filter_map(rows)
+            .map(|r| r.0)
+            .min()
+            .unwrap_or(0);
+        let end = group
+            .iter()
+            .filter_map(rows)
+            .map(|r| r.1)
+            .max()
+            .unwrap_or(first);
+        first..end
     }
 
     /// Reads one group of stripes: plans each (row index pruning,
@@ -383,17 +443,20 @@ impl OrcFile {
     /// index whose positions lie, or a writer whose chunks are shorter
     /// than `seek` assumes — reads the stripes with windows whole again.
     #[allow(clippy::too_many_arguments)]
-    fn read_group(
+    /// Returns the batches and, in order, the file rows they hold.
+    pub(crate) fn read_group(
         &self,
         group: &[usize],
-        preds: &[(&Predicate, &Column)],
-        cols: &[&Column],
-        schema: &SchemaRef,
-        split: column_sets::Split,
+        options: &ReadOptions,
         backend: &dyn Backend,
         front: &Front,
         stats: &mut ReadStats,
-    ) -> Result<Vec<RecordBatch>> {
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        let cols = self.projection(options)?;
+        let schema = self.projected_schema(options)?;
+        let preds = self.predicate_columns(options)?;
+        let (cols, schema, preds) = (&cols[..], &schema, &preds[..]);
+        let split = options.tuning.column_sets;
         let t = std::time::Instant::now();
         let mut plans = group
             .par_iter()
@@ -430,7 +493,19 @@ impl OrcFile {
                 stats.row_index_fallbacks += u64::from(p.fallback);
             }
         }
-        Ok(batches)
+        let mut rows: Vec<std::ops::Range<u64>> = Vec::new();
+        for part in plans.iter().flat_map(|p| &p.parts) {
+            let base = part.layout.info.first_row;
+            let all = 0..part.layout.info.rows as usize;
+            for r in part.keep.as_deref().unwrap_or(std::slice::from_ref(&all)) {
+                let r = base + r.start as u64..base + r.end as u64;
+                match rows.last_mut() {
+                    Some(l) if l.end == r.start => l.end = r.end,
+                    _ => rows.push(r),
+                }
+            }
+        }
+        Ok((batches, rows))
     }
 
     /// Decodes whole stripes and windows into one batch each, sliced to the
@@ -581,5 +656,69 @@ impl OrcFile {
         }
         stats.assemble_s += t.elapsed().as_secs_f64();
         Ok(batches)
+    }
+}
+
+impl crate::read::GroupedFile for OrcFile {
+    type Group = Vec<usize>;
+    const FORMAT: &'static str = "ORC";
+
+    fn from_source(src: Source) -> Result<Self> {
+        OrcFile::from_source(src)
+    }
+
+    fn source(&self) -> &Source {
+        &self.src
+    }
+
+    fn file_schema(&self) -> SchemaRef {
+        self.schema()
+    }
+
+    fn projected_schema(&self, options: &ReadOptions) -> Result<SchemaRef> {
+        OrcFile::projected_schema(self, options)
+    }
+
+    fn file_rows(&self) -> u64 {
+        self.rows()
+    }
+
+    fn planning_ranges(&self, _: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
+        // Stripe statistics are in the tail; row indexes are read with
+        // their stripes.
+        Ok(Vec::new())
+    }
+
+    fn plan_groups(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(std::ops::Range<u64>) -> bool,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<Vec<usize>>> {
+        OrcFile::plan_groups(self, options, backend, keep, stats)
+    }
+
+    fn group_span(&self, group: &Vec<usize>) -> std::ops::Range<u64> {
+        OrcFile::group_span(self, group)
+    }
+
+    fn group_ranges(
+        &self,
+        group: &Vec<usize>,
+        _: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        Ok(OrcFile::group_ranges(self, group))
+    }
+
+    fn read_group(
+        &self,
+        group: &Vec<usize>,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        let front = Front::new();
+        OrcFile::read_group(self, group, options, backend, &front, stats)
     }
 }

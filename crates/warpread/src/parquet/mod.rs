@@ -42,9 +42,19 @@ mod values;
 // (`warpread::parquet::file::...`), as when this path re-exported the crate.
 pub use ::parquet::*;
 
+pub use crate::read::RowSelection;
 pub use decode::encoding_name;
 pub use page_index::PageIndexColumn;
-pub use reader::ParquetFile;
+pub use reader::{ParquetFile, RowGroupSet};
+
+/// A synchronous, streaming reader builder over a local Parquet file or
+/// Parquet bytes in memory ([`crate::read::ReaderBuilder`]).
+pub type ParquetReaderBuilder = crate::read::ReaderBuilder<ParquetFile>;
+
+/// An async, streaming reader builder over a Parquet object in any
+/// `object_store::ObjectStore` ([`crate::read::StreamBuilder`]).
+pub type ParquetStreamBuilder = crate::read::StreamBuilder<ParquetFile>;
+
 // Format-neutral, kept reachable here for callers of either reader.
 pub use crate::read::{CmpOp, Predicate, ReadOptions, ReadStats, ReadTuning, Scalar, split_batch};
 
@@ -57,3 +67,20 @@ pub fn is_parquet(path: &std::path::Path) -> bool {
         .and_then(|mut f| f.read_exact(&mut magic))
         .is_ok_and(|_| &magic == b"PAR1" || &magic == b"PARE")
 }
+
+impl ParquetReaderBuilder {
+    /// The parsed footer (row groups, column chunks, statistics).
+    pub fn metadata(&self) -> &ParquetMetaDataRef {
+        self.file().metadata_ref()
+    }
+}
+
+impl ParquetStreamBuilder {
+    /// The parsed footer (row groups, column chunks, statistics).
+    pub fn metadata(&self) -> &ParquetMetaDataRef {
+        self.file().metadata_ref()
+    }
+}
+
+/// A parsed Parquet footer, shared.
+pub type ParquetMetaDataRef = std::sync::Arc<::parquet::file::metadata::ParquetMetaData>;

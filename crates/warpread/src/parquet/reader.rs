@@ -35,6 +35,22 @@ pub struct ParquetFile {
     meta: Arc<ParquetMetaData>,
     schema: SchemaRef,
     nodes: Vec<Node>,
+    /// The file row number of each row group's first row.
+    first_rows: Vec<u64>,
+}
+
+/// One read group of a Parquet read: row groups read and decoded
+/// together, each with the rows its page index keeps (all when `None`).
+#[derive(Debug, Clone)]
+pub struct RowGroupSet {
+    units: Vec<(usize, Option<RowRanges>)>,
+}
+
+impl RowGroupSet {
+    /// The row groups, in file order.
+    pub fn row_groups(&self) -> impl Iterator<Item = usize> + '_ {
+        self.units.iter().map(|(g, _)| *g)
+    }
 }
 
 fn leaf_types(n: &Node, out: &mut HashMap<usize, DataType>) {
@@ -50,8 +66,20 @@ fn leaf_types(n: &Node, out: &mut HashMap<usize, DataType>) {
 impl ParquetFile {
     /// Opens a file and parses its footer (not the page index).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let src = Source::open(path, "Parquet")?;
+        Self::from_source(Source::open(path.as_ref(), "Parquet")?)
+    }
+
+    /// Parses the footer of Parquet bytes held in memory, named `name` in
+    /// errors.
+    pub fn from_bytes(name: impl Into<std::path::PathBuf>, bytes: bytes::Bytes) -> Result<Self> {
+        Self::from_source(Source::from_bytes(name, bytes, "Parquet"))
+    }
+
+    /// Parses the footer of the Parquet bytes of `src`: a file, memory, or
+    /// the fetched ranges of an object ([`crate::read::stream`]).
+    pub fn from_source(src: Source) -> Result<Self> {
+        let path = src.path().to_path_buf();
+        let path = path.as_path();
         let at = Location::file(path);
         let len = src.len();
         if len < 12 {
@@ -121,12 +149,24 @@ impl ParquetFile {
         let nodes = Builder::new(meta.file_metadata().schema_descr())
             .build(schema.fields())
             .map_err(|m| Error::Unsupported(format!("{}: {m}", path.display())))?;
+        let mut first_rows = Vec::with_capacity(meta.num_row_groups());
+        let mut row = 0u64;
+        for rg in meta.row_groups() {
+            first_rows.push(row);
+            row = row.saturating_add(rg.num_rows().max(0) as u64);
+        }
         Ok(Self {
             src,
             meta,
             schema,
             nodes,
+            first_rows,
         })
+    }
+
+    /// Where the bytes come from.
+    pub fn source(&self) -> &Source {
+        &self.src
     }
 
     /// The path.
@@ -137,6 +177,11 @@ impl ParquetFile {
     /// The parsed footer (row groups, column chunks, statistics; no page
     /// index).
     pub fn metadata(&self) -> &ParquetMetaData {
+        &self.meta
+    }
+
+    /// The parsed footer, shared.
+    pub fn metadata_ref(&self) -> &Arc<ParquetMetaData> {
         &self.meta
     }
 
@@ -324,15 +369,36 @@ impl ParquetFile {
         backend: &dyn Backend,
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
         let mut stats = ReadStats::default();
+        let groups = self.plan_groups(options, backend, &|_| true, &mut stats)?;
+        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
+            self.read_group_set(&group, options, backend, front, stats)
+                .map(|(batches, _)| batches)
+        })?;
+        Ok((out, stats))
+    }
+
+    /// The selected row groups whose rows `keep` accepts, with the rows
+    /// their page indexes keep, in read groups of about the tuning's group
+    /// bytes; pages skipped counted in `stats`.
+    pub(crate) fn plan_groups(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(std::ops::Range<u64>) -> bool,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RowGroupSet>> {
         let cols = self.projection(options)?;
-        let schema = self.projected_schema(options)?;
         let mut leaves = Vec::new();
         for &f in &cols {
             self.nodes[f].leaves(&mut leaves);
         }
-        let selected = self.selected_row_groups(options)?;
+        let selected: Vec<usize> = self
+            .selected_row_groups(options)?
+            .into_iter()
+            .filter(|&g| keep(self.row_group_rows(g)))
+            .collect();
         let plans = self.page_plans(options, &selected, &leaves)?;
-        let mut groups: Vec<Vec<(usize, Option<RowRanges>)>> = Vec::new();
+        let mut groups: Vec<RowGroupSet> = Vec::new();
         let mut bytes = 0u64;
         let limit = options.tuning.group_bytes_on(backend);
         for (g, plan) in selected.into_iter().zip(plans) {
@@ -346,18 +412,137 @@ impl ParquetFile {
             let size = self.meta.row_group(g).compressed_size().max(0) as u64;
             let unit = (g, plan.map(|k| k.rows));
             match groups.last_mut() {
-                Some(v) if bytes + size <= limit => v.push(unit),
+                Some(v) if bytes + size <= limit => v.units.push(unit),
                 _ => {
-                    groups.push(vec![unit]);
+                    groups.push(RowGroupSet { units: vec![unit] });
                     bytes = 0;
                 }
             }
             bytes += size;
         }
-        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
-            self.read_sets(&group, &cols, &schema, options, backend, front, stats)
-        })?;
-        Ok((out, stats))
+        Ok(groups)
+    }
+
+    /// The file rows of row group `g`.
+    fn row_group_rows(&self, g: usize) -> std::ops::Range<u64> {
+        let first = self.first_rows.get(g).copied().unwrap_or(0);
+        let rows = self.meta.row_group(g).num_rows().max(0) as u64;
+        first..first.saturating_add(rows)
+    }
+
+    /// The file rows a read group spans.
+    pub(crate) fn group_span(&self, group: &RowGroupSet) -> std::ops::Range<u64> {
+        let first = group
+            .units
+            .first()
+            .map_or(0, |(g, _)| self.row_group_rows(*g).start);
+        let end = group
+            .units
+            .last()
+            .map_or(first, |(g, _)| self.row_group_rows(*g).end);
+        first..end
+    }
+
+    /// The file bytes a read group reads: the column chunks of the
+    /// projection's leaves.
+    pub(crate) fn group_ranges(
+        &self,
+        group: &RowGroupSet,
+        options: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        let row_groups: Vec<usize> = group.row_groups().collect();
+        self.chunk_ranges(&row_groups, options)
+    }
+
+    /// The file bytes of the column chunks a read of `row_groups` with
+    /// `options` decodes (the projection's leaves), clamped to the file.
+    pub fn chunk_ranges(
+        &self,
+        row_groups: &[usize],
+        options: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        let mut leaves = Vec::new();
+        for f in self.projection(options)? {
+            self.nodes[f].leaves(&mut leaves);
+        }
+        Ok(row_groups
+            .iter()
+            .filter(|&&g| g < self.meta.num_row_groups())
+            .flat_map(|&g| {
+                let rg = self.meta.row_group(g);
+                leaves
+                    .iter()
+                    .filter_map(move |&c| rg.columns().get(c))
+                    .filter_map(super::pages::chunk_range)
+            })
+            .map(|(start, len)| start..start.saturating_add(len).min(self.src.len()))
+            .filter(|r| r.start < r.end)
+            .collect())
+    }
+
+    /// The file bytes planning a read reads: with predicates, the column
+    /// and offset indexes of the row groups the statistics keep.
+    pub(crate) fn planning_ranges(
+        &self,
+        options: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        if options.predicates.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.index_ranges(&self.selected_row_groups(options)?))
+    }
+
+    /// The file bytes of the column and offset indexes of `row_groups`
+    /// (what page pruning reads), those that lie inside the file.
+    pub fn index_ranges(&self, row_groups: &[usize]) -> Vec<std::ops::Range<u64>> {
+        let len = self.src.len();
+        let range = |offset: Option<i64>, length: Option<i32>| {
+            let start = u64::try_from(offset?).ok()?;
+            let end = start.checked_add(u64::try_from(length?).ok()?)?;
+            (start < end && end <= len).then_some(start..end)
+        };
+        row_groups
+            .iter()
+            .filter(|&&g| g < self.meta.num_row_groups())
+            .flat_map(|&g| self.meta.row_group(g).columns().iter())
+            .flat_map(|cc| {
+                [
+                    range(cc.column_index_offset(), cc.column_index_length()),
+                    range(cc.offset_index_offset(), cc.offset_index_length()),
+                ]
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Reads one read group; returns its batches and, in order, the file
+    /// rows they hold.
+    pub(crate) fn read_group_set(
+        &self,
+        group: &RowGroupSet,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        let cols = self.projection(options)?;
+        let schema = self.projected_schema(options)?;
+        let batches =
+            self.read_sets(&group.units, &cols, &schema, options, backend, front, stats)?;
+        let mut rows: Vec<std::ops::Range<u64>> = Vec::new();
+        for (g, kept) in &group.units {
+            let whole = self.row_group_rows(*g);
+            let base = whole.start;
+            let mut push = |r: std::ops::Range<u64>| match rows.last_mut() {
+                Some(l) if l.end == r.start => l.end = r.end,
+                _ => rows.push(r),
+            };
+            match kept {
+                None => push(whole),
+                Some(k) => k.iter().for_each(|r| push(base + r.start..base + r.end)),
+            }
+        }
+        Ok((batches, rows))
     }
 
     /// Reads one group with its columns split into sets of about equal
@@ -731,4 +916,66 @@ fn set_weight(cc: &parquet::file::metadata::ColumnChunkMetaData) -> u64 {
         _ => values.saturating_mul(LeafInfo::new(cc.column_descr()).width as u64),
     };
     (cc.compressed_size().max(0) as u64).saturating_add(arrow)
+}
+
+impl crate::read::GroupedFile for ParquetFile {
+    type Group = RowGroupSet;
+    const FORMAT: &'static str = "Parquet";
+
+    fn from_source(src: Source) -> Result<Self> {
+        ParquetFile::from_source(src)
+    }
+
+    fn source(&self) -> &Source {
+        &self.src
+    }
+
+    fn file_schema(&self) -> SchemaRef {
+        self.schema()
+    }
+
+    fn projected_schema(&self, options: &ReadOptions) -> Result<SchemaRef> {
+        ParquetFile::projected_schema(self, options)
+    }
+
+    fn file_rows(&self) -> u64 {
+        self.rows()
+    }
+
+    fn planning_ranges(&self, options: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
+        ParquetFile::planning_ranges(self, options)
+    }
+
+    fn plan_groups(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(std::ops::Range<u64>) -> bool,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<RowGroupSet>> {
+        ParquetFile::plan_groups(self, options, backend, keep, stats)
+    }
+
+    fn group_span(&self, group: &RowGroupSet) -> std::ops::Range<u64> {
+        ParquetFile::group_span(self, group)
+    }
+
+    fn group_ranges(
+        &self,
+        group: &RowGroupSet,
+        options: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        ParquetFile::group_ranges(self, group, options)
+    }
+
+    fn read_group(
+        &self,
+        group: &RowGroupSet,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        let front = Front::new();
+        self.read_group_set(group, options, backend, &front, stats)
+    }
 }

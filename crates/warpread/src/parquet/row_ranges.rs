@@ -41,6 +41,11 @@ impl RowRanges {
         self.0.iter().map(|r| r.end - r.start).sum()
     }
 
+    /// The ranges, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Range<u64>> {
+        self.0.iter()
+    }
+
     /// True when no row is covered.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

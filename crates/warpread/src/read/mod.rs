@@ -3,11 +3,26 @@
 //! with its [`ReadTuning`] (read groups, groups in flight, column sets, the
 //! Parquet reader's device switches), the [`ReadStats`] a read reports,
 //! and the read-group loop both readers run.
+//!
+//! The reader builders stream a file read group by read group:
+//! [`ReaderBuilder`] (a local file or bytes in memory, giving a
+//! synchronous `RecordBatchReader`) and [`StreamBuilder`] (an object in
+//! any `object_store::ObjectStore`, giving an async `Stream`), generic
+//! over the format ([`GroupedFile`]) and named per format
+//! (`parquet::ParquetReaderBuilder`, `orc::OrcStreamBuilder`, ...).
 
+mod builder;
+mod file;
 mod predicate;
+mod selection;
+pub mod stream;
 
+pub use builder::{BatchReader, ReaderBuilder, STREAM_GROUP_BYTES};
+pub use file::GroupedFile;
 pub(crate) use predicate::may_match_range;
 pub use predicate::{CmpOp, Predicate, Scalar};
+pub use selection::RowSelection;
+pub use stream::{BatchStream, StreamBuilder};
 
 use arrow::array::RecordBatch;
 

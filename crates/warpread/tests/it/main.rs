@@ -26,4 +26,5 @@ pub mod parquet_page_index;
 mod parquet_page_index_corpus;
 mod parquet_page_index_damage;
 mod pinned_pool;
+mod reader_builders;
 mod tuning;

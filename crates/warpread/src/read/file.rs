@@ -1,0 +1,75 @@
+//! [`GroupedFile`]: what the reader builders need of a format reader, a
+//! file read one read group (stripes, row groups) at a time.
+
+use std::ops::Range;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+
+use super::{ReadOptions, ReadStats};
+use crate::error::Result;
+use crate::exec::Backend;
+use crate::source::Source;
+
+/// A file whose footer is parsed, read one read group at a time: the ORC
+/// and Parquet readers. The reader builders ([`super::ReaderBuilder`],
+/// [`super::StreamBuilder`]) are generic over it.
+pub trait GroupedFile: Send + Sync + Sized + 'static {
+    /// One read group: stripes or row groups read and decoded together,
+    /// with what their indexes keep of them.
+    type Group: Send + Sync + 'static;
+
+    /// The format's name in errors (`ORC`, `Parquet`).
+    const FORMAT: &'static str;
+
+    /// Bytes at the end of an object fetched first when it is opened from
+    /// an object store: enough for most footers in one request (a longer
+    /// one costs a second).
+    const TAIL_GUESS: u64 = 64 << 10;
+
+    /// Parses the footer of the bytes of `src`.
+    fn from_source(src: Source) -> Result<Self>;
+
+    /// Where the bytes come from.
+    fn source(&self) -> &Source;
+
+    /// The Arrow schema of the whole file.
+    fn file_schema(&self) -> SchemaRef;
+
+    /// The schema of what `options` read.
+    fn projected_schema(&self, options: &ReadOptions) -> Result<SchemaRef>;
+
+    /// Rows in the file.
+    fn file_rows(&self) -> u64;
+
+    /// File bytes that [`plan_groups`](Self::plan_groups) reads (indexes
+    /// it prunes with), to fetch before it runs.
+    fn planning_ranges(&self, options: &ReadOptions) -> Result<Vec<Range<u64>>>;
+
+    /// The read groups of a read: the stripes or row groups `options`
+    /// select whose file rows `keep` accepts, grouped by the tuning's
+    /// group bytes (or `group_bytes`'s default on `backend`).
+    fn plan_groups(
+        &self,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        keep: &dyn Fn(Range<u64>) -> bool,
+        stats: &mut ReadStats,
+    ) -> Result<Vec<Self::Group>>;
+
+    /// The file rows a group spans, first to last.
+    fn group_span(&self, group: &Self::Group) -> Range<u64>;
+
+    /// The file bytes reading `group` with `options` reads.
+    fn group_ranges(&self, group: &Self::Group, options: &ReadOptions) -> Result<Vec<Range<u64>>>;
+
+    /// Reads a group: its batches and, in order, the file rows they hold
+    /// (fewer than its span where an index pruned rows).
+    fn read_group(
+        &self,
+        group: &Self::Group,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)>;
+}

@@ -1,0 +1,424 @@
+//! The reader builders against whole-file reads: every fixture read
+//! through the sync builder (from a path and from bytes, with and without
+//! read-ahead) and the async builder over an in-memory object store gives
+//! the whole-file read's rows; projection, predicates with row filtering,
+//! row selection and limits give what the same steps give applied to the
+//! whole-file read.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::{Array, BooleanArray, RecordBatch};
+use arrow::compute::{concat_batches, filter_record_batch};
+use arrow::datatypes::SchemaRef;
+use futures::TryStreamExt;
+use object_store::memory::InMemory;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use warpread::exec::{Backend, CpuBackend};
+use warpread::orc::{OrcFile, OrcReaderBuilder, OrcStreamBuilder};
+use warpread::parquet::{ParquetFile, ParquetReaderBuilder, ParquetStreamBuilder};
+use warpread::read::{GroupedFile, ReadOptions, RowSelection};
+
+use crate::common::root;
+
+fn fixtures(ext: &str) -> Vec<PathBuf> {
+    let dir = root().join("testdata").join(ext);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no fixtures in {}", dir.display());
+    v
+}
+
+fn cpu() -> Arc<dyn Backend> {
+    Arc::new(CpuBackend::new())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+    concat_batches(schema, batches).unwrap()
+}
+
+/// Rows of `whole` at file rows `rows` (the whole read returns every row
+/// in file order when nothing prunes).
+fn take_rows(whole: &RecordBatch, keep: impl Fn(usize) -> bool) -> RecordBatch {
+    let mask = BooleanArray::from((0..whole.num_rows()).map(&keep).collect::<Vec<_>>());
+    filter_record_batch(whole, &mask).unwrap()
+}
+
+/// Every fixture of a format: sync builder (path, bytes; read-ahead 0 and
+/// 1; small batches) and async builder over an in-memory store equal the
+/// whole-file read.
+fn check_format<F: GroupedFile + std::fmt::Debug>(
+    ext: &str,
+    open: impl Fn(&PathBuf) -> warpread::Result<F>,
+    whole: impl Fn(&F) -> warpread::Result<Vec<RecordBatch>>,
+) {
+    let rt = runtime();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let mut checked = 0;
+    for path in fixtures(ext) {
+        let Ok(file) = open(&path) else {
+            continue; // fixtures of unsupported features are others' tests
+        };
+        let Ok(want) = whole(&file) else {
+            continue;
+        };
+        let schema = GroupedFile::file_schema(&file);
+        let want = concat(&schema, &want);
+        let name = path.display().to_string();
+        for read_ahead in [0, 1] {
+            let reader = warpread::read::ReaderBuilder::<F>::try_new(&path)
+                .unwrap()
+                .with_backend(cpu())
+                .with_batch_size(777)
+                .with_read_ahead(read_ahead)
+                .build()
+                .unwrap();
+            let got: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
+            assert!(
+                got.iter().all(|b| b.num_rows() <= 777 && b.num_rows() > 0),
+                "{name}"
+            );
+            assert_eq!(
+                concat(&schema, &got),
+                want,
+                "{name}: sync, read-ahead {read_ahead}"
+            );
+        }
+        let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
+        let got: Vec<RecordBatch> =
+            warpread::read::ReaderBuilder::<F>::from_bytes(&name, bytes.clone())
+                .unwrap()
+                .with_backend(cpu())
+                .build()
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+        assert_eq!(concat(&schema, &got), want, "{name}: from bytes");
+        let location =
+            ObjectPath::from(format!("t/{}", path.file_name().unwrap().to_string_lossy()));
+        let got: Vec<RecordBatch> = rt.block_on(async {
+            store.put(&location, PutPayload::from(bytes)).await.unwrap();
+            warpread::read::StreamBuilder::<F>::new(store.clone(), location.clone())
+                .await
+                .unwrap()
+                .with_backend(cpu())
+                .with_batch_size(1000)
+                .build()
+                .await
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap()
+        });
+        assert_eq!(concat(&schema, &got), want, "{name}: object store");
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} {ext} fixtures read");
+}
+
+#[test]
+fn parquet_builders_read_what_the_whole_file_read_gives() {
+    let cpu = CpuBackend::new();
+    check_format::<ParquetFile>(
+        "parquet",
+        |p| ParquetFile::open(p),
+        |f| f.read(&ReadOptions::default(), &cpu),
+    );
+}
+
+#[test]
+fn orc_builders_read_what_the_whole_file_read_gives() {
+    let cpu = CpuBackend::new();
+    check_format::<OrcFile>(
+        "orc",
+        |p| OrcFile::open(p),
+        |f| f.read(&ReadOptions::default(), &cpu),
+    );
+}
+
+/// A multi-stripe ORC fixture with a row index and an integer column.
+fn orc_fixture() -> PathBuf {
+    root().join("testdata/orc/rowgroups_v12_zlib.orc")
+}
+
+#[test]
+fn selection_limit_and_row_filter_match_the_whole_read() {
+    let path = orc_fixture();
+    let file = OrcFile::open(&path).unwrap();
+    let schema = file.schema();
+    let whole = concat(
+        &schema,
+        &file
+            .read(&ReadOptions::default(), &CpuBackend::new())
+            .unwrap(),
+    );
+    let n = whole.num_rows();
+    assert!(n > 1000, "{n} rows");
+    // Row selection: two ranges; rows outside are dropped.
+    let sel = RowSelection::from_ranges([10..20, (n as u64 - 5)..(n as u64 + 100)]);
+    let got: Vec<RecordBatch> = OrcReaderBuilder::try_new(&path)
+        .unwrap()
+        .with_backend(cpu())
+        .with_row_selection(sel.clone())
+        .build()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want = take_rows(&whole, |i| sel.intersects(&(i as u64..i as u64 + 1)));
+    assert_eq!(concat(&schema, &got), want);
+    assert_eq!(want.num_rows(), 15);
+    // Limit: the first rows, and no more.
+    let got: Vec<RecordBatch> = OrcReaderBuilder::try_new(&path)
+        .unwrap()
+        .with_backend(cpu())
+        .with_limit(1234)
+        .with_batch_size(500)
+        .build()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(concat(&schema, &got), whole.slice(0, 1234));
+    assert_eq!(got.len(), 3);
+    // A limit of 0 reads nothing.
+    let none = OrcReaderBuilder::try_new(&path)
+        .unwrap()
+        .with_backend(cpu())
+        .with_limit(0)
+        .build()
+        .unwrap();
+    assert_eq!(none.count(), 0);
+}
+
+#[test]
+fn row_filter_keeps_exactly_the_matching_rows_and_drops_its_columns() {
+    for path in fixtures("parquet").into_iter().chain(fixtures("orc")) {
+        let is_orc = path.extension().is_some_and(|e| e == "orc");
+        // Every flat integer column of the file, filtered at its median.
+        let (schema, whole) = if is_orc {
+            let f = OrcFile::open(&path).unwrap();
+            let Ok(b) = f.read(&ReadOptions::default(), &CpuBackend::new()) else {
+                continue;
+            };
+            (f.schema(), b)
+        } else {
+            let Ok(f) = ParquetFile::open(&path) else {
+                continue;
+            };
+            let Ok(b) = f.read(&ReadOptions::default(), &CpuBackend::new()) else {
+                continue;
+            };
+            (f.schema(), b)
+        };
+        let whole = concat(&schema, &whole);
+        let Some((ci, field)) = schema.fields().iter().enumerate().find(|(_, f)| {
+            matches!(
+                f.data_type(),
+                arrow::datatypes::DataType::Int32 | arrow::datatypes::DataType::Int64
+            )
+        }) else {
+            continue;
+        };
+        if whole.num_rows() < 3 || schema.fields().len() < 2 {
+            continue;
+        }
+        let col =
+            arrow::compute::cast(whole.column(ci), &arrow::datatypes::DataType::Int64).unwrap();
+        let col = col
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .unwrap();
+        let mut vals: Vec<i64> = col.iter().flatten().collect();
+        vals.sort();
+        let Some(&median) = vals.get(vals.len() / 2) else {
+            continue;
+        };
+        let pred: warpread::read::Predicate =
+            format!("{}>={median}", field.name()).parse().unwrap();
+        // Project another column only: the filter's column is read for it
+        // and dropped.
+        let other = schema
+            .fields()
+            .iter()
+            .position(|f| f.name() != field.name())
+            .unwrap();
+        let other_name = schema.field(other).name().clone();
+        let got: Vec<RecordBatch> = if is_orc {
+            OrcReaderBuilder::try_new(&path)
+                .unwrap()
+                .with_backend(cpu())
+                .with_projection([other_name.clone()])
+                .with_predicate(pred)
+                .with_row_filter(true)
+                .build()
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        } else {
+            ParquetReaderBuilder::try_new(&path)
+                .unwrap()
+                .with_backend(cpu())
+                .with_projection([other_name.clone()])
+                .with_predicate(pred)
+                .with_row_filter(true)
+                .build()
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let mask: Vec<bool> = (0..whole.num_rows())
+            .map(|i| col.is_valid(i) && col.value(i) >= median)
+            .collect();
+        let want =
+            filter_record_batch(&whole.project(&[other]).unwrap(), &BooleanArray::from(mask))
+                .unwrap();
+        let out_schema = want.schema();
+        assert_eq!(concat(&out_schema, &got), want, "{}", path.display());
+        return;
+    }
+    panic!("no fixture with an integer column and another");
+}
+
+#[test]
+fn a_footer_longer_than_the_first_fetch_is_fetched_in_a_second_round() {
+    // 3,000 columns: a footer of several hundred KiB, past the 64 KiB tail
+    // fetched first.
+    use arrow::array::Int32Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+    let fields: Vec<Field> = (0..3000)
+        .map(|i| Field::new(format!("column_number_{i}"), DataType::Int32, false))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let cols: Vec<Arc<dyn Array>> = (0..3000)
+        .map(|i| Arc::new(Int32Array::from(vec![i, i + 1, i + 2])) as _)
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema.clone(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let location = ObjectPath::from("wide.parquet");
+    let got: Vec<RecordBatch> = runtime().block_on(async {
+        store.put(&location, PutPayload::from(buf)).await.unwrap();
+        let b = ParquetStreamBuilder::new(store.clone(), location.clone())
+            .await
+            .unwrap();
+        assert_eq!(b.metadata().file_metadata().num_rows(), 3);
+        b.with_backend(cpu())
+            .with_projection(["column_number_2999", "column_number_7"])
+            .build()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    });
+    let want = batch.project(&[2999, 7]).unwrap();
+    assert_eq!(concat(&want.schema(), &got), want);
+}
+
+#[test]
+fn object_store_errors_name_the_object() {
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let rt = runtime();
+    let e = rt
+        .block_on(OrcStreamBuilder::new(
+            store.clone(),
+            ObjectPath::from("missing.orc"),
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing.orc"), "{e}");
+    // A truncated object: a format error naming it, no panic.
+    let bytes = std::fs::read(orc_fixture()).unwrap();
+    let location = ObjectPath::from("cut.orc");
+    let e = rt.block_on(async {
+        store
+            .put(
+                &location,
+                PutPayload::from(bytes[..bytes.len() / 2].to_vec()),
+            )
+            .await
+            .unwrap();
+        OrcStreamBuilder::new(store.clone(), location.clone())
+            .await
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(e.contains("cut.orc"), "{e}");
+}
+
+#[test]
+fn gsst_containers_stream_from_bytes_and_object_stores() {
+    use arrow::array::{Int32Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use warpread::gsst::container::{ContainerOptions, write_container};
+    use warpread::gsst::{GsstReaderBuilder, GsstStreamBuilder};
+    use warpread::plan::GsstLayout;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let batches: Vec<RecordBatch> = (0..5)
+        .map(|k| {
+            let n = 300 + k * 50;
+            let ids = Int32Array::from_iter_values((0..n as i32).map(|i| i + 1000 * k as i32));
+            let s =
+                StringArray::from_iter((0..n).map(|i| {
+                    (i % 5 != 2).then(|| format!("row {i} of batch {k}: final deposits"))
+                }));
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(s)]).unwrap()
+        })
+        .collect();
+    let mut buf = Vec::new();
+    write_container(
+        &mut buf,
+        &schema,
+        batches.iter().cloned().map(Ok),
+        &ContainerOptions::new(GsstLayout::Splits),
+    )
+    .unwrap();
+    let want = concat(&schema, &batches);
+    let bytes = bytes::Bytes::from(buf);
+    let got: Vec<RecordBatch> = GsstReaderBuilder::from_bytes("t.arrow", bytes.clone())
+        .unwrap()
+        .with_backend(cpu())
+        .with_row_selection(RowSelection::from_ranges([290..700]))
+        .with_batch_size(128)
+        .build()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(concat(&schema, &got), want.slice(290, 410));
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let location = ObjectPath::from("c/t.arrow");
+    let got: Vec<RecordBatch> = runtime().block_on(async {
+        store.put(&location, PutPayload::from(bytes)).await.unwrap();
+        GsstStreamBuilder::new(store.clone(), location.clone())
+            .await
+            .unwrap()
+            .with_backend(cpu())
+            .with_projection(["s"])
+            .build()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    });
+    let want_s = want.project(&[1]).unwrap();
+    assert_eq!(concat(&want_s.schema(), &got), want_s);
+}
