@@ -6,6 +6,8 @@
 // the crate's `clippy.toml` rule is for its library code.
 #[allow(clippy::disallowed_methods)]
 mod common;
+mod examples;
+mod object_stores;
 mod orc_row_groups;
 mod settings;
 mod sql_page_index;

@@ -11,6 +11,7 @@ mod common;
 mod corrupt_inputs;
 mod crc32_differential;
 mod deflate_differential;
+mod examples;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;
