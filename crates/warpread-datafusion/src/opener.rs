@@ -15,7 +15,7 @@ use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
 use futures::{StreamExt, TryStreamExt};
-use warpread::read::stream::{fetch_into, run_fetching};
+use warpread::read::stream::{fetch_scoped, run_fetching};
 
 use super::config::StatsSink;
 use super::dynamic_filter::RowFilter;
@@ -368,17 +368,17 @@ impl WarpOpener {
                             .map_err(external)?,
                         Some(r) => {
                             // The group's bytes are fetched, read, and
-                            // given back.
+                            // given back (also if the scan is cancelled).
                             let src = fetched_source.source();
                             let ranges = fetched_source
                                 .unit_ranges(&fetched_units, &fetched_request)
                                 .map_err(external)?;
-                            fetch_into(&r.store, &location, src, &ranges)
+                            let _fetched = fetch_scoped(&r.store, &location, src, ranges)
                                 .await
                                 .map_err(external)?;
-                            let out = run_fetching(&r.store, &location, src, read).await;
-                            src.evict(&ranges);
-                            out.map_err(external)?
+                            run_fetching(&r.store, &location, src, read)
+                                .await
+                                .map_err(external)?
                         }
                     };
                     metrics.io.add_duration(Duration::from_secs_f64(s.io_s));

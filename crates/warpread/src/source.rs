@@ -50,6 +50,9 @@ enum Storage {
 struct Fetched {
     pieces: RwLock<BTreeMap<(u64, u64), (Bytes, usize)>>,
     misses: Mutex<Vec<Range<u64>>>,
+    /// Misses ever recorded: a step compares it before and after it runs,
+    /// since another step on the same source may take its misses.
+    missed: std::sync::atomic::AtomicU64,
 }
 
 impl Fetched {
@@ -70,6 +73,8 @@ impl Fetched {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(want);
+                self.missed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return false;
             };
             let from = (offset - start) as usize;
@@ -199,6 +204,8 @@ impl Source {
             .collect();
         drop(pieces);
         let all = missing.is_empty();
+        f.missed
+            .fetch_add(missing.len() as u64, std::sync::atomic::Ordering::Relaxed);
         f.misses
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -228,6 +235,16 @@ impl Source {
                 std::mem::take(&mut *f.misses.lock().unwrap_or_else(|e| e.into_inner()))
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// How many reads of ranges not fetched there have been so far (0 for
+    /// a file or memory): a step that saw it grow while it ran may have
+    /// failed for lack of bytes, even if another step took the misses.
+    pub fn miss_count(&self) -> u64 {
+        match &self.bytes {
+            Storage::Fetched(f) => f.missed.load(std::sync::atomic::Ordering::Relaxed),
+            _ => 0,
         }
     }
 

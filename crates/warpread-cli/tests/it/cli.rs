@@ -176,3 +176,88 @@ fn cat_to_arrow_expands_dictionaries_that_change_between_groups() {
         );
     }
 }
+
+/// `cat --format arrow` of every fixture and, when present, every ORC and
+/// Parquet file of the third-party corpus that the reader reads: the IPC
+/// file holds the whole-file read's rows (dictionary columns of files with
+/// several row groups or stripes as their values).
+#[test]
+fn cat_to_arrow_writes_every_readable_file() {
+    use arrow::array::RecordBatch;
+    use arrow::compute::{cast, concat_batches};
+    use warpread::exec::CpuBackend;
+    use warpread::read::ReadOptions;
+
+    let root = crate::common::root();
+    let mut files: Vec<std::path::PathBuf> = ["orc", "parquet"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join("testdata").join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "orc" || e == "parquet"))
+        .collect();
+    match crate::common::corpus_dir() {
+        Some(corpus) => {
+            let index = std::fs::read_to_string(corpus.join("INDEX.tsv")).unwrap();
+            files.extend(
+                index
+                    .lines()
+                    .skip(1)
+                    .filter_map(|l| l.split('\t').next())
+                    .filter(|p| p.ends_with(".orc") || p.ends_with(".parquet"))
+                    .map(|p| corpus.join(p)),
+            );
+        }
+        None => println!("corpus: skipped: no third-party corpus"),
+    }
+    files.sort();
+    let out_path =
+        std::env::temp_dir().join(format!("warpread-cat-all-{}.arrow", std::process::id()));
+    let mut written = 0;
+    for path in &files {
+        let cpu = CpuBackend::new();
+        let whole = if path.extension().is_some_and(|e| e == "orc") {
+            warpread::orc::OrcFile::open(path)
+                .and_then(|f| Ok((f.schema(), f.read(&ReadOptions::default(), &cpu)?)))
+        } else {
+            warpread::parquet::ParquetFile::open(path)
+                .and_then(|f| Ok((f.schema(), f.read(&ReadOptions::default(), &cpu)?)))
+        };
+        let Ok((schema, whole)) = whole else {
+            continue; // unsupported or damaged: others' tests
+        };
+        let out = warpread()
+            .args(["--backend", "cpu", "cat", "--format", "arrow", "--output"])
+            .arg(&out_path)
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reader =
+            arrow::ipc::reader::FileReader::try_new(std::fs::File::open(&out_path).unwrap(), None)
+                .unwrap();
+        let got_schema = reader.schema();
+        let got: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
+        let got = concat_batches(&got_schema, &got).unwrap();
+        let want = concat_batches(&schema, &whole).unwrap();
+        assert_eq!(got.num_rows(), want.num_rows(), "{}", path.display());
+        for (i, field) in got_schema.fields().iter().enumerate() {
+            let want = cast(want.column(i), field.data_type()).unwrap();
+            assert_eq!(
+                got.column(i).as_ref(),
+                want.as_ref(),
+                "{}: column {}",
+                path.display(),
+                field.name()
+            );
+        }
+        written += 1;
+    }
+    let _ = std::fs::remove_file(&out_path);
+    println!("{written} of {} files written", files.len());
+    assert!(written >= 40, "{written}");
+}

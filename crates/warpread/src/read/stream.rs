@@ -68,39 +68,62 @@ pub async fn fetch_into(
     Ok(())
 }
 
+/// Ranges handed to a source by [`fetch_scoped`], given back
+/// ([`Source::evict`]) when dropped: also when the future that fetched
+/// them is cancelled, so a long-lived source (a cached file's) keeps only
+/// its footer.
+#[derive(Debug)]
+pub struct FetchedRanges<'a> {
+    src: &'a Source,
+    ranges: Vec<Range<u64>>,
+}
+
+impl Drop for FetchedRanges<'_> {
+    fn drop(&mut self) {
+        self.src.evict(&self.ranges);
+    }
+}
+
+/// [`fetch_into`], the ranges given back when the returned guard drops.
+pub async fn fetch_scoped<'a>(
+    store: &Arc<dyn ObjectStore>,
+    location: &ObjectPath,
+    src: &'a Source,
+    ranges: Vec<Range<u64>>,
+) -> Result<FetchedRanges<'a>> {
+    fetch_into(store, location, src, &ranges).await?;
+    Ok(FetchedRanges { src, ranges })
+}
+
 /// Runs `step` on one of tokio's blocking threads until it reads no byte
 /// of `src` that was not fetched, fetching what it missed in between (at
 /// most a few times: a prefetch is exact for footers and groups, so more
-/// means a hostile file, and the step's own error is returned).
+/// means a hostile file, and the step's own error is returned). Give back
+/// the ranges fetched for the step before it ran; those fetched here
+/// stay.
 pub async fn run_fetching<T: Send + 'static>(
     store: &Arc<dyn ObjectStore>,
     location: &ObjectPath,
     src: &Source,
     step: impl Fn() -> Result<T> + Send + Sync + Clone + 'static,
 ) -> Result<T> {
-    let mut fetched: Vec<Range<u64>> = Vec::new();
     let mut rounds = 0;
-    let out = loop {
-        let out = match tokio::task::spawn_blocking(step.clone()).await {
-            Ok(out) => out,
-            Err(e) => {
-                break Err(Error::Unsupported(format!(
-                    "a read task of {location} failed: {e}"
-                )));
-            }
-        };
-        let misses = src.take_misses();
-        if misses.is_empty() || rounds == MAX_REFETCHES {
-            break out;
+    loop {
+        let before = src.miss_count();
+        let out = tokio::task::spawn_blocking(step.clone())
+            .await
+            .map_err(|e| Error::Unsupported(format!("a read task of {location} failed: {e}")))?;
+        // Steps on one source (a cached file's, read by several scans)
+        // share its misses: any miss while this one ran may have been its,
+        // taken and fetched by another. Ranges fetched after a miss stay in
+        // the source: a prefetch that fell short, rare and small.
+        if src.miss_count() == before || rounds == MAX_REFETCHES {
+            return out;
         }
         rounds += 1;
-        if let Err(e) = fetch_into(store, location, src, &misses).await {
-            break Err(e);
-        }
-        fetched.extend(misses);
-    };
-    src.evict(&fetched);
-    out
+        let misses = src.take_misses();
+        fetch_into(store, location, src, &misses).await?;
+    }
 }
 
 /// Opens `location` (of `size` bytes) in `store` as a source of fetched

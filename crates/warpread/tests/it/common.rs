@@ -67,6 +67,27 @@ pub fn cuda_host_share(test: &str) -> Option<&'static CudaBackend> {
     opened(&BACKEND, true, test)
 }
 
+/// A shared CUDA backend for APIs that take an `Arc` (the reader
+/// builders); prints the skip reason otherwise.
+pub fn cuda_shared(test: &str) -> Option<std::sync::Arc<dyn warpread::exec::Backend>> {
+    static BACKEND: OnceLock<Result<std::sync::Arc<CudaBackend>, String>> = OnceLock::new();
+    let options = CudaOptions::default()
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    let opened = BACKEND.get_or_init(|| {
+        CudaBackend::with_options(0, options)
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string())
+    });
+    match opened {
+        Ok(b) => Some(b.clone() as _),
+        Err(why) => {
+            println!("{test}: skipped: no CUDA device ({why})");
+            None
+        }
+    }
+}
+
 fn opened(
     cell: &'static OnceLock<Result<CudaBackend, String>>,
     host_share: bool,

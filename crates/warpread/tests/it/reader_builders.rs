@@ -422,3 +422,145 @@ fn gsst_containers_stream_from_bytes_and_object_stores() {
     let want_s = want.project(&[1]).unwrap();
     assert_eq!(concat(&want_s.schema(), &got), want_s);
 }
+
+#[test]
+fn cuda_builders_read_what_the_cpu_reads() {
+    let Some(cuda) = crate::common::cuda_shared("cuda_builders_read_what_the_cpu_reads") else {
+        return;
+    };
+    let rt = runtime();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let mut checked = 0;
+    for path in fixtures("parquet").into_iter().chain(fixtures("orc")) {
+        let is_orc = path.extension().is_some_and(|e| e == "orc");
+        let read = |backend: Arc<dyn Backend>| -> Option<Vec<RecordBatch>> {
+            let out: Result<Vec<RecordBatch>, _> = if is_orc {
+                OrcReaderBuilder::try_new(&path)
+                    .ok()?
+                    .with_backend(backend)
+                    .with_batch_size(5000)
+                    .build()
+                    .ok()?
+                    .collect()
+            } else {
+                ParquetReaderBuilder::try_new(&path)
+                    .ok()?
+                    .with_backend(backend)
+                    .with_batch_size(5000)
+                    .build()
+                    .ok()?
+                    .collect()
+            };
+            out.ok()
+        };
+        let Some(want) = read(cpu()) else { continue };
+        let got =
+            read(cuda.clone()).unwrap_or_else(|| panic!("{}: CUDA read failed", path.display()));
+        assert_eq!(got, want, "{}: sync", path.display());
+        let location = ObjectPath::from(format!(
+            "gpu/{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        let bytes = std::fs::read(&path).unwrap();
+        let got: Vec<RecordBatch> = rt.block_on(async {
+            store.put(&location, PutPayload::from(bytes)).await.unwrap();
+            if is_orc {
+                OrcStreamBuilder::new(store.clone(), location.clone())
+                    .await
+                    .unwrap()
+                    .with_backend(cuda.clone())
+                    .with_batch_size(5000)
+                    .build()
+                    .await
+                    .unwrap()
+                    .try_collect()
+                    .await
+                    .unwrap()
+            } else {
+                ParquetStreamBuilder::new(store.clone(), location.clone())
+                    .await
+                    .unwrap()
+                    .with_backend(cuda.clone())
+                    .with_batch_size(5000)
+                    .build()
+                    .await
+                    .unwrap()
+                    .try_collect()
+                    .await
+                    .unwrap()
+            }
+        });
+        assert_eq!(got, want, "{}: object store", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+#[test]
+fn a_selection_over_a_pruned_read_keeps_the_selected_file_rows() {
+    // Predicates prune ORC row groups by the row index (as windows of a
+    // stripe); the selection then applies to the file rows that are left,
+    // so the reader must know which file row each output row is.
+    let path = orc_fixture();
+    let file = OrcFile::open(&path).unwrap();
+    let schema = file.schema();
+    let int = schema
+        .fields()
+        .iter()
+        .find(|f| {
+            matches!(
+                f.data_type(),
+                arrow::datatypes::DataType::Int64 | arrow::datatypes::DataType::Int32
+            )
+        })
+        .unwrap()
+        .name()
+        .clone();
+    let whole = concat(
+        &schema,
+        &file
+            .read(&ReadOptions::default(), &CpuBackend::new())
+            .unwrap(),
+    );
+    let col = arrow::compute::cast(
+        whole.column_by_name(&int).unwrap(),
+        &arrow::datatypes::DataType::Int64,
+    )
+    .unwrap();
+    let col = col
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .unwrap();
+    let mut sorted: Vec<i64> = col.iter().flatten().collect();
+    sorted.sort();
+    let cut = sorted[sorted.len() * 3 / 4];
+    let pred: warpread::read::Predicate = format!("{int}>={cut}").parse().unwrap();
+    let options = ReadOptions::default().with_predicate(pred.clone());
+    let kept_rows = file.selected_rows(&options).unwrap();
+    let total: u64 = kept_rows.iter().map(|r| r.end - r.start).sum();
+    assert!(
+        total < whole.num_rows() as u64,
+        "the predicate prunes nothing"
+    );
+    // Every other 1000 file rows.
+    let n = whole.num_rows() as u64;
+    let sel = RowSelection::from_ranges((0..n).step_by(2000).map(|s| s..s + 1000));
+    let got: Vec<RecordBatch> = OrcReaderBuilder::try_new(&path)
+        .unwrap()
+        .with_backend(cpu())
+        .with_predicate(pred)
+        .with_row_selection(sel.clone())
+        .build()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want = take_rows(&whole, |i| {
+        let r = i as u64..i as u64 + 1;
+        sel.intersects(&r)
+            && kept_rows
+                .iter()
+                .any(|k| k.start <= r.start && r.end <= k.end)
+    });
+    assert!(want.num_rows() > 0);
+    assert_eq!(concat(&schema, &got), want);
+}
