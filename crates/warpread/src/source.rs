@@ -411,6 +411,7 @@ impl Source {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // byte ranges, not vectors
 mod tests {
     use super::*;
 

@@ -118,7 +118,10 @@ fn a_damaged_object_is_an_error_naming_it() {
             run_sql(&ctx, "SELECT * FROM t").await
         }
         .await;
-        let e = r.err().expect("a damaged file fails").to_string();
+        let Err(e) = r else {
+            panic!("a damaged file fails");
+        };
+        let e = e.to_string();
         assert!(e.contains("bad/x.parquet"), "{e}");
     });
 }

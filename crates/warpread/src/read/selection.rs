@@ -220,6 +220,7 @@ pub(crate) fn evaluate(p: &Predicate, batch: &RecordBatch) -> Result<BooleanArra
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // ranges of rows, not vectors
 mod tests {
     use super::*;
     use arrow::datatypes::{Field, Schema};

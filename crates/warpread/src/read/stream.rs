@@ -258,17 +258,20 @@ impl<F: GroupedFile> StreamBuilder<F> {
     }
 }
 
+/// A read group and the byte ranges it reads.
+type Pending<F> = (<F as GroupedFile>::Group, Vec<Range<u64>>);
+
 struct StreamState<F: GroupedFile> {
     planned: Box<Planned<F>>,
     object: Object,
     /// The next group, its ranges fetched (or being fetched).
-    next: Option<(F::Group, Vec<Range<u64>>)>,
+    next: Option<Pending<F>>,
     read_ahead: usize,
 }
 
 impl<F: GroupedFile> StreamState<F> {
     /// The next group that `shaper` wants, with its byte ranges.
-    fn pop(&mut self) -> Result<Option<(F::Group, Vec<Range<u64>>)>> {
+    fn pop(&mut self) -> Result<Option<Pending<F>>> {
         let p = &mut self.planned;
         while !p.shaper.done() {
             let Some(group) = p.groups.pop_front() else {

@@ -375,7 +375,7 @@ fn gsst_containers_stream_from_bytes_and_object_stores() {
     let batches: Vec<RecordBatch> = (0..5)
         .map(|k| {
             let n = 300 + k * 50;
-            let ids = Int32Array::from_iter_values((0..n as i32).map(|i| i + 1000 * k as i32));
+            let ids = Int32Array::from_iter_values((0..n).map(|i| i + 1000 * k));
             let s =
                 StringArray::from_iter((0..n).map(|i| {
                     (i % 5 != 2).then(|| format!("row {i} of batch {k}: final deposits"))
@@ -396,7 +396,7 @@ fn gsst_containers_stream_from_bytes_and_object_stores() {
     let got: Vec<RecordBatch> = GsstReaderBuilder::from_bytes("t.arrow", bytes.clone())
         .unwrap()
         .with_backend(cpu())
-        .with_row_selection(RowSelection::from_ranges([290..700]))
+        .with_row_selection(RowSelection::from_ranges(std::iter::once(290..700)))
         .with_batch_size(128)
         .build()
         .unwrap()
