@@ -81,11 +81,13 @@ macro_rules! with_int_type {
 /// 16-bit two's complement patterns. Unsigned streams (lengths, dictionary
 /// indexes, nanoseconds) are strict: a value past the width cannot be a
 /// length or an index, so it is reported as corrupt instead of wrapping.
+#[inline]
 pub fn orc_wire_type(ty: IntType) -> IntType {
     if ty.is_signed() { IntType::I64 } else { ty }
 }
 
 /// Whether the 64-bit two's complement value `x` is representable in `ty`.
+#[inline]
 pub fn in_range(ty: IntType, x: i64) -> bool {
     let bits = ty.bits();
     if bits == 64 {

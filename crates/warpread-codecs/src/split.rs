@@ -60,6 +60,7 @@ pub fn split_runs(
 }
 
 /// Bytes of the varint at `input[at..]`, if it ends within 10 bytes.
+#[inline]
 pub fn varint_len(input: &[u8], at: usize) -> Option<usize> {
     let tail = input.get(at..)?;
     tail.iter().take(10).position(|&b| b < 0x80).map(|i| i + 1)

@@ -3,6 +3,7 @@
 use crate::plan::{IntType, StatusCode};
 
 /// Most bytes a varint for a `bits`-wide value may take.
+#[inline]
 pub fn max_bytes(bits: u32) -> usize {
     bits.div_ceil(7) as usize
 }
@@ -36,6 +37,7 @@ pub fn read(input: &[u8], at: usize, ty: IntType) -> Result<(u64, usize), Status
 }
 
 /// Appends `v` as a varint.
+#[inline]
 pub fn write(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -45,11 +47,13 @@ pub fn write(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Zigzag-encodes a signed value.
+#[inline]
 pub fn zigzag(x: i64) -> u64 {
     ((x << 1) ^ (x >> 63)) as u64
 }
 
 /// Undoes [`zigzag`].
+#[inline]
 pub fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }

@@ -20,6 +20,7 @@ impl std::fmt::Debug for SymbolTable {
 
 impl SymbolTable {
     /// Trains a table on `data` (fsst samples about 16 KiB of it).
+    #[inline]
     pub fn train(data: &[u8]) -> Self {
         let values: Vec<&[u8]> = if data.is_empty() {
             Vec::new()
@@ -32,17 +33,20 @@ impl SymbolTable {
     }
 
     /// Symbols in the table.
+    #[inline]
     pub fn len(&self) -> usize {
         self.compressor.n_symbols().min(MAX_SYMBOLS)
     }
 
     /// True for a table without symbols (every byte is escaped).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Symbol `code` as a little-endian word (bytes past its length zero)
     /// and its length.
+    #[inline]
     pub fn symbol(&self, code: usize) -> (u64, u8) {
         let len = self.compressor.symbol_lengths()[code];
         let word = self.compressor.symbol_table()[code].to_u64();

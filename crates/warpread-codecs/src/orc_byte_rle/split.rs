@@ -18,12 +18,14 @@ fn run_extent(input: &[u8], at: usize) -> Option<(usize, u64)> {
 
 /// Cuts a byte RLE stream of `values` bytes into independent pieces at run
 /// boundaries, or `None` to decode it as one job.
+#[inline]
 pub fn split(input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
     split_runs(input, values, |i, at, _| run_extent(i, at))
 }
 
 /// Cuts a boolean RLE stream of `values` booleans: pieces of whole bytes
 /// (8 booleans each), the last one holding the remainder.
+#[inline]
 pub fn split_bools(input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
     let mut jobs = split_runs(input, values.div_ceil(8), |i, at, _| run_extent(i, at))?;
     for j in &mut jobs {

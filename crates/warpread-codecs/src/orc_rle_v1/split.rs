@@ -18,6 +18,7 @@ fn run_extent(input: &[u8], at: usize) -> Option<(usize, u64)> {
 
 /// Cuts an RLE v1 stream of `values` values into independent pieces at run
 /// boundaries, or `None` to decode it as one job.
+#[inline]
 pub fn split(input: &[u8], values: u64) -> Option<Vec<ChunkJob>> {
     split_runs(input, values, |i, at, _| run_extent(i, at))
 }

@@ -2,6 +2,7 @@
 
 /// The bit width a 5-bit header code stands for (DIRECT, PATCHED_BASE data
 /// and patches, DELTA when the code is not 0).
+#[inline]
 pub fn decode_width(code: u8) -> u32 {
     match code & 0x1f {
         c @ 0..=23 => u32::from(c) + 1,
@@ -50,6 +51,7 @@ pub fn closest_fixed(bits: u32) -> u32 {
 }
 
 /// Bytes that `count` values of `width` bits occupy (packing ends on a byte).
+#[inline]
 pub fn packed_len(count: usize, width: u32) -> usize {
     (count * width as usize).div_ceil(8)
 }
@@ -95,6 +97,7 @@ pub fn pack(out: &mut Vec<u8>, values: impl IntoIterator<Item = u64>, width: u32
 }
 
 /// Bits needed for `v` (0 for 0).
+#[inline]
 pub fn bits_of(v: u64) -> u32 {
     64 - v.leading_zeros()
 }

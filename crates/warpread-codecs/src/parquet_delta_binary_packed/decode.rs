@@ -93,6 +93,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Values the header announces.
+    #[inline]
     pub fn total(&self) -> usize {
         self.total
     }
@@ -181,6 +182,7 @@ impl<'a> Reader<'a> {
 /// Decodes the first `n` values of a stream of `bits`-wide values (32 or
 /// 64), calling `emit(i, value)`; with `want_end` returns the byte offset
 /// where the whole stream ends, otherwise where decoding stopped.
+#[inline]
 pub fn walk(
     input: &[u8],
     n: usize,

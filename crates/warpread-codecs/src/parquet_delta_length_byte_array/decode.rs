@@ -8,6 +8,7 @@ fn status((code, at, produced): Failure) -> ChunkStatus {
 }
 
 /// Where the bytes start: the end of the length stream.
+#[inline]
 pub fn suffix_start(input: &[u8]) -> Result<usize, Failure> {
     Reader::new(input, 32)?.end()
 }
@@ -42,6 +43,7 @@ pub fn lengths(input: &[u8], out: &mut [u32]) -> ChunkStatus {
 }
 
 /// Copies `out.len()` bytes of values (the sum of the lengths wanted).
+#[inline]
 pub fn data(input: &[u8], out: &mut [u8]) -> ChunkStatus {
     match suffix_start(input) {
         Ok(start) if input.len() - start >= out.len() => {

@@ -40,6 +40,7 @@ fn align4(x: usize) -> usize {
 
 /// The bytes of one job's input for a dictionary of `offsets.len() - 1`
 /// entries over `dict` and pages of `(count, section)`.
+#[inline]
 pub fn job_len(entries: usize, dict_len: usize, sections: impl Iterator<Item = usize>) -> usize {
     let mut len = align4(8 + 4 * (entries + 1) + dict_len);
     for s in sections {
@@ -80,6 +81,7 @@ pub fn write_job<'a>(
 }
 
 /// A job input for tests: [`write_job`] into a vector.
+#[inline]
 pub fn encode_job(entries: &[&[u8]], pages: &[(u32, &[u8])]) -> Vec<u8> {
     let mut offsets = vec![0u32];
     for e in entries {
@@ -274,6 +276,7 @@ pub fn offsets(input: &[u8], out: &mut [u32]) -> ChunkStatus {
 }
 
 /// The data pass: `out` holds the job's gathered bytes, end to end.
+#[inline]
 pub fn data(input: &[u8], out: &mut [u8]) -> ChunkStatus {
     let cap = out.len() as u64;
     match walk(input, None, &mut Bytes(out)) {

@@ -40,6 +40,7 @@ pub(super) fn dictionary(input: &[u8], width: usize) -> Result<(usize, usize), C
 }
 
 /// Bytes of the job input [`write_input`] writes.
+#[inline]
 pub fn input_len(dict: &[u8], indices: usize) -> usize {
     4 + dict.len() + 4 * indices
 }
@@ -71,6 +72,7 @@ pub fn write_input(dict: &[u8], width: usize, indices: &[u32], out: &mut [u8]) {
 }
 
 /// Builds a job input from a dictionary of `width`-byte values and indices.
+#[inline]
 pub fn encode_input(dict: &[u8], width: usize, indices: &[u32], out: &mut Vec<u8>) {
     let at = out.len();
     out.resize(at + input_len(dict, indices.len()), 0);

@@ -11,12 +11,14 @@ use crate::plan::{ChunkStatus, StatusCode};
 /// the input) start `indices_at` bytes in. Whatever lies between is not
 /// read, so a job can run over the decompressed column chunk as it is,
 /// from the dictionary page's values to the end of one data page.
+#[inline]
 pub fn page_aux(dict_len: u32, indices_at: u32) -> u64 {
     u64::from(dict_len) | (u64::from(indices_at) << 32)
 }
 
 /// A one-page job input: the dictionary, then the bit width and indices;
 /// returns it with its [`page_aux`].
+#[inline]
 pub fn page_input(dict: &[u8], bit_width: u8, hybrid: &[u8]) -> (Vec<u8>, u64) {
     let mut v = Vec::with_capacity(dict.len() + 1 + hybrid.len());
     v.extend_from_slice(dict);

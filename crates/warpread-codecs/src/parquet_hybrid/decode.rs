@@ -25,6 +25,7 @@ pub(crate) fn read_header(input: &[u8], at: usize) -> Result<(u32, usize), Statu
 /// such definition-level run): what [`decode`] would fill `count` slots
 /// with, found from the first header alone. `None` otherwise, or when the
 /// run is malformed (the full decoder then reports it).
+#[inline]
 pub fn uniform(bit_width: u8, input: &[u8], count: usize) -> Option<u32> {
     if count == 0 || bit_width > MAX_BIT_WIDTH {
         return None;

@@ -7,6 +7,7 @@ fn fail(code: StatusCode, at: usize, produced: usize) -> ChunkStatus {
 }
 
 /// Copies `out.len() / width` values of `width` bytes.
+#[inline]
 pub fn decode_fixed(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
     let n = out.len() / width.max(1);
     if input.len() < out.len() {
@@ -18,6 +19,7 @@ pub fn decode_fixed(width: usize, input: &[u8], out: &mut [u8]) -> ChunkStatus {
 }
 
 /// Unpacks `out.len()` booleans into bytes 0 or 1.
+#[inline]
 pub fn decode_bool(input: &[u8], out: &mut [u8]) -> ChunkStatus {
     let need = out.len().div_ceil(8);
     if input.len() < need {

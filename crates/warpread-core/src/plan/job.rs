@@ -39,6 +39,7 @@ impl IntType {
     ];
 
     /// Width in bits.
+    #[inline]
     pub fn bits(self) -> u32 {
         match self {
             Self::I8 | Self::U8 => 8,
@@ -49,16 +50,19 @@ impl IntType {
     }
 
     /// Width in bytes.
+    #[inline]
     pub fn byte_width(self) -> usize {
         self.bits() as usize / 8
     }
 
     /// True for the signed (zigzag-encoded in ORC) types.
+    #[inline]
     pub fn is_signed(self) -> bool {
         matches!(self, Self::I8 | Self::I16 | Self::I32 | Self::I64)
     }
 
     /// Short lowercase name, as used in kernel entry points (`i32`, `u8`).
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Self::I8 => "i8",
@@ -180,6 +184,7 @@ pub enum ByteArrayEncoding {
 
 impl ByteArrayEncoding {
     /// Lowercase name.
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Self::Plain => "plain",
@@ -191,6 +196,7 @@ impl ByteArrayEncoding {
 
 impl ParquetOp {
     /// Bytes per output element.
+    #[inline]
     pub fn output_width(&self) -> usize {
         match self {
             Self::Hybrid { .. } | Self::ByteArrayLengths(_) | Self::ByteDictOffsets => 4,
@@ -236,6 +242,7 @@ impl GsstLayout {
     pub const ALL: [GsstLayout; 2] = [Self::Splits, Self::Coalesced];
 
     /// Lowercase name (`splits`, `coalesced`).
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Self::Splits => "splits",
@@ -244,6 +251,7 @@ impl GsstLayout {
     }
 
     /// The layout's byte in GSST headers.
+    #[inline]
     pub fn code(self) -> u8 {
         match self {
             Self::Splits => 0,
@@ -252,6 +260,7 @@ impl GsstLayout {
     }
 
     /// The layout a header byte names, if any.
+    #[inline]
     pub fn from_code(code: u8) -> Option<Self> {
         match code {
             0 => Some(Self::Splits),
@@ -294,6 +303,7 @@ pub enum BlockCodec {
 
 impl BlockCodec {
     /// Lowercase name.
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Self::Snappy => "snappy",
@@ -308,6 +318,7 @@ impl BlockCodec {
 
 impl StageOp {
     /// Bytes per output element.
+    #[inline]
     pub fn output_width(&self) -> usize {
         match self {
             Self::OrcRleV1(t) | Self::OrcRleV2(t) => t.byte_width(),
@@ -322,6 +333,7 @@ impl StageOp {
     }
 
     /// A stable name for messages, `explain` and the CLI.
+    #[inline]
     pub fn name(&self) -> String {
         match self {
             Self::OrcRleV1(t) => format!("orc-rle-v1/{}", t.name()),
@@ -360,6 +372,7 @@ pub struct ChunkJob {
 
 impl ChunkJob {
     /// Output element range.
+    #[inline]
     pub fn output(&self) -> Range<u64> {
         self.output_offset..self.output_offset + self.values
     }
@@ -457,6 +470,7 @@ impl Stage {
 
     /// Output size in bytes (saturating: an absurd size then fails to
     /// allocate with an error).
+    #[inline]
     pub fn output_bytes(&self) -> usize {
         usize::try_from(self.output_values)
             .unwrap_or(usize::MAX)

@@ -28,6 +28,7 @@ pub enum StatusCode {
 impl StatusCode {
     /// Maps the raw code a kernel wrote; unknown codes become `Pending` so a
     /// garbage status can never read as success.
+    #[inline]
     pub fn from_raw(raw: u32) -> Self {
         match raw {
             0 => Self::Ok,
@@ -77,6 +78,7 @@ impl ChunkStatus {
     };
 
     /// A success that produced `produced` elements.
+    #[inline]
     pub fn ok(produced: u64) -> Self {
         Self {
             code: StatusCode::Ok as u32,
@@ -88,6 +90,7 @@ impl ChunkStatus {
     /// A success of a byte-array data job (`ParquetOp::ByteArrayData`)
     /// whose `produced` output bytes are all ASCII or not: the reader then
     /// knows its strings are valid UTF-8 without a host pass over them.
+    #[inline]
     pub fn ok_bytes(produced: u64, ascii: bool) -> Self {
         Self {
             detail: u32::from(ascii),
@@ -97,11 +100,13 @@ impl ChunkStatus {
 
     /// Whether a successful byte-array data job's output is all ASCII
     /// ([`ChunkStatus::ok_bytes`]).
+    #[inline]
     pub fn ascii(&self) -> bool {
         self.is_ok() && self.detail == 1
     }
 
     /// A failure at chunk-relative byte `at` after `produced` elements.
+    #[inline]
     pub fn failed(code: StatusCode, at: u64, produced: u64) -> Self {
         Self {
             code: code as u32,
@@ -111,11 +116,13 @@ impl ChunkStatus {
     }
 
     /// The decoded status code.
+    #[inline]
     pub fn status(&self) -> StatusCode {
         StatusCode::from_raw(self.code)
     }
 
     /// True on success.
+    #[inline]
     pub fn is_ok(&self) -> bool {
         self.status() == StatusCode::Ok
     }
