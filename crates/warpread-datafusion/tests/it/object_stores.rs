@@ -125,3 +125,60 @@ fn a_damaged_object_is_an_error_naming_it() {
         assert!(e.contains("bad/x.parquet"), "{e}");
     });
 }
+
+/// One object split into byte ranges read by four partitions at once: the
+/// partitions share the cached file (and its fetched ranges), each giving
+/// its groups' bytes back; run twice, the second time from the cache.
+#[test]
+fn partitions_share_one_cached_object() {
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let mut buf = Vec::new();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(5_000))
+        .set_compression(parquet::basic::Compression::GZIP(Default::default()))
+        .build();
+    let mut w = ArrowWriter::try_new(&mut buf, schema.clone(), Some(props)).unwrap();
+    for part in 0..20i64 {
+        let k = Int64Array::from_iter_values((0..5_000).map(|i| part * 5_000 + i));
+        let s = StringArray::from_iter(
+            (0..5_000).map(|i| (i % 7 != 0).then(|| format!("v{}", i % 97))),
+        );
+        w.write(&RecordBatch::try_new(schema.clone(), vec![Arc::new(k), Arc::new(s)]).unwrap())
+            .unwrap();
+    }
+    w.close().unwrap();
+    let rt = warpread_datafusion::runtime().unwrap();
+    rt.block_on(async {
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        memory
+            .put(&ObjectPath::from("p/t.parquet"), PutPayload::from(buf))
+            .await
+            .unwrap();
+        let config = warpread_datafusion::session_config()
+            .with_target_partitions(4)
+            .set_usize("datafusion.optimizer.repartition_file_min_size", 1);
+        let ctx = session(WarpreadConfig::with_backend(Arc::new(CpuBackend::new())), config);
+        ctx.register_object_store(ObjectStoreUrl::parse("memory://").unwrap().as_ref(), memory);
+        register_path(&ctx, "t", "memory:///p/t.parquet").await.unwrap();
+        let sql = "SELECT count(*) AS n, sum(k) AS sk, count(s) AS ns, max(s) AS ms FROM t WHERE k % 3 = 0";
+        for _ in 0..2 {
+            let out = run_sql(&ctx, sql).await.unwrap();
+            let rows = warpread_datafusion::sorted_rows(&out.last().unwrap().batches).concat().join(",");
+            // Rows 0..100000 with k % 3 == 0: 33334 of them, sum 3·(0+…+33333).
+            let n = 33_334i64;
+            let sum = 3 * (n - 1) * n / 2;
+            assert!(rows.contains(&n.to_string()) && rows.contains(&sum.to_string()), "{rows}");
+        }
+        let plan = run_sql(&ctx, &format!("EXPLAIN {sql}")).await.unwrap();
+        let text = warpread_datafusion::sorted_rows(&plan[0].batches).concat().join("\n");
+        assert!(text.matches("p/t.parquet:").count() >= 2, "the file is split: {text}");
+    });
+}
