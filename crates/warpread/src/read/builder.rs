@@ -19,7 +19,7 @@ use crate::exec::{self, Backend, BackendChoice};
 use crate::source::Source;
 
 /// Compressed bytes of a read group in a streaming read unless the tuning
-/// sets [`ReadTuning::group_bytes`]: a group's decoded batches are what a
+/// sets [`ReadTuning::group_bytes`](super::ReadTuning::group_bytes): a group's decoded batches are what a
 /// stream holds at once, so it is smaller than a whole-file read's (the
 /// backend's [`Backend::group_bytes`], 256 MiB on the CPU and 1 GiB on
 /// CUDA). 64 MiB of TPC-H lineitem Parquet GZIP is about 400 MB of Arrow.
