@@ -1,6 +1,6 @@
 //! General-purpose block codecs that have no GPU kernel yet: Snappy, Zstd,
 //! LZ4 and Brotli, decompressed with well-kept crates, and LZO with the
-//! bounds-checked decoder of [`crate::lzo`]. Each call fills at most
+//! bounds-checked decoder of the `lzo` module. Each call fills at most
 //! `out.len()` bytes and reports the decompressed size as `produced`, like
 //! the inflate stage, so every backend can run them as plan stages.
 

@@ -1,4 +1,4 @@
-//! Backends that run a [`DecodePlan`](crate::plan::DecodePlan): the CPU
+//! Backends that run a [`DecodePlan`]: the CPU
 //! reference and CUDA. Both take the same stages and must return identical
 //! buffers and statuses.
 //!
