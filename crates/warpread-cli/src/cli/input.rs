@@ -108,9 +108,14 @@ pub fn store_for(url: &Url) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
         "http" | "https" => {
             let mut root = url.clone();
             root.set_path("/");
+            // A plain `http://` URL asks for plain HTTP, which object_store
+            // refuses unless allowed.
+            let options =
+                object_store::ClientOptions::new().with_allow_http(url.scheme() == "http");
             Arc::new(
                 object_store::http::HttpBuilder::new()
                     .with_url(root.as_str())
+                    .with_client_options(options)
                     .build()
                     .map_err(err)?,
             )
