@@ -112,7 +112,9 @@ pub trait WarpFile: Send + Sync {
     /// Where its bytes come from.
     fn source(&self) -> &Source;
     /// The file bytes reading `units` for `request` reads (an object
-    /// store's reader fetches them first).
+    /// store's reader fetches them first). May read metadata (ORC stripe
+    /// footers): over an object store, call it through
+    /// `warpread::read::stream::ranges_fetching`.
     fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>>;
     /// Reads `units` (consecutive entries of [`plan`](Self::plan)'s answer)
     /// into batches of the requested columns, decoding on `backend`.
@@ -183,9 +185,9 @@ impl WarpFile for OrcFile {
         OrcFile::source(self)
     }
 
-    fn unit_ranges(&self, units: &[ReadUnit], _: &ScanRequest) -> Result<Vec<Range<u64>>> {
+    fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>> {
         let stripes: Vec<usize> = units.iter().map(|u| u.index).collect();
-        Ok(self.group_ranges(&stripes))
+        self.group_ranges(&stripes, &orc_options(request, None))
     }
 
     fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {

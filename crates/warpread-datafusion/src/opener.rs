@@ -15,7 +15,7 @@ use datafusion::object_store::local::LocalFileSystem;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
 use futures::{StreamExt, TryStreamExt};
-use warpread::read::stream::{fetch_scoped, run_fetching};
+use warpread::read::stream::{fetch_scoped, ranges_fetching, run_fetching};
 
 use super::config::StatsSink;
 use super::dynamic_filter::RowFilter;
@@ -370,9 +370,11 @@ impl WarpOpener {
                             // The group's bytes are fetched, read, and
                             // given back (also if the scan is cancelled).
                             let src = fetched_source.source();
-                            let ranges = fetched_source
-                                .unit_ranges(&fetched_units, &fetched_request)
-                                .map_err(external)?;
+                            let ranges = ranges_fetching(&r.store, &location, src, || {
+                                fetched_source.unit_ranges(&fetched_units, &fetched_request)
+                            })
+                            .await
+                            .map_err(external)?;
                             let _fetched = fetch_scoped(&r.store, &location, src, ranges)
                                 .await
                                 .map_err(external)?;

@@ -398,22 +398,59 @@ impl OrcFile {
         Ok(groups)
     }
 
-    /// The file bytes a read of `stripes` reads: each stripe whole (index,
-    /// data and footer streams), clamped to the file. Whole stripes,
-    /// not the projection's streams: which streams those are is known only
-    /// from the stripe footer, a second round trip per stripe.
-    pub fn group_ranges(&self, group: &[usize]) -> Vec<std::ops::Range<u64>> {
-        group
-            .iter()
-            .filter_map(|&i| self.stripes.get(i))
-            .map(|s| {
-                let len = s
-                    .index_length
-                    .saturating_add(s.data_length)
-                    .saturating_add(s.footer_length);
-                s.offset..s.offset.saturating_add(len).min(self.src.len())
-            })
-            .collect()
+    /// The file bytes a read of `stripes` with `options` reads: each
+    /// stripe's footer and the streams of the projected and predicate
+    /// columns (index streams included), clamped to the file. The streams
+    /// are known from the stripe footers, which this reads: over an object
+    /// store they are fetched first (a read that misses them fails and is
+    /// run again, [`crate::read::stream::ranges_fetching`]). Files with
+    /// encrypted columns read whole stripes.
+    pub fn group_ranges(
+        &self,
+        stripes: &[usize],
+        options: &ReadOptions,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        let len = self.src.len();
+        let clamp = |r: std::ops::Range<u64>| r.start.min(len)..r.end.min(len);
+        let whole = |s: &StripeInfo| {
+            let end = s
+                .offset
+                .saturating_add(s.index_length)
+                .saturating_add(s.data_length)
+                .saturating_add(s.footer_length);
+            clamp(s.offset..end)
+        };
+        let infos = stripes.iter().filter_map(|&i| self.stripes.get(i));
+        if self.tail.footer.encryption.is_some() {
+            return Ok(infos.map(whole).collect());
+        }
+        // Column ids whose streams a read needs: the projected columns'
+        // subtrees, the predicates' columns, and the root.
+        let mut wanted: Vec<std::ops::RangeInclusive<u32>> = vec![0..=0];
+        for c in self.projection(options)? {
+            wanted.push(c.id..=c.last_id);
+        }
+        for (_, c) in self.predicate_columns(options)? {
+            wanted.push(c.id..=c.last_id);
+        }
+        let mut out = Vec::new();
+        for s in infos {
+            let footer_at = s
+                .offset
+                .saturating_add(s.index_length)
+                .saturating_add(s.data_length);
+            out.push(clamp(footer_at..footer_at.saturating_add(s.footer_length)));
+            let layout = self.stripe_layout(s.index)?;
+            out.extend(
+                layout
+                    .streams
+                    .iter()
+                    .filter(|st| wanted.iter().any(|w| w.contains(&st.column)))
+                    .map(|st| clamp(st.range.clone())),
+            );
+        }
+        out.retain(|r| r.start < r.end);
+        Ok(out)
     }
 
     /// The file rows a read group of stripes spans.
@@ -706,9 +743,9 @@ impl crate::read::GroupedFile for OrcFile {
     fn group_ranges(
         &self,
         group: &Vec<usize>,
-        _: &ReadOptions,
+        options: &ReadOptions,
     ) -> Result<Vec<std::ops::Range<u64>>> {
-        Ok(OrcFile::group_ranges(self, group))
+        OrcFile::group_ranges(self, group, options)
     }
 
     fn read_group(

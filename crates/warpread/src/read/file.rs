@@ -60,7 +60,9 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
     /// The file rows a group spans, first to last.
     fn group_span(&self, group: &Self::Group) -> Range<u64>;
 
-    /// The file bytes reading `group` with `options` reads.
+    /// The file bytes reading `group` with `options` reads. May read
+    /// metadata to find them (ORC stripe footers; the async reader fetches
+    /// what it misses and asks again).
     fn group_ranges(&self, group: &Self::Group, options: &ReadOptions) -> Result<Vec<Range<u64>>>;
 
     /// Reads a group: its batches and, in order, the file rows they hold

@@ -126,6 +126,35 @@ pub async fn run_fetching<T: Send + 'static>(
     }
 }
 
+/// The byte ranges `ranges` gives (a read group's), fetching the metadata
+/// it reads to find them (ORC stripe footers) when it misses them: run
+/// again after each fetch, a few times at most. The metadata fetched here
+/// is given back: the ranges include it, and their fetch, coalesced, takes
+/// it with the bytes beside it.
+pub async fn ranges_fetching(
+    store: &Arc<dyn ObjectStore>,
+    location: &ObjectPath,
+    src: &Source,
+    ranges: impl Fn() -> Result<Vec<Range<u64>>>,
+) -> Result<Vec<Range<u64>>> {
+    let mut fetched = FetchedRanges {
+        src,
+        ranges: Vec::new(),
+    };
+    let mut rounds = 0;
+    loop {
+        let before = src.miss_count();
+        let out = ranges();
+        if src.miss_count() == before || rounds == MAX_REFETCHES {
+            return out;
+        }
+        rounds += 1;
+        let misses = src.take_misses();
+        fetch_into(store, location, src, &misses).await?;
+        fetched.ranges.extend(misses);
+    }
+}
+
 /// Opens `location` (of `size` bytes) in `store` as a source of fetched
 /// ranges and parses its footer with `parse`: a tail of `tail_guess`
 /// bytes (and the first 8) fetched first, then whatever a longer footer
@@ -271,14 +300,21 @@ struct StreamState<F: GroupedFile> {
 
 impl<F: GroupedFile> StreamState<F> {
     /// The next group that `shaper` wants, with its byte ranges.
-    fn pop(&mut self) -> Result<Option<Pending<F>>> {
+    async fn pop(&mut self) -> Result<Option<Pending<F>>> {
         let p = &mut self.planned;
         while !p.shaper.done() {
             let Some(group) = p.groups.pop_front() else {
                 return Ok(None);
             };
             if p.shaper.wants(&p.file.group_span(&group)) {
-                let ranges = p.file.group_ranges(&group, &p.read)?;
+                let (file, read) = (&p.file, &p.read);
+                let ranges = ranges_fetching(
+                    &self.object.store,
+                    &self.object.location,
+                    file.source(),
+                    || file.group_ranges(&group, read),
+                )
+                .await?;
                 return Ok(Some((group, ranges)));
             }
         }
@@ -296,7 +332,7 @@ impl<F: GroupedFile> StreamState<F> {
         loop {
             let current = match self.next.take() {
                 Some(c) => c,
-                None => match self.pop()? {
+                None => match self.pop().await? {
                     Some(c) => {
                         self.fetch_into(&c.1).await?;
                         c
@@ -327,7 +363,7 @@ impl<F: GroupedFile> StreamState<F> {
             };
             // The next group's bytes come while this one decodes.
             let upcoming = if self.read_ahead > 0 {
-                self.pop()?
+                self.pop().await?
             } else {
                 None
             };

@@ -564,3 +564,182 @@ fn a_selection_over_a_pruned_read_keeps_the_selected_file_rows() {
     assert!(want.num_rows() > 0);
     assert_eq!(concat(&schema, &got), want);
 }
+
+/// Over an object store, a projection fetches only the projected columns'
+/// streams (ORC: found from the stripe footers, fetched first); each
+/// column of every fixture alone equals the whole-file read's column.
+#[test]
+fn projections_over_an_object_store_read_their_columns() {
+    let rt = runtime();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let mut checked = 0;
+    for path in fixtures("orc").into_iter().chain(fixtures("parquet")) {
+        let is_orc = path.extension().is_some_and(|e| e == "orc");
+        let whole = |cols: Option<&str>| -> Option<RecordBatch> {
+            let mut o = ReadOptions::default();
+            if let Some(c) = cols {
+                o = o.with_columns([c]);
+            }
+            let (schema, b) = if is_orc {
+                let f = OrcFile::open(&path).ok()?;
+                (
+                    f.projected_schema(&o).ok()?,
+                    f.read(&o, &CpuBackend::new()).ok()?,
+                )
+            } else {
+                let f = ParquetFile::open(&path).ok()?;
+                (
+                    f.projected_schema(&o).ok()?,
+                    f.read(&o, &CpuBackend::new()).ok()?,
+                )
+            };
+            Some(concat(&schema, &b))
+        };
+        let Some(all) = whole(None) else { continue };
+        let location = ObjectPath::from(format!(
+            "proj/{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        rt.block_on(store.put(&location, PutPayload::from(std::fs::read(&path).unwrap())))
+            .unwrap();
+        for field in all.schema().fields() {
+            let want = whole(Some(field.name())).unwrap();
+            let got: Vec<RecordBatch> = rt.block_on(async {
+                let cols = [field.name().clone()];
+                if is_orc {
+                    OrcStreamBuilder::new(store.clone(), location.clone())
+                        .await
+                        .unwrap()
+                        .with_backend(cpu())
+                        .with_projection(cols)
+                        .build()
+                        .await
+                        .unwrap()
+                        .try_collect()
+                        .await
+                        .unwrap()
+                } else {
+                    ParquetStreamBuilder::new(store.clone(), location.clone())
+                        .await
+                        .unwrap()
+                        .with_backend(cpu())
+                        .with_projection(cols)
+                        .build()
+                        .await
+                        .unwrap()
+                        .try_collect()
+                        .await
+                        .unwrap()
+                }
+            });
+            assert_eq!(
+                concat(&want.schema(), &got),
+                want,
+                "{}: {}",
+                path.display(),
+                field.name()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+/// A read group's ranges are all its read needs: fetched into a source of
+/// fetched ranges, the group reads without a miss (ORC with a projection
+/// and row-index pruning; Parquet with a projection and page pruning).
+#[test]
+fn group_ranges_cover_what_the_group_reads() {
+    use warpread::read::stream::{fetch_into, open_fetched, ranges_fetching};
+    let rt = runtime();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let cases = [
+        ("orc/rowgroups_v12_zlib.orc", true),
+        ("parquet/page_index_gzip_v1.parquet", false),
+        ("parquet/page_index_snappy_v2.parquet", false),
+    ];
+    for (name, is_orc) in cases {
+        let path = root().join("testdata").join(name);
+        let location = ObjectPath::from(format!("ranges/{name}"));
+        rt.block_on(store.put(&location, PutPayload::from(std::fs::read(&path).unwrap())))
+            .unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        fn check<F: GroupedFile>(
+            rt: &tokio::runtime::Runtime,
+            store: &Arc<dyn ObjectStore>,
+            location: &ObjectPath,
+            size: u64,
+            name: &str,
+        ) {
+            let file: F = rt
+                .block_on(open_fetched(
+                    store,
+                    location,
+                    size,
+                    F::FORMAT,
+                    64 << 10,
+                    F::from_source,
+                ))
+                .unwrap();
+            let schema = file.file_schema();
+            // The last column, pruned by the first integer column.
+            let last = schema.fields().last().unwrap().name().clone();
+            let int = schema
+                .fields()
+                .iter()
+                .find(|f| {
+                    matches!(
+                        f.data_type(),
+                        arrow::datatypes::DataType::Int32 | arrow::datatypes::DataType::Int64
+                    )
+                })
+                .unwrap()
+                .name()
+                .clone();
+            let options = ReadOptions::default()
+                .with_columns([last])
+                .with_predicate(format!("{int}>=1000").parse().unwrap());
+            let src = file.source();
+            rt.block_on(fetch_into(
+                store,
+                location,
+                src,
+                &file.planning_ranges(&options).unwrap(),
+            ))
+            .unwrap();
+            let cpu = CpuBackend::new();
+            let mut stats = Default::default();
+            let groups = file
+                .plan_groups(&options, &cpu, &|_| true, &mut stats)
+                .unwrap();
+            assert!(!groups.is_empty(), "{name}");
+            let mut fetched = 0;
+            for g in &groups {
+                let ranges = rt
+                    .block_on(ranges_fetching(store, location, src, || {
+                        file.group_ranges(g, &options)
+                    }))
+                    .unwrap();
+                rt.block_on(fetch_into(store, location, src, &ranges))
+                    .unwrap();
+                fetched += ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+                let before = src.miss_count();
+                let mut stats = Default::default();
+                file.read_group(g, &options, &cpu, &mut stats).unwrap();
+                assert_eq!(
+                    src.miss_count(),
+                    before,
+                    "{name}: the group read bytes it did not fetch"
+                );
+                src.evict(&ranges);
+            }
+            // One column of several: less than the file was fetched.
+            assert!(fetched < size / 2, "{name}: {fetched} of {size} bytes");
+        }
+        if is_orc {
+            check::<OrcFile>(&rt, &store, &location, size, name);
+        } else {
+            check::<ParquetFile>(&rt, &store, &location, size, name);
+        }
+    }
+}
