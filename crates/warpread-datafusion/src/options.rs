@@ -163,6 +163,24 @@ pub struct WarpreadOptions {
     /// Read groups decoded side by side within one read (unset: the
     /// reader's default).
     pub groups_in_flight: Option<usize>,
+    /// Scan partitions a table's scan reads with at most (unset: the
+    /// backend's preference, four on CUDA, where a device decodes few large
+    /// reads faster than many small ones; `0`: as many as DataFusion
+    /// plans).
+    pub scan_partitions: Option<usize>,
+    /// Parquet: CRC-32s of pages that lie on the device are checked there
+    /// (off: on the host).
+    pub device_crc: bool,
+    /// Parquet: inflated pages the host does not read stay on the device
+    /// (needs `device_crc`; off: every page comes to the host).
+    pub pages_on_device: bool,
+    /// Parquet: byte-array dictionaries gathered by stages on every backend
+    /// (`true`), on the host (`false`), or by stages where the pages lie on
+    /// the device (`auto`).
+    pub device_byte_dicts: Option<bool>,
+    /// Parquet: dictionary-encoded Decimal128 chunks widened in the gather
+    /// (off: on the host afterwards).
+    pub widen_decimals: bool,
 }
 
 impl Default for WarpreadOptions {
@@ -183,6 +201,11 @@ impl Default for WarpreadOptions {
             read_ahead: 2,
             group_mib: None,
             groups_in_flight: None,
+            scan_partitions: None,
+            device_crc: true,
+            pages_on_device: true,
+            device_byte_dicts: None,
+            widen_decimals: true,
         }
     }
 }
@@ -317,6 +340,34 @@ impl WarpreadOptions {
                 self.groups_in_flight.map(|v| v.to_string()),
                 "Read groups decoded side by side within one read (unset: the reader's default).",
             ),
+            (
+                "scan_partitions",
+                self.scan_partitions.map(|v| v.to_string()),
+                "Scan partitions a scan reads with at most (unset: the backend's preference, 4 on CUDA; 0: as many as DataFusion plans).",
+            ),
+            (
+                "device_crc",
+                s(&self.device_crc),
+                "Parquet: CRC-32s of pages on the device are checked there (false: on the host).",
+            ),
+            (
+                "pages_on_device",
+                s(&self.pages_on_device),
+                "Parquet: inflated pages the host does not read stay on the device (needs device_crc).",
+            ),
+            (
+                "device_byte_dicts",
+                Some(
+                    self.device_byte_dicts
+                        .map_or("auto".into(), |b| b.to_string()),
+                ),
+                "Parquet: byte-array dictionaries gathered by stages on every backend (true), on the host (false), or where the pages lie on the device (auto).",
+            ),
+            (
+                "widen_decimals",
+                s(&self.widen_decimals),
+                "Parquet: dictionary-encoded Decimal128 chunks widened in the gather (false: on the host afterwards).",
+            ),
         ]
     }
 
@@ -368,7 +419,11 @@ impl WarpreadOptions {
 /// keys onto [`ReadTuning`]; every other field is the default).
 pub fn read_tuning(options: &WarpreadOptions) -> ReadTuning {
     let tuning = ReadTuning::default()
-        .with_group_bytes(options.group_mib.map(|mib| mib.saturating_mul(1 << 20)));
+        .with_group_bytes(options.group_mib.map(|mib| mib.saturating_mul(1 << 20)))
+        .with_device_crc(options.device_crc)
+        .with_pages_on_device(options.pages_on_device)
+        .with_device_byte_dicts(options.device_byte_dicts)
+        .with_widen_decimals(options.widen_decimals);
     match options.groups_in_flight {
         Some(n) => tuning.with_groups_in_flight(n),
         None => tuning,
@@ -405,6 +460,21 @@ impl ExtensionOptions for WarpreadOptions {
             "read_ahead" => self.read_ahead = positive(key, value)?,
             "group_mib" => self.group_mib = optional(key, value)?,
             "groups_in_flight" => self.groups_in_flight = optional(key, value)?,
+            "scan_partitions" => {
+                self.scan_partitions = match value.trim().to_ascii_lowercase().as_str() {
+                    "" | "none" | "auto" => None,
+                    _ => Some(parse(key, value, "expected a count, 0, or none")?),
+                }
+            }
+            "device_crc" => self.device_crc = boolean(key, value)?,
+            "pages_on_device" => self.pages_on_device = boolean(key, value)?,
+            "device_byte_dicts" => {
+                self.device_byte_dicts = match value.trim().to_ascii_lowercase().as_str() {
+                    "auto" => None,
+                    _ => Some(boolean(key, value)?),
+                }
+            }
+            "widen_decimals" => self.widen_decimals = boolean(key, value)?,
             _ => {
                 let known: Vec<_> = self.listed().iter().map(|(k, ..)| *k).collect();
                 return Err(DataFusionError::Configuration(format!(
@@ -444,6 +514,18 @@ mod tests {
         }
         assert_eq!(o.group_mib, Some(3));
         assert_eq!(o.entries().len(), o.listed().len());
+        // The Parquet switches reach the reader's tuning.
+        o.set("device_crc", "false").unwrap();
+        o.set("device_byte_dicts", "true").unwrap();
+        o.set("widen_decimals", "false").unwrap();
+        o.set("scan_partitions", "0").unwrap();
+        let t = read_tuning(&o);
+        assert!(!t.device_crc && !t.widen_decimals && !t.keeps_pages_on_device());
+        assert_eq!(t.device_byte_dicts, Some(true));
+        assert_eq!(o.scan_partitions, Some(0));
+        o.set("device_byte_dicts", "auto").unwrap();
+        o.set("scan_partitions", "none").unwrap();
+        assert_eq!((o.device_byte_dicts, o.scan_partitions), (None, None));
     }
 
     #[test]
@@ -458,6 +540,8 @@ mod tests {
             ("backend", "gpu"),
             ("prefetch", "some"),
             ("group_mib", "-1"),
+            ("scan_partitions", "many"),
+            ("device_byte_dicts", "sometimes"),
         ] {
             let e = o.set(key, value).unwrap_err().to_string();
             assert!(e.contains(&format!("warpread.{key}")), "{e}");

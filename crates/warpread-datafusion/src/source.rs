@@ -400,10 +400,12 @@ impl FileSource for WarpSource {
     ) -> DfResult<Option<FileScanConfig>> {
         // A device backend reads few large groups; the plan above the scan
         // repartitions its batches for the query's parallelism.
-        let backend = self.backend();
-        let target = backend
-            .scan_partitions()
-            .map_or(target_partitions, |n| target_partitions.min(n));
+        let most = match self.options.scan_partitions {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => self.backend().scan_partitions(),
+        };
+        let target = most.map_or(target_partitions, |n| target_partitions.min(n));
         // Spread evenly by size into `target` groups, merging the listing's
         // file groups too (a table of 16 files otherwise kept 16 scans).
         if config.file_compression_type.is_compressed() || !self.supports_repartitioning() {

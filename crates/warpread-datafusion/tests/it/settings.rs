@@ -332,3 +332,52 @@ fn unknown_or_malformed_keys_are_errors_naming_them() {
         std::fs::remove_dir_all(&dir).ok();
     });
 }
+
+/// `warpread.scan_partitions` bounds the partitions a scan reads with (on
+/// the CPU backend, which has no preference of its own), session-wide or
+/// for one table; the Parquet switches reach the reads, same answers.
+#[test]
+fn scan_partitions_and_parquet_switches_are_settings() {
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::physical_plan::ExecutionPlanProperties;
+    fn scan_partitions(plan: &Arc<dyn ExecutionPlan>) -> usize {
+        if plan.as_ref().downcast_ref::<DataSourceExec>().is_some() {
+            return plan.output_partitioning().partition_count();
+        }
+        plan.children()
+            .iter()
+            .map(|c| scan_partitions(c))
+            .max()
+            .unwrap_or(0)
+    }
+    let rt = warpread_datafusion::runtime().unwrap();
+    rt.block_on(async {
+        let dir = data("partitions");
+        let split = [
+            ("datafusion.execution.target_partitions", "4"),
+            ("datafusion.optimizer.repartition_file_min_size", "1"),
+        ];
+        let sql = "SELECT sum(v) AS s FROM fact WHERE k < 500";
+        let free = warp(&dir, &split).await;
+        assert_eq!(scan_partitions(&plan(&free, sql).await), 4);
+        let one = warp(
+            &dir,
+            &[split[0], split[1], ("warpread.scan_partitions", "1")],
+        )
+        .await;
+        assert_eq!(scan_partitions(&plan(&one, sql).await), 1);
+        let switches = warp(
+            &dir,
+            &[
+                ("warpread.device_crc", "false"),
+                ("warpread.pages_on_device", "false"),
+                ("warpread.device_byte_dicts", "true"),
+                ("warpread.widen_decimals", "false"),
+            ],
+        )
+        .await;
+        let df = datafusion(&dir).await;
+        same_answer(&switches, &df, sql).await;
+        same_answer(&one, &df, sql).await;
+    });
+}
