@@ -32,7 +32,7 @@ if [ -d "$shared" ]; then
 fi
 
 # Decoder seeds (a plain, non-instrumented build of the helper binary).
-cargo run --quiet --release --manifest-path seeds/Cargo.toml -- "$corpus"
+nice -n 10 cargo run --quiet --release --manifest-path seeds/Cargo.toml -- "$corpus"
 for d in "$corpus"/*/; do
     printf '%-32s %5d files\n' "$(basename "$d")" "$(ls "$d" | wc -l)"
 done

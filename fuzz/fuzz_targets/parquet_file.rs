@@ -5,9 +5,10 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(builder) =
-        warpread::parquet::ParquetReaderBuilder::from_bytes("fuzz.parquet", bytes::Bytes::from(data.to_vec()))
-    else {
+    let Ok(builder) = warpread::parquet::ParquetReaderBuilder::from_bytes(
+        "fuzz.parquet",
+        bytes::Bytes::from(data.to_vec()),
+    ) else {
         return;
     };
     let Ok(reader) = builder

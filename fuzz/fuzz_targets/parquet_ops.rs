@@ -8,8 +8,11 @@ use warpread_codecs::parquet_ops::decode;
 use warpread_core::plan::{ByteArrayEncoding, IntType, ParquetOp};
 use warpread_fuzz::Params;
 
-const ENCS: [ByteArrayEncoding; 3] =
-    [ByteArrayEncoding::Plain, ByteArrayEncoding::DeltaLength, ByteArrayEncoding::Delta];
+const ENCS: [ByteArrayEncoding; 3] = [
+    ByteArrayEncoding::Plain,
+    ByteArrayEncoding::DeltaLength,
+    ByteArrayEncoding::Delta,
+];
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
