@@ -1,0 +1,11 @@
+//! Raw deflate, output size from the first two bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use warpread_fuzz::Params;
+
+fuzz_target!(|data: &[u8]| {
+    let mut p = Params::new(data);
+    let n = p.count(1);
+    let _ = warpread_codecs::deflate::inflate(p.rest(), &mut vec![0u8; n]);
+});

@@ -1,0 +1,11 @@
+//! ORC byte RLE, output count from the first two bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use warpread_fuzz::Params;
+
+fuzz_target!(|data: &[u8]| {
+    let mut p = Params::new(data);
+    let n = p.count(1);
+    let _ = warpread_codecs::orc_byte_rle::decode(p.rest(), &mut vec![0u8; n]);
+});

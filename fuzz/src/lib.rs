@@ -1,0 +1,54 @@
+//! Helpers shared by the fuzz targets: reading parameters off the front of
+//! the fuzzer's input and sizing bounded output buffers.
+
+/// Most output bytes any decoder target allocates (1 MiB).
+pub const MAX_OUT_BYTES: usize = 1 << 20;
+
+/// A cursor over the fuzzer's bytes; missing bytes read as 0.
+pub struct Params<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Params<'a> {
+    /// Starts at the front of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self { data }
+    }
+
+    /// Takes one byte.
+    pub fn u8(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&b, rest)) => {
+                self.data = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    /// Takes two bytes, little-endian.
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+
+    /// Takes eight bytes, little-endian.
+    pub fn u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        for x in &mut b {
+            *x = self.u8();
+        }
+        u64::from_le_bytes(b)
+    }
+
+    /// An element count for elements of `elem_bytes` bytes, at most
+    /// [`MAX_OUT_BYTES`] in all (two bytes of input, scaled).
+    pub fn count(&mut self, elem_bytes: usize) -> usize {
+        let n = self.u16() as usize * 16;
+        n.min(MAX_OUT_BYTES / elem_bytes.max(1))
+    }
+
+    /// The rest of the input, the encoded stream.
+    pub fn rest(self) -> &'a [u8] {
+        self.data
+    }
+}
