@@ -182,6 +182,10 @@ impl ContainerFile {
         if !ipc_schema.endianness().equals_to_target_endianness() {
             return Err(error(path, "big-endian Arrow IPC file"));
         }
+        // arrow-ipc unwraps the field list (found by fuzzing).
+        if ipc_schema.fields().is_none() {
+            return Err(error(path, "IPC footer schema without a field list"));
+        }
         let stored = Arc::new(fb_to_schema(ipc_schema));
         let schema = decode_schema(&stored, &Location::file(path))?;
         let mut f = Self {
@@ -710,6 +714,55 @@ mod tests {
                 (i % 7 != 3).then(|| format!("value {} of batch {seed} says hello", i * 31))
             }));
         RecordBatch::try_new(schema, vec![Arc::new(ids), Arc::new(s)]).unwrap()
+    }
+
+    /// A fuzzer's input (minimized): a footer whose schema has no field
+    /// list, which arrow-ipc's schema conversion unwraps. A clean error,
+    /// not a caught panic.
+    #[test]
+    fn a_footer_schema_without_fields_is_an_error() {
+        let hex: String = [
+            "4152524f57310000ffffffff200300001000000000000a000e00060005000800",
+            "0a000000000104001000000000000a000c000000040008000a000200006c0200",
+            "0038020000cc01000068010000811ab51300ff00000000100000000c00140006",
+            "0008000c0010000c000000000004003800000024000000040000000100000030",
+            "03000000000000000300000000000088040000000000000000000000000a000c",
+            "000000040008000e0000000c000000040000000000000009000000b00200006c",
+            "02000038020000cc010000680100003001000000010000b40000000400000084",
+            "fdffff0000010e180000002c000000040000000200000060000000300000000b",
+            "00000064656e73655f756e696f6e000800080000000400080000000400000002",
+            "0000000000000001000000d0fdffff00000105100000001c0000000400000000",
+            "000000080000005f756e696f6e5f3100000000bcfdfffffcfdffff0000010210",
+            "0000001c0000000400000000000000080000005f756e696f6e5f300000000098",
+            "feffff000000014000000030feffff0000010a10000000280000000400000000",
+            "0000000e00000074735f6d735f747a5f746f6b796f000008000c000600080008",
+            "0000000000030004000000030000005554430078feffff0000010a1000000018",
+            "00000004000000000000000400000074735f7300000000d2ffffff00000300a4",
+            "feffff0000010a10000000200000000400000000000000060000006461746536",
+            "34000000000600080006000600000000000300d8feffff0000010c1400000020",
+            "0000000400000001000000180000000b00000066697865645f6c6973743200c8",
+            "feffff08ffffff00000102106e67000000000400040004000000480300004152",
+            "524f5731000000a0ffffff000000014000000038ffffff0000010c1400000020",
+            "0000000400000001000000180000000a0000006c617267655f6c697374000028",
+            "ffffff68ffffff00000102100000002000000004000000000000000400000069",
+            "74656d0000000008000c0008000700080000000000000120000000a0ffffff00",
+            "000104100000002000000004000000000000000d00000066697865645f62696e",
+            "6172793400000090ffffffd0ffffff0000010410000000200000000400000000",
+            "0000000c0000006c617267655f62696e61727900000000c0ffffff1000140008",
+            "00060007000c0000001000100000000000010510000000240000000400000000",
+            "0000000c0000006c617267655f737472696e6700000000040004000400000048",
+            "0300004152524f5731",
+        ]
+        .concat();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(bytes.len(), 937);
+        let e = ContainerFile::from_bytes("fuzz.arrow", bytes::Bytes::from(bytes))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("without a field list"), "{e}");
     }
 
     #[test]
