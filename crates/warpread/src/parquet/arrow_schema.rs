@@ -43,6 +43,13 @@ pub fn problem(value: &str) -> Option<String> {
     let Some(schema) = message.header_as_schema() else {
         return Some("the IPC message is not a schema".into());
     };
+    schema_problem(schema)
+}
+
+/// Why arrow-ipc's conversion of the verified schema flatbuffer `schema`
+/// would panic, or `None` when it would not (also for an IPC file's
+/// footer schema, `gsst::container_file`).
+pub(crate) fn schema_problem(schema: ipc::Schema<'_>) -> Option<String> {
     if schema.endianness() == ipc::Endianness::Big {
         return Some("big-endian schema".into());
     }

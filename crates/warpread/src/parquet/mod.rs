@@ -21,7 +21,7 @@
 //! # Ok::<(), warpread::Error>(())
 //! ```
 
-mod arrow_schema;
+pub(crate) mod arrow_schema;
 mod assemble;
 mod byte_dict;
 mod decode;
