@@ -350,10 +350,28 @@ impl WarpOpener {
                 let expected = expected.clone();
                 let shown = shown.clone();
                 let shown_in_task = shown.clone();
-                let fetched_source = Arc::clone(&opened);
-                let fetched_units = group.clone();
-                let fetched_request = request.clone();
+                // Keeps the file (and so the fetched ranges' source) alive
+                // while the read owns `opened`.
+                let file = Arc::clone(&opened);
                 async move {
+                    // Over an object store the group's bytes are fetched
+                    // first and given back when `_fetched` drops (also if
+                    // the scan is cancelled).
+                    let _fetched = match &remote {
+                        Some(r) => {
+                            let src = file.source();
+                            let ranges = ranges_fetching(&r.store, &location, src, || {
+                                file.unit_ranges(&group, &request)
+                            })
+                            .await
+                            .map_err(external)?;
+                            let fetched = fetch_scoped(&r.store, &location, src, ranges)
+                                .await
+                                .map_err(external)?;
+                            Some(fetched)
+                        }
+                        None => None,
+                    };
                     let read = move || {
                         let _span = crate::trace::span_with(|| {
                             let name = path_name(&shown_in_task);
@@ -366,22 +384,9 @@ impl WarpOpener {
                             .await
                             .map_err(joined)?
                             .map_err(external)?,
-                        Some(r) => {
-                            // The group's bytes are fetched, read, and
-                            // given back (also if the scan is cancelled).
-                            let src = fetched_source.source();
-                            let ranges = ranges_fetching(&r.store, &location, src, || {
-                                fetched_source.unit_ranges(&fetched_units, &fetched_request)
-                            })
+                        Some(r) => run_fetching(&r.store, &location, file.source(), read)
                             .await
-                            .map_err(external)?;
-                            let _fetched = fetch_scoped(&r.store, &location, src, ranges)
-                                .await
-                                .map_err(external)?;
-                            run_fetching(&r.store, &location, src, read)
-                                .await
-                                .map_err(external)?
-                        }
+                            .map_err(external)?,
                     };
                     metrics.io.add_duration(Duration::from_secs_f64(s.io_s));
                     metrics

@@ -248,12 +248,6 @@ impl Source {
         }
     }
 
-    /// Whether reads copy from fetched ranges (an object store) rather
-    /// than a file or memory.
-    pub fn is_fetched(&self) -> bool {
-        matches!(self.bytes, Storage::Fetched(_))
-    }
-
     /// Copies the bytes at `offset` into `dst`: the one place every read
     /// ends; the range is already checked against the length.
     fn copy_at(&self, offset: u64, dst: &mut [u8]) -> Result<()> {

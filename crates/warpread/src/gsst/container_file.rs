@@ -591,10 +591,6 @@ impl crate::read::GroupedFile for ContainerFile {
         ContainerFile::projected_schema(self, options.columns.as_deref().unwrap_or_default())
     }
 
-    fn file_rows(&self) -> u64 {
-        self.rows()
-    }
-
     fn planning_ranges(&self, _: &crate::read::ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
         Ok(Vec::new())
     }

@@ -716,10 +716,6 @@ impl crate::read::GroupedFile for OrcFile {
         OrcFile::projected_schema(self, options)
     }
 
-    fn file_rows(&self) -> u64 {
-        self.rows()
-    }
-
     fn planning_ranges(&self, _: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
         // Stripe statistics are in the tail; row indexes are read with
         // their stripes.

@@ -938,10 +938,6 @@ impl crate::read::GroupedFile for ParquetFile {
         ParquetFile::projected_schema(self, options)
     }
 
-    fn file_rows(&self) -> u64 {
-        self.rows()
-    }
-
     fn planning_ranges(&self, options: &ReadOptions) -> Result<Vec<std::ops::Range<u64>>> {
         ParquetFile::planning_ranges(self, options)
     }

@@ -39,9 +39,6 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
     /// The schema of what `options` read.
     fn projected_schema(&self, options: &ReadOptions) -> Result<SchemaRef>;
 
-    /// Rows in the file.
-    fn file_rows(&self) -> u64;
-
     /// File bytes that [`plan_groups`](Self::plan_groups) reads (indexes
     /// it prunes with), to fetch before it runs.
     fn planning_ranges(&self, options: &ReadOptions) -> Result<Vec<Range<u64>>>;

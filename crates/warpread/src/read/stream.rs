@@ -128,19 +128,15 @@ pub async fn run_fetching<T: Send + 'static>(
 
 /// The byte ranges `ranges` gives (a read group's), fetching the metadata
 /// it reads to find them (ORC stripe footers) when it misses them: run
-/// again after each fetch, a few times at most. The metadata fetched here
-/// is given back: the ranges include it, and their fetch, coalesced, takes
-/// it with the bytes beside it.
+/// again after each fetch, a few times at most. What is fetched here stays
+/// in the source, as in [`run_fetching`]: steps on one source share its
+/// misses, and a miss fetched here may be another step's.
 pub async fn ranges_fetching(
     store: &Arc<dyn ObjectStore>,
     location: &ObjectPath,
     src: &Source,
     ranges: impl Fn() -> Result<Vec<Range<u64>>>,
 ) -> Result<Vec<Range<u64>>> {
-    let mut fetched = FetchedRanges {
-        src,
-        ranges: Vec::new(),
-    };
     let mut rounds = 0;
     loop {
         let before = src.miss_count();
@@ -151,7 +147,6 @@ pub async fn ranges_fetching(
         rounds += 1;
         let misses = src.take_misses();
         fetch_into(store, location, src, &misses).await?;
-        fetched.ranges.extend(misses);
     }
 }
 
