@@ -22,12 +22,13 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::buffer::{Buffer, MutableBuffer};
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::{DataType, Field, SchemaRef};
 use arrow::ipc::convert::fb_to_schema;
 use arrow::ipc::reader::{FileDecoder, read_footer_length};
 use arrow::ipc::{Block, CompressionType, MetadataVersion};
 
 use super::container::{decode_batch, decode_schema};
+use super::ipc_layout::{Node, check_layout};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
 use crate::source::Source;
@@ -348,14 +349,19 @@ impl ContainerFile {
                 message.bodyLength()
             )));
         }
+        // The fields the message's nodes describe, in order.
+        let mut fields: Vec<Field> = Vec::new();
         let (batch, rows_need_bytes) = match kind {
-            BlockKind::Batch => (
-                message.header_as_record_batch(),
-                self.stored
-                    .fields()
-                    .iter()
-                    .any(|f| stores_rows(f.data_type())),
-            ),
+            BlockKind::Batch => {
+                fields.extend(self.stored.fields().iter().map(|f| f.as_ref().clone()));
+                (
+                    message.header_as_record_batch(),
+                    self.stored
+                        .fields()
+                        .iter()
+                        .any(|f| stores_rows(f.data_type())),
+                )
+            }
             BlockKind::Dictionary => {
                 let d = message.header_as_dictionary_batch();
                 // The value type as arrow-ipc finds it: the first field
@@ -368,7 +374,11 @@ impl ContainerFile {
                         .map(|f| f.data_type().clone())
                 });
                 let stores = match values {
-                    Some(DataType::Dictionary(_, v)) => stores_rows(&v),
+                    Some(DataType::Dictionary(_, v)) => {
+                        let stores = stores_rows(&v);
+                        fields.push(Field::new("", *v, true));
+                        stores
+                    }
                     _ => false,
                 };
                 (d.and_then(|d| d.data()), stores)
@@ -384,6 +394,7 @@ impl ContainerFile {
         let rows = u64::try_from(batch.length())
             .map_err(|_| bad(format!("negative row count {}", batch.length())))?;
         let nodes = batch.nodes().ok_or_else(|| bad("no field nodes".into()))?;
+        let mut layout = Vec::with_capacity(nodes.len());
         for (j, n) in nodes.iter().enumerate() {
             if n.length() < 0 || n.null_count() < 0 || n.null_count() > n.length() {
                 return Err(bad(format!(
@@ -392,10 +403,16 @@ impl ContainerFile {
                     n.null_count()
                 )));
             }
+            layout.push(Node {
+                length: n.length() as u64,
+                nulls: n.null_count() as u64,
+            });
         }
         let buffers = batch.buffers().ok_or_else(|| bad("no buffers".into()))?;
         let mut variadic = 0u64;
+        let mut counts = Vec::new();
         for c in batch.variadicBufferCounts().into_iter().flatten() {
+            counts.push(u64::try_from(c).unwrap_or(u64::MAX));
             variadic = u64::try_from(c)
                 .ok()
                 .and_then(|c| variadic.checked_add(c))
@@ -415,6 +432,7 @@ impl ContainerFile {
         };
         // Bytes the buffers hold once decompressed: what the rows may need.
         let mut capacity = 0u64;
+        let mut holds_each = Vec::with_capacity(buffers.len());
         for (j, buf) in buffers.iter().enumerate() {
             let (offset, length) = (buf.offset(), buf.length());
             let range = u64::try_from(offset)
@@ -454,7 +472,9 @@ impl ContainerFile {
                 }
             };
             capacity = capacity.saturating_add(holds);
+            holds_each.push(holds);
         }
+        check_layout(&fields, self.version, &layout, &holds_each, &counts).map_err(bad)?;
         if rows_need_bytes && rows > capacity.saturating_mul(8) {
             return Err(bad(format!(
                 "{rows} rows, but its buffers hold {capacity} bytes"
@@ -762,6 +782,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("schema without fields"), "{e}");
+    }
+
+    /// What a fuzzer found: a struct node far longer than its validity
+    /// buffer, which arrow-ipc wraps in a `BooleanBuffer` that panics.
+    /// Synthesized from a valid file by patching the node's length.
+    #[test]
+    fn a_struct_node_longer_than_its_validity_is_an_error() {
+        use arrow::array::{ArrayRef, StructArray};
+        use arrow::buffer::NullBuffer;
+        use arrow::datatypes::Fields;
+        let child: ArrayRef = Arc::new(Int32Array::from(vec![7, 8, 9]));
+        let fields = Fields::from(vec![Field::new("a", DataType::Int32, false)]);
+        let nulls = NullBuffer::from(vec![true, false, true]);
+        let s = StructArray::new(fields, vec![child], Some(nulls));
+        let b = RecordBatch::try_from_iter([("s", Arc::new(s) as ArrayRef)]).unwrap();
+        let mut bytes = Vec::new();
+        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut bytes, &b.schema()).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        // The struct's node: 3 rows, 1 null (the child's has no nulls).
+        let node: Vec<u8> = [3i64.to_le_bytes(), 1i64.to_le_bytes()].concat();
+        let at: Vec<usize> = (0..bytes.len() - 16)
+            .filter(|&i| bytes[i..i + 16] == node[..])
+            .collect();
+        assert_eq!(at.len(), 1);
+        bytes[at[0]..at[0] + 8].copy_from_slice(&(1i64 << 60).to_le_bytes());
+        let read = ContainerFile::from_bytes("node.arrow", bytes::Bytes::from(bytes))
+            .and_then(|f| f.read(&[0], &[], &CpuBackend::new()));
+        let e = read.unwrap_err().to_string();
+        assert!(e.contains("node.arrow") && e.contains("validity"), "{e}");
     }
 
     #[test]

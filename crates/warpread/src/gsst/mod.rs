@@ -23,6 +23,7 @@ pub mod arrow;
 pub mod container;
 pub mod container_file;
 mod decompress;
+mod ipc_layout;
 
 pub use decompress::{decompress, decompress_with};
 pub use warpread_codecs::gsst::Frame;

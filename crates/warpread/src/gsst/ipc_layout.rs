@@ -1,0 +1,280 @@
+//! The field nodes and buffers of an Arrow IPC message, walked in the
+//! order arrow-ipc's decoder takes them, to check the few sizes it slices
+//! or wraps without checking.
+//!
+//! arrow-ipc validates most arrays through `ArrayData`, which returns
+//! errors, but it builds a struct's validity as a `BooleanBuffer` of the
+//! node's length (which panics when the buffer is shorter) and slices a
+//! union's type ids and dense offsets to the node's length (which panics
+//! the same way). A hostile file reaches both, so they are checked here
+//! first, against the bytes each buffer holds once decompressed.
+
+use arrow::datatypes::{DataType, Field, UnionMode};
+use arrow::ipc::MetadataVersion;
+
+/// One field node: its length and null count, as the message gives them
+/// (already checked non-negative).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    /// Rows (or elements) of the node.
+    pub length: u64,
+    /// Nulls among them.
+    pub nulls: u64,
+}
+
+/// Walks `fields` over `nodes` and `holds` (the bytes each buffer holds
+/// once decompressed), taking variadic buffer counts from `variadic` in
+/// order. Running out of nodes, buffers or counts is left to arrow-ipc,
+/// which reports it as an error; a size that would make it panic is an
+/// error here, naming the node.
+pub(super) fn check_layout<'a>(
+    fields: impl IntoIterator<Item = &'a Field>,
+    version: MetadataVersion,
+    nodes: &[Node],
+    holds: &[u64],
+    variadic: &[u64],
+) -> Result<(), String> {
+    let mut walk = Walk {
+        version,
+        nodes,
+        holds,
+        variadic,
+        node: 0,
+        buffer: 0,
+        counts: 0,
+    };
+    for f in fields {
+        if walk.field(f.data_type())?.is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The decoder's position in the message.
+struct Walk<'m> {
+    version: MetadataVersion,
+    nodes: &'m [Node],
+    holds: &'m [u64],
+    variadic: &'m [u64],
+    node: usize,
+    buffer: usize,
+    counts: usize,
+}
+
+impl Walk<'_> {
+    /// The next node, with its index.
+    fn node(&mut self) -> Option<(usize, Node)> {
+        let i = self.node;
+        self.node += 1;
+        self.nodes.get(i).map(|&n| (i, n))
+    }
+
+    /// The bytes of the next buffer.
+    fn buffer(&mut self) -> Option<u64> {
+        let i = self.buffer;
+        self.buffer += 1;
+        self.holds.get(i).copied()
+    }
+
+    /// Skips `n` buffers.
+    fn skip(&mut self, n: u64) -> Option<()> {
+        for _ in 0..n {
+            self.buffer()?;
+        }
+        Some(())
+    }
+
+    /// Walks one field of type `t`: `Ok(None)` once the message runs out.
+    fn field(&mut self, t: &DataType) -> Result<Option<()>, String> {
+        use DataType::*;
+        let Some((i, node)) = self.node() else {
+            return Ok(None);
+        };
+        let walked = match t {
+            Null => Some(()),
+            Utf8 | Binary | LargeUtf8 | LargeBinary => self.skip(3),
+            BinaryView | Utf8View => {
+                let Some(&c) = self.variadic.get(self.counts) else {
+                    return Ok(None);
+                };
+                self.counts += 1;
+                self.skip(c.saturating_add(2))
+            }
+            List(f) | LargeList(f) | Map(f, _) => {
+                let child = f.data_type().clone();
+                self.nested(2, &[child])?
+            }
+            ListView(f) | LargeListView(f) => {
+                let child = f.data_type().clone();
+                self.nested(3, &[child])?
+            }
+            FixedSizeList(f, _) => {
+                let child = f.data_type().clone();
+                self.nested(1, &[child])?
+            }
+            Struct(fields) => {
+                let Some(validity) = self.buffer() else {
+                    return Ok(None);
+                };
+                if node.nulls > 0 && validity.saturating_mul(8) < node.length {
+                    return Err(format!(
+                        "field node {i}: a struct of {} rows with {} nulls has a \
+                         {validity}-byte validity buffer",
+                        node.length, node.nulls
+                    ));
+                }
+                let children: Vec<DataType> =
+                    fields.iter().map(|f| f.data_type().clone()).collect();
+                self.nested(0, &children)?
+            }
+            RunEndEncoded(ends, values) => {
+                let children = [ends.data_type().clone(), values.data_type().clone()];
+                self.nested(0, &children)?
+            }
+            // The dictionary's values come from its own batch.
+            Dictionary(..) => self.skip(2),
+            Union(fields, mode) => {
+                if self.version < MetadataVersion::V5 && self.buffer().is_none() {
+                    return Ok(None);
+                }
+                let Some(ids) = self.buffer() else {
+                    return Ok(None);
+                };
+                if ids < node.length {
+                    return Err(format!(
+                        "field node {i}: a union of {} rows has {ids} bytes of type ids",
+                        node.length
+                    ));
+                }
+                if *mode == UnionMode::Dense {
+                    let Some(offsets) = self.buffer() else {
+                        return Ok(None);
+                    };
+                    if offsets / 4 < node.length {
+                        return Err(format!(
+                            "field node {i}: a dense union of {} rows has {offsets} \
+                             bytes of offsets",
+                            node.length
+                        ));
+                    }
+                }
+                let children: Vec<DataType> =
+                    fields.iter().map(|(_, f)| f.data_type().clone()).collect();
+                self.nested(0, &children)?
+            }
+            _ => self.skip(2),
+        };
+        Ok(walked)
+    }
+
+    /// Skips `buffers` of a nested type, then walks its children.
+    fn nested(&mut self, buffers: u64, children: &[DataType]) -> Result<Option<()>, String> {
+        if self.skip(buffers).is_none() {
+            return Ok(None);
+        }
+        for c in children {
+            if self.field(c)?.is_none() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::datatypes::{Fields, UnionFields};
+
+    use super::*;
+
+    fn node(length: u64, nulls: u64) -> Node {
+        Node { length, nulls }
+    }
+
+    fn strukt() -> Field {
+        Field::new(
+            "s",
+            DataType::Struct(Fields::from(vec![
+                Field::new("a", DataType::Int32, true),
+                Field::new("b", DataType::Utf8, true),
+            ])),
+            true,
+        )
+    }
+
+    #[test]
+    fn a_struct_validity_shorter_than_its_rows_is_an_error() {
+        let f = strukt();
+        let nodes = [node(100, 3), node(100, 0), node(100, 0)];
+        // struct validity, a: validity + values, b: validity + offsets + data
+        let fine = [13, 0, 400, 0, 404, 10];
+        check_layout([&f], MetadataVersion::V5, &nodes, &fine, &[]).unwrap();
+        let short = [12, 0, 400, 0, 404, 10];
+        let e = check_layout([&f], MetadataVersion::V5, &nodes, &short, &[]).unwrap_err();
+        assert!(
+            e.contains("field node 0") && e.contains("12-byte validity"),
+            "{e}"
+        );
+        // Without nulls the validity buffer is not read.
+        let nodes = [node(100, 0), node(100, 0), node(100, 0)];
+        check_layout([&f], MetadataVersion::V5, &nodes, &short, &[]).unwrap();
+    }
+
+    #[test]
+    fn the_struct_is_found_after_other_fields() {
+        let a = Field::new("a", DataType::Utf8View, true);
+        let l = Field::new_list("l", Field::new_list_field(DataType::Int64, true), true);
+        let s = strukt();
+        let nodes = [
+            node(5, 0),
+            node(5, 0),
+            node(9, 0),
+            node(1 << 60, 1),
+            node(0, 0),
+            node(0, 0),
+        ];
+        // views: validity, views, 2 variadic; list: validity, offsets;
+        // item: validity, values; then the struct's validity.
+        let holds = [0, 80, 7, 7, 0, 24, 0, 72, 1, 0, 0, 0, 0, 0];
+        let e = check_layout([&a, &l, &s], MetadataVersion::V5, &nodes, &holds, &[2]).unwrap_err();
+        assert!(e.contains("field node 3"), "{e}");
+    }
+
+    #[test]
+    fn union_type_ids_and_offsets_must_cover_the_rows() {
+        let fields = UnionFields::try_new(
+            [0, 1],
+            [
+                Field::new("i", DataType::Int32, true),
+                Field::new("f", DataType::Float64, true),
+            ],
+        )
+        .unwrap();
+        let dense = Field::new(
+            "u",
+            DataType::Union(fields.clone(), UnionMode::Dense),
+            false,
+        );
+        let nodes = [node(10, 0), node(4, 0), node(6, 0)];
+        let ok = [10, 40, 0, 16, 0, 48];
+        check_layout([&dense], MetadataVersion::V5, &nodes, &ok, &[]).unwrap();
+        let e = check_layout([&dense], MetadataVersion::V5, &nodes, &[9, 40], &[]).unwrap_err();
+        assert!(e.contains("type ids"), "{e}");
+        let e = check_layout([&dense], MetadataVersion::V5, &nodes, &[10, 39], &[]).unwrap_err();
+        assert!(e.contains("offsets"), "{e}");
+        // Before V5 a union has a validity buffer first.
+        let sparse = Field::new("u", DataType::Union(fields, UnionMode::Sparse), false);
+        let e = check_layout([&sparse], MetadataVersion::V4, &nodes, &[100, 9], &[]).unwrap_err();
+        assert!(e.contains("type ids"), "{e}");
+    }
+
+    #[test]
+    fn a_short_message_is_left_to_arrow_ipc() {
+        let f = Arc::new(strukt());
+        check_layout([f.as_ref()], MetadataVersion::V5, &[], &[], &[]).unwrap();
+        check_layout([f.as_ref()], MetadataVersion::V5, &[node(8, 1)], &[], &[]).unwrap();
+    }
+}
