@@ -10,6 +10,7 @@
 #   bash scripts/gpu_regression_ab.sh BUNDLE sql     TPC-H SF ${SCALE:-10} Parquet GZIP through
 #                                                    DataFusion, both builds, ROUNDS rounds of
 #                                                    RUNS (default 1) timed runs after a warm-up
+#                                                    (each run's whole output appended to LOG if set)
 # The order of the two builds alternates between rounds (SHIFT=1: old first).
 set -u
 B=$1; shift
@@ -52,7 +53,7 @@ sql)
     for b in $order; do
       [ $b = new ] && W=$N || W=$O
       echo "-- round $i $b"
-      $W bench sql --scale "${SCALE:-10}" --format parquet --backends cuda --runs "${RUNS:-1}" --warmup 1 2>&1 | grep -E "^total:| NO$|rror"
+      $W bench sql --scale "${SCALE:-10}" --format parquet --backends cuda --runs "${RUNS:-1}" --warmup 1 2>&1 | tee -a "${LOG:-/dev/null}" | grep -E "^total:| NO$|rror"
     done
   done ;;
 esac

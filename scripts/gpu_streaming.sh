@@ -2,7 +2,7 @@
 # Streaming `cat` on the GPU host: TPC-H lineitem SF ${SCALE:-10} Parquet
 # GZIP to an Arrow IPC file on each backend, wall clock and peak resident
 # memory by /usr/bin/time -v, both outputs compared byte for byte.
-#   bash scripts/gpu_streaming.sh BUNDLE
+#   [ROUNDS=2] bash scripts/gpu_streaming.sh BUNDLE
 set -u
 B=$1
 root=$PWD
@@ -19,7 +19,7 @@ if [ ! -f $f ]; then
 fi
 nvidia-smi --query-gpu=name --format=csv,noheader
 nproc
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
   for b in cuda cpu; do
     rm -f $d/out-$b.arrow
     /usr/bin/time -v $N --backend $b cat --format arrow -o $d/out-$b.arrow $f 2> $d/time-$b.txt

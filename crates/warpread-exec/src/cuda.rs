@@ -376,10 +376,7 @@ fn run_share_on_host(
     block: &mut PinnedBlock,
 ) -> Result<(Vec<ChunkStatus>, Vec<Range<usize>>)> {
     let bytes = stage.output_bytes();
-    let out = &mut block
-        .slice_mut()
-        .as_mut_slice()
-        .map_err(|e| Error::cuda("writing to pinned memory", e))?[..bytes];
+    let out = &mut block.slice_mut().as_mut_slice()[..bytes];
     let w = stage.op.output_width();
     let slots: Vec<Range<usize>> = stage
         .jobs
@@ -800,8 +797,12 @@ impl CudaBackend {
         };
         let copied = (|| -> Result<Vec<ChunkStatus>> {
             let pinned = match &mut block {
-                Some(b) => b.slice_mut(),
-                None if host_filled.is_empty() => s.pinned_out.get(ctx, out_bytes)?,
+                Some(b) => b.slice_mut().as_mut_slice(),
+                None if host_filled.is_empty() => s
+                    .pinned_out
+                    .get(ctx, out_bytes)?
+                    .as_mut_slice()
+                    .map_err(err)?,
                 None => {
                     return Err(Error::InvalidPlan(
                         "host-run jobs of a stage without a pinned output".into(),
@@ -809,7 +810,7 @@ impl CudaBackend {
                 }
             };
             let dev = s.output.get(stream, out_bytes)?;
-            let host = &mut pinned.as_mut_slice().map_err(err)?[..out_bytes];
+            let host = &mut pinned[..out_bytes];
             for r in wanted.iter().cloned() {
                 stream
                     .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
@@ -867,7 +868,7 @@ impl CudaBackend {
                     let rest = gaps(&done, out_bytes);
                     downloaded += rest.iter().map(|r| r.len()).sum::<usize>();
                     let copied = (|| -> Result<()> {
-                        let host = &mut b.slice_mut().as_mut_slice().map_err(err)?[..out_bytes];
+                        let host = &mut b.slice_mut().as_mut_slice()[..out_bytes];
                         for r in rest {
                             stream
                                 .memcpy_dtoh(&dev.slice(r.clone()), &mut host[r])
@@ -947,10 +948,7 @@ impl CudaBackend {
         let Some(mut block) = self.pool.take(bytes)? else {
             return cpu.run_stage(stage, input);
         };
-        let out = &mut block
-            .slice_mut()
-            .as_mut_slice()
-            .map_err(|e| Error::cuda("writing to pinned memory", e))?[..bytes];
+        let out = &mut block.slice_mut().as_mut_slice()[..bytes];
         // Zeroed first, as a fresh output is: besides the gaps between jobs,
         // a job may write less than its slot (a stream's last chunk), and
         // the block still holds whatever its last use left there.
@@ -978,7 +976,7 @@ impl CudaBackend {
                 // SAFETY: the copy below writes all `len` bytes before any
                 // stage reads them (the stream is synchronized first).
                 let mut dev = unsafe { stream.alloc::<u8>(len) }?;
-                stream.memcpy_htod(&host.as_slice()?[..len], &mut dev)?;
+                stream.memcpy_htod(&host.as_slice()[..len], &mut dev)?;
                 stream.synchronize()?;
                 Ok(dev)
             };

@@ -10,6 +10,8 @@ mod info;
 pub mod input;
 mod inspect;
 mod inspect_parquet;
+#[cfg(unix)]
+mod ipc_file;
 mod sql;
 
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 //! launch constants shared with the kernels, and the options of a backend
 //! ([`CudaOptions`]).
 
+mod host_block;
 pub mod kernels;
 pub mod launch;
 mod nvrtc;

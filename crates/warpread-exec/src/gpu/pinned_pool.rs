@@ -23,10 +23,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow::buffer::Buffer;
-use cudarc::driver::{CudaContext, CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaSlice};
 
 use super::CudaOptions;
-use crate::error::{Error, Result};
+use super::host_block::HostBlock;
+use crate::error::Result;
 
 /// The least cap on the pool's pinned bytes, and the cap when the host's
 /// memory size is unknown.
@@ -60,7 +61,7 @@ fn holds(outer: &std::ops::Range<usize>, inner: &std::ops::Range<usize>) -> bool
 
 struct Inner {
     ctx: Arc<CudaContext>,
-    free: Mutex<Vec<PinnedHostSlice<u8>>>,
+    free: Mutex<Vec<HostBlock>>,
     /// Bytes of every block allocated (free or in use).
     held: AtomicUsize,
     /// Address ranges of every block allocated (blocks are only freed with
@@ -110,7 +111,7 @@ impl std::fmt::Debug for PinnedPool {
 
 /// One block taken from the pool; returns to it when dropped.
 pub struct PinnedBlock {
-    slice: Option<PinnedHostSlice<u8>>,
+    slice: Option<HostBlock>,
     pool: Arc<Inner>,
     /// Host address of the block's mirror, while it has one.
     mirrored_at: Option<usize>,
@@ -179,9 +180,9 @@ impl PinnedPool {
                 mirrored_at: None,
             })
         };
-        // Page-locking a new block costs about 1 ms per MiB, during which
-        // every lane's transfers wait (benchmarks/parquet-read.md); a free
-        // block a few classes larger is lent instead.
+        // Page-locking a new block costs time (host_block.rs), and once
+        // taken pinned memory stays with the pool; a free block a few
+        // classes larger is lent instead.
         if let Some(b) = from_free(size.saturating_mul(inner.larger)) {
             return Ok(Some(b));
         }
@@ -194,21 +195,11 @@ impl PinnedPool {
             return Ok(from_free(usize::MAX));
         }
         let span = crate::trace::span_with(|| format!("pinned.alloc {} MiB", size >> 20));
-        // Flags 0, not write-combined: the CPU reads these blocks.
-        // SAFETY: pinned memory from the driver is initialised (it may hold
-        // an earlier use's bytes); a block's bytes the host reads are
-        // written by a download first, and only a prefix is handed out —
-        // where a stage leaves bytes on the device alone (a mirrored block,
-        // `CudaBackend::run_stage_reading`), those bytes are stale but
-        // never read by the caller that asked for it.
-        let allocated = unsafe { inner.ctx.alloc_pinned_with_flags::<u8>(size, 0) };
+        let allocated = HostBlock::new(&inner.ctx, size);
         drop(span);
         match allocated {
             Ok(mut slice) => {
-                let at = slice
-                    .as_mut_ptr()
-                    .map_err(|e| Error::cuda("allocating pinned host memory", e))?
-                    as usize;
+                let at = slice.as_mut_ptr() as usize;
                 inner
                     .ranges
                     .lock()
@@ -288,8 +279,8 @@ impl PinnedPool {
 }
 
 impl PinnedBlock {
-    /// The block's pinned memory.
-    pub fn slice_mut(&mut self) -> &mut PinnedHostSlice<u8> {
+    /// The block's page-locked memory.
+    pub fn slice_mut(&mut self) -> &mut HostBlock {
         self.slice.as_mut().expect("present until drop")
     }
 
@@ -308,8 +299,7 @@ impl PinnedBlock {
     }
 
     /// The address of the block's first byte, checking that it holds at
-    /// least `len` bytes (a caller's bug otherwise). Waits for transfers
-    /// into the block that cudarc tracks.
+    /// least `len` bytes (a caller's bug otherwise).
     pub fn prefix_ptr(&mut self, len: usize) -> Result<*mut u8> {
         let slice = self.slice_mut();
         assert!(
@@ -317,9 +307,7 @@ impl PinnedBlock {
             "{len} bytes of a {} byte block",
             slice.len()
         );
-        slice
-            .as_mut_ptr()
-            .map_err(|e| Error::cuda("addressing pinned memory", e))
+        Ok(slice.as_mut_ptr())
     }
 
     /// [`mirror`](Self::mirror) of `device`, handing it back when the
@@ -348,7 +336,7 @@ impl PinnedBlock {
     pub fn mirror(
         &mut self,
         len: usize,
-        device: impl FnOnce(&PinnedHostSlice<u8>) -> Option<CudaSlice<u8>>,
+        device: impl FnOnce(&HostBlock) -> Option<CudaSlice<u8>>,
     ) -> Result<bool> {
         if self.mirrored_at.is_some() || len == 0 {
             return Ok(self.mirrored_at.is_some());

@@ -18,6 +18,9 @@ fn free_larger_blocks_serve_before_new_ones_are_pinned() {
     let mut four = pool.take(3 * mib).unwrap().expect("under the cap");
     assert_eq!(four.slice_mut().len(), 4 * mib);
     assert_eq!(pool.held(), 4 * mib);
+    // Blocks start at a huge page, so the kernel can back them with one.
+    assert_eq!(four.prefix_ptr(1).unwrap() as usize % (2 * mib), 0);
+    assert!(pool.contains(&four.slice_mut().as_slice()[..mib]));
     drop(four);
     // 1 MiB asked, the free 4 MiB block lent: nothing new pinned.
     let mut lent = pool.take(mib).unwrap().unwrap();
