@@ -146,6 +146,7 @@ __device__ void parse_header(const u8* in, u64 in_len, u64 in_off, u64 aux, u64 
         return fail(codag::INPUT_CORRUPT, aux);
     if ((kind == KIND_RAW && tail_byte != 0) || (kind == KIND_HUFFMAN && tail == 0 && tail_byte != 0))
         return fail(codag::INPUT_CORRUPT, aux + 2);
+    if (kind == KIND_HUFFMAN && payload > (1u << 31)) return fail(codag::INPUT_CORRUPT, aux + 4);
     const u64 gaps_at = aux + BLOCK_FIXED;
     u64 gaps = 0, payload_at = gaps_at, end;
     if (kind == KIND_RAW) {
