@@ -104,7 +104,7 @@ pub fn window(payload: &[u8], words: usize, pos: u32) -> u32 {
 /// stage input (it must be a multiple of 4, for the kernels' word loads);
 /// `out` takes the job's decoded bytes.
 pub fn decode_block(input: &[u8], abs_start: u64, aux: u64, out: &mut [u8]) -> ChunkStatus {
-    if abs_start % 4 != 0 {
+    if !abs_start.is_multiple_of(4) {
         return ChunkStatus::failed(StatusCode::InputCorrupt, 0, 0);
     }
     let section = match CodeView::parse(input) {

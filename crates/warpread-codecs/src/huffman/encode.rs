@@ -61,7 +61,7 @@ impl HuffmanParams {
         }
         if self.block_bytes == 0
             || self.block_bytes > MAX_BLOCK_BYTES
-            || self.block_bytes as usize % self.width.bytes() != 0
+            || !(self.block_bytes as usize).is_multiple_of(self.width.bytes())
         {
             return bad(format!("block size {}", self.block_bytes));
         }

@@ -203,9 +203,14 @@ impl<'a> CodeView<'a> {
         let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
         let mut sum = 0u64;
         let mut kraft = 0u64;
-        for l in 1..=max_len as usize {
+        for (l, slot) in counts
+            .iter_mut()
+            .enumerate()
+            .take(max_len as usize + 1)
+            .skip(1)
+        {
             let c = u32_at(b, CODE_FIXED_BYTES + 4 * (l - 1));
-            counts[l] = c;
+            *slot = c;
             sum += u64::from(c);
             kraft += u64::from(c) << (max_len as usize - l);
         }
@@ -268,7 +273,7 @@ pub fn check_block(
     code: &CodeView<'_>,
 ) -> std::result::Result<BlockLayout, (StatusCode, u64)> {
     let len = input.len() as u64;
-    if aux % 4 != 0 || aux < code.len as u64 || aux > len {
+    if !aux.is_multiple_of(4) || aux < code.len as u64 || aux > len {
         return Err((StatusCode::InputCorrupt, aux.min(len)));
     }
     if len - aux < BLOCK_FIXED_BYTES as u64 {
@@ -279,7 +284,7 @@ pub fn check_block(
         (input[at], input[at + 1], input[at + 2], input[at + 3]);
     let payload = u32_at(input, at + 4);
     let sb = code.width.bytes() as u64;
-    let odd = values % sb != 0;
+    let odd = !values.is_multiple_of(sb);
     if kind > KIND_RAW || tail_flag > 1 || reserved != 0 || (tail_flag == 1) != (odd && kind == 0) {
         return Err((StatusCode::InputCorrupt, aux));
     }
@@ -378,7 +383,7 @@ impl Frame {
         }
         if block_bytes == 0
             || block_bytes > MAX_BLOCK_BYTES
-            || block_bytes as usize % code.width.bytes() != 0
+            || !(block_bytes as usize).is_multiple_of(code.width.bytes())
         {
             return Err(bad(format!("block size {block_bytes}")));
         }
