@@ -9,6 +9,7 @@ use warpread_core::error;
 pub use warpread_core::plan;
 
 pub mod gsst;
+pub mod huffman;
 #[doc(hidden)]
 pub mod testing;
 

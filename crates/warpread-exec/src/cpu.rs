@@ -111,6 +111,17 @@ impl CpuBackend {
                     )
                 })
                 .collect(),
+            StageOp::Huffman(_) => job_slices(&stage.jobs, out)
+                .into_par_iter()
+                .map(|(job, out)| {
+                    crate::codecs::huffman::decode_block(
+                        &input[job.input.start as usize..job.input.end as usize],
+                        job.input.start,
+                        job.aux,
+                        out,
+                    )
+                })
+                .collect(),
             StageOp::Decompress(codec) => job_slices(&stage.jobs, out)
                 .into_par_iter()
                 .map(|(job, out)| {

@@ -1,4 +1,5 @@
-//! `warpread bench codecs`, `bench gsst`, `bench read` and `bench sql`.
+//! `warpread bench codecs`, `bench gsst`, `bench huffman`, `bench read` and
+//! `bench sql`.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::Settings;
 use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
 use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
+use crate::bench::huffman::{self as huffman_bench, HuffmanBenchConfig, HuffmanInput};
 use crate::codecs::CodecName;
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
@@ -103,6 +105,49 @@ pub enum BenchCommand {
         /// against the input); for launch-shape sweeps.
         #[arg(long)]
         no_cpu: bool,
+    },
+    /// Huffman compression ratio (8- and 16-bit symbols) and decode
+    /// throughput of both GPU decoders, verified byte-exact.
+    Huffman {
+        /// tpch, english, taxi-codes (quantized taxi fares) or a file path.
+        #[arg(long, default_value = "tpch")]
+        input: HuffmanInput,
+        /// MiB to measure (the input is cut or repeated to this size).
+        #[arg(long, default_value_t = 256)]
+        size_mib: usize,
+        /// Symbol widths: 8, 16 or both.
+        #[arg(long, default_value = "both")]
+        symbols: String,
+        /// Code length bound (default: 12 for 8-bit, 20 for 16-bit symbols).
+        #[arg(long)]
+        max_len: Option<u32>,
+        /// Count one 4 KiB window in every N (E²MC sampling); 1 = exact.
+        #[arg(long, default_value_t = 1)]
+        sample_every: u32,
+        /// log2 of the gap-array subsequence bits; 0 = no gap arrays.
+        #[arg(long, default_value_t = 9)]
+        gap_log2: u8,
+        /// Decoded KiB per block (one GPU thread block each).
+        #[arg(long, default_value_t = 32)]
+        block_kib: u32,
+        /// Absolute error bound of the taxi-fare quantization.
+        #[arg(long, default_value_t = 0.005)]
+        error_bound: f64,
+        /// Timed GPU runs; the median is reported.
+        #[arg(long, default_value_t = 21)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+        #[arg(long)]
+        realdata: Option<PathBuf>,
+        /// Write the exact input bytes to this file (nvCOMP on the same bytes).
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// TPC-H queries through DataFusion: warpread's provider (ORC and/or
     /// Parquet, the chosen backend) against DataFusion's built-in Parquet
@@ -215,6 +260,65 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                 dump,
             };
             run_gsst(&cfg, json)
+        }
+        BenchCommand::Huffman {
+            input,
+            size_mib,
+            symbols,
+            max_len,
+            sample_every,
+            gap_log2,
+            block_kib,
+            error_bound,
+            runs,
+            warmup,
+            realdata,
+            dump,
+            json,
+        } => {
+            use crate::codecs::huffman::{HuffmanParams, Sampling};
+            if runs == 0 || size_mib == 0 {
+                return Err(Error::Unsupported(
+                    "--runs and --size-mib must be positive".into(),
+                ));
+            }
+            let bases = match symbols.as_str() {
+                "8" => vec![HuffmanParams::BYTES],
+                "16" => vec![HuffmanParams::PAIRS],
+                "both" => vec![HuffmanParams::BYTES, HuffmanParams::PAIRS],
+                other => {
+                    return Err(Error::Unsupported(format!(
+                        "--symbols {other} (expected 8, 16 or both)"
+                    )));
+                }
+            };
+            let params = bases
+                .into_iter()
+                .map(|b| HuffmanParams {
+                    max_len: max_len.unwrap_or(b.max_len),
+                    sampling: if sample_every <= 1 {
+                        Sampling::Exact
+                    } else {
+                        Sampling::Every(sample_every)
+                    },
+                    sub_log2: gap_log2,
+                    block_bytes: block_kib.saturating_mul(1024),
+                    ..b
+                })
+                .collect();
+            let cfg = HuffmanBenchConfig {
+                input,
+                bytes: size_mib << 20,
+                params,
+                backend,
+                cuda: settings.cuda.clone(),
+                warmup,
+                runs,
+                error_bound,
+                realdata,
+                dump,
+            };
+            run_huffman(&cfg, json)
         }
         BenchCommand::Codecs(args) => run_codecs(args, settings),
         BenchCommand::Read {
@@ -382,6 +486,59 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
             row.splits,
             row.compress_s,
             row.cpu_gbps.map_or("-".to_string(), |g| format!("{g:.2}")),
+            row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
+            if row.verified { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
+fn run_huffman(cfg: &HuffmanBenchConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = huffman_bench::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("huffman on {}", r.device);
+    println!(
+        "GPU: kernel time, CUDA events, data on device, median of {} runs; CPU: wall time on {} threads",
+        r.runs, r.cpu_threads
+    );
+    println!(
+        "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8} {:>7} {:>7} {:>8} {:>8} {:>9}  verified",
+        "input",
+        "sym",
+        "len",
+        "sample",
+        "gap",
+        "dec",
+        "MiB",
+        "ratio",
+        "H ratio",
+        "enc GB/s",
+        "CPU GB/s",
+        "GPU GB/s"
+    );
+    for row in &r.rows {
+        println!(
+            "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8.1} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>9}  {}",
+            row.input,
+            row.symbol_bits,
+            row.max_len,
+            row.sampling,
+            row.gap_bits,
+            row.decoder,
+            row.uncompressed_bytes as f64 / (1 << 20) as f64,
+            row.ratio,
+            row.entropy_ratio,
+            row.cpu_encode_gbps,
+            row.cpu_decode_gbps,
             row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
             if row.verified { "yes" } else { "NO" }
         );

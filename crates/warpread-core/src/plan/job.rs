@@ -100,6 +100,13 @@ pub enum StageOp {
     /// job is one whole block, its `values` the block's exact uncompressed
     /// size; a job's input must start 16-byte aligned in the stage input.
     Gsst(GsstLayout),
+    /// Huffman blocks (docs/huffman-format.md) into bytes, by the given GPU
+    /// decoder (the CPU reference decodes both alike). A job is one block,
+    /// its input the frame's code section through the block's end, its
+    /// `aux` the block's offset in that input, its `values` the block's
+    /// exact decoded size; its input must start 4-byte aligned in the
+    /// stage input.
+    Huffman(HuffmanDecoder),
     /// A Parquet value or level decoder (`src/codecs/parquet_*`).
     Parquet(ParquetOp),
     /// The CRC-32 of each job's input bytes (IEEE, reflected polynomial
@@ -282,6 +289,43 @@ impl std::str::FromStr for GsstLayout {
     }
 }
 
+/// The GPU decoder of a Huffman stage (cuSZ's two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HuffmanDecoder {
+    /// Threads start where the blocks' gap arrays say (blocks without gap
+    /// arrays fall back to self-synchronization).
+    Gap,
+    /// Threads start at arbitrary bits and synchronize with their
+    /// neighbours; no side data is read.
+    SelfSync,
+}
+
+impl HuffmanDecoder {
+    /// Both decoders.
+    pub const ALL: [HuffmanDecoder; 2] = [Self::Gap, Self::SelfSync];
+
+    /// Lowercase name (`gap`, `sync`).
+    #[inline]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Gap => "gap",
+            Self::SelfSync => "sync",
+        }
+    }
+}
+
+impl std::str::FromStr for HuffmanDecoder {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                Error::Unsupported(format!("Huffman decoder `{s}` (expected gap or sync)"))
+            })
+    }
+}
+
 /// Block compression codecs decompressed on the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockCodec {
@@ -326,7 +370,8 @@ impl StageOp {
             | Self::OrcBoolRle
             | Self::Inflate
             | Self::Decompress(_)
-            | Self::Gsst(_) => 1,
+            | Self::Gsst(_)
+            | Self::Huffman(_) => 1,
             Self::Parquet(p) => p.output_width(),
             Self::Crc32 => 4,
         }
@@ -343,6 +388,7 @@ impl StageOp {
             Self::Inflate => "inflate".to_string(),
             Self::Decompress(c) => format!("decompress/{}", c.name()),
             Self::Gsst(l) => format!("gsst/{}", l.name()),
+            Self::Huffman(d) => format!("huffman/{}", d.name()),
             Self::Parquet(p) => p.name(),
             Self::Crc32 => "crc32".to_string(),
         }

@@ -9,7 +9,7 @@ mod job;
 mod status;
 
 pub use job::{
-    BlockCodec, ByteArrayEncoding, ChunkJob, DecodePlan, GsstLayout, IntType, JobDesc,
-    MAX_CHUNK_INPUT, MAX_CHUNK_VALUES, ParquetOp, Stage, StageOp,
+    BlockCodec, ByteArrayEncoding, ChunkJob, DecodePlan, GsstLayout, HuffmanDecoder, IntType,
+    JobDesc, MAX_CHUNK_INPUT, MAX_CHUNK_VALUES, ParquetOp, Stage, StageOp,
 };
 pub use status::{ChunkStatus, StatusCode};

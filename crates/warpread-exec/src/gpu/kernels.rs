@@ -48,6 +48,12 @@ pub const GSST: KernelSource = KernelSource {
     text: include_str!("../../kernels/gsst.cu"),
 };
 
+/// Huffman decoding (gap arrays, self-synchronization).
+pub const HUFFMAN: KernelSource = KernelSource {
+    file: "huffman.cu",
+    text: include_str!("../../kernels/huffman.cu"),
+};
+
 /// Parquet RLE/bit-packed hybrid.
 pub const PARQUET_HYBRID: KernelSource = KernelSource {
     file: "parquet_hybrid.cu",
@@ -87,6 +93,7 @@ pub const SOURCES: &[KernelSource] = &[
     ORC_BYTE_RLE,
     INFLATE,
     GSST,
+    HUFFMAN,
     PARQUET_HYBRID,
     PARQUET_PLAIN,
     PARQUET_DELTA,
@@ -159,6 +166,7 @@ pub fn entry_for(op: &StageOp) -> Option<(&'static KernelSource, String)> {
         StageOp::OrcBoolRle => Some((&ORC_BYTE_RLE, "orc_bool_rle".to_string())),
         StageOp::Inflate => Some((&INFLATE, "inflate_raw".to_string())),
         StageOp::Gsst(layout) => Some((&GSST, format!("gsst_{}", layout.name()))),
+        StageOp::Huffman(d) => Some((&HUFFMAN, format!("huffman_{}", d.name()))),
         StageOp::Parquet(p) => parquet_entry(*p).map(|(src, e)| (src, e.to_string())),
         StageOp::Crc32 => Some((&CRC32, "crc32_ieee".to_string())),
         StageOp::Decompress(_) => None,
@@ -213,6 +221,14 @@ mod tests {
         }
         for layout in crate::plan::GsstLayout::ALL {
             let (src, entry) = entry_for(&StageOp::Gsst(layout)).unwrap();
+            assert!(
+                src.text.contains(&format!(" {entry}(")),
+                "{} lacks entry {entry}",
+                src.file
+            );
+        }
+        for d in crate::plan::HuffmanDecoder::ALL {
+            let (src, entry) = entry_for(&StageOp::Huffman(d)).unwrap();
             assert!(
                 src.text.contains(&format!(" {entry}(")),
                 "{} lacks entry {entry}",

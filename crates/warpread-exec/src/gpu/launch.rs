@@ -14,6 +14,10 @@ pub const THREADS_PER_BLOCK: u32 = WARPS_PER_BLOCK * 32;
 /// lines; must exceed the longest look-ahead a codec asks for plus two lines).
 pub const RING_BYTES: u32 = 512;
 
+/// Threads of a Huffman thread block (`kernels/huffman.cu`, one block a
+/// job): each decodes one range of the block's bits.
+pub const HUFFMAN_THREADS: u32 = 128;
+
 pub use warpread_codecs::gsst::shape::*;
 
 /// The `-D` options that pass the constants to NVRTC, with the GSST
@@ -22,6 +26,7 @@ pub fn defines(shape: &GsstShape) -> Vec<String> {
     let mut d = vec![
         format!("-DCODAG_WARPS_PER_BLOCK={WARPS_PER_BLOCK}"),
         format!("-DCODAG_RING_BYTES={RING_BYTES}"),
+        format!("-DHUFF_THREADS={HUFFMAN_THREADS}"),
     ];
     d.extend(shape.defines());
     d
@@ -45,6 +50,10 @@ pub fn shape_for(op: &StageOp, jobs: usize, gsst: &GsstShape) -> LaunchShape {
             blocks: (jobs as u64).clamp(1, i32::MAX as u64) as u32,
             threads: gsst.threads,
         },
+        StageOp::Huffman(_) => LaunchShape {
+            blocks: (jobs as u64).clamp(1, i32::MAX as u64) as u32,
+            threads: HUFFMAN_THREADS,
+        },
         _ => LaunchShape {
             blocks: blocks_for_jobs(jobs),
             threads: THREADS_PER_BLOCK,
@@ -67,7 +76,9 @@ mod tests {
     fn kernels_take_constants_from_defines() {
         let framework = include_str!("../../kernels/codag.cuh");
         let gsst = include_str!("../../kernels/gsst.cu");
+        let huffman = include_str!("../../kernels/huffman.cu");
         for name in [
+            "HUFF_THREADS",
             "CODAG_WARPS_PER_BLOCK",
             "CODAG_RING_BYTES",
             "GSST_THREADS",
@@ -77,7 +88,7 @@ mod tests {
         ] {
             let guard = format!("#ifndef {name}\n#error");
             assert!(
-                framework.contains(&guard) || gsst.contains(&guard),
+                framework.contains(&guard) || gsst.contains(&guard) || huffman.contains(&guard),
                 "the kernels must require {name} from the launcher"
             );
             assert!(
@@ -93,11 +104,23 @@ mod tests {
             assert!(
                 !src.text.contains("__launch_bounds__(")
                     || src.text.contains("__launch_bounds__(WARPS_PER_BLOCK")
-                    || src.text.contains("__launch_bounds__(GSST_THREADS"),
-                "{} must size blocks by WARPS_PER_BLOCK or GSST_THREADS",
+                    || src.text.contains("__launch_bounds__(GSST_THREADS")
+                    || src.text.contains("__launch_bounds__(HUFF_THREADS"),
+                "{} must size blocks by WARPS_PER_BLOCK, GSST_THREADS or HUFF_THREADS",
                 src.file
             );
         }
+    }
+
+    #[test]
+    fn huffman_blocks_are_one_per_job() {
+        let s = shape_for(
+            &StageOp::Huffman(crate::plan::HuffmanDecoder::Gap),
+            7,
+            &GsstShape::DEFAULT,
+        );
+        assert_eq!((s.blocks, s.threads), (7, HUFFMAN_THREADS));
+        assert!(HUFFMAN_THREADS.is_multiple_of(32) && HUFFMAN_THREADS <= 1024);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod corrupt_inputs;
 mod crc32_differential;
 mod deflate_differential;
 mod examples;
+mod huffman_differential;
 mod int_rle_differential;
 mod orc_corrupt;
 pub mod orc_differential;

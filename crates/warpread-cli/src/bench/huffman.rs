@@ -1,0 +1,350 @@
+//! `warpread bench huffman`: compress a data set with the Huffman codec
+//! (8- and 16-bit symbols), decode it on the CPU and (when present) with
+//! both GPU decoders, verify byte-exact, report ratio, entropy and GB/s.
+//!
+//! GB/s are decoded bytes over decode time. GPU time is kernel time from
+//! CUDA events with the frame already on the device, median of the timed
+//! runs after warm-up; CPU times are wall times on the rayon pool (the
+//! encoder's and the reference decoder's), median of up to 3 runs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::codecs::median;
+use super::gsst::{GsstBenchConfig, GsstInput, load_input};
+use crate::codecs::huffman::{self, Frame, HuffmanDecoder, HuffmanParams, Sampling, histogram};
+use crate::error::{Error, Location, Result};
+use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions, StageOutput};
+use crate::plan::Stage;
+
+/// Which data to compress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HuffmanInput {
+    /// A text set of `bench gsst` (TPC-H comments, English, a file).
+    Text(GsstInput),
+    /// cuSZ-style quantization codes of the taxi fares of the real-data
+    /// folder: Lorenzo (previous-value) prediction, error bound
+    /// `error_bound`, 16-bit codes around 32768, outliers as code 0.
+    TaxiCodes,
+}
+
+impl std::str::FromStr for HuffmanInput {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "taxi-codes" => Self::TaxiCodes,
+            other => Self::Text(other.parse()?),
+        })
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct HuffmanBenchConfig {
+    /// The data.
+    pub input: HuffmanInput,
+    /// Bytes to measure: the input is cut or repeated to exactly this many
+    /// (an order-0 code's ratio does not change with repetition).
+    pub bytes: usize,
+    /// Encoder settings to measure (one row per setting and decoder).
+    pub params: Vec<HuffmanParams>,
+    /// The backend for the timed decode (the CPU reference always runs).
+    pub backend: BackendChoice,
+    /// How a CUDA backend runs.
+    pub cuda: CudaOptions,
+    /// Untimed runs first.
+    pub warmup: usize,
+    /// Timed runs (the median is reported).
+    pub runs: usize,
+    /// Absolute error bound of the taxi-fare quantization, in dollars.
+    pub error_bound: f64,
+    /// The real-data folder (default: `suite::default_realdata_dir`).
+    pub realdata: Option<PathBuf>,
+    /// Also write the exact input bytes here, for nvCOMP on the same bytes
+    /// (scripts/nvcomp_codecs_bench.py).
+    pub dump: Option<PathBuf>,
+}
+
+impl Default for HuffmanBenchConfig {
+    fn default() -> Self {
+        Self {
+            input: HuffmanInput::Text(GsstInput::Tpch),
+            bytes: 256 << 20,
+            params: vec![HuffmanParams::BYTES, HuffmanParams::PAIRS],
+            backend: BackendChoice::Auto,
+            cuda: CudaOptions::default(),
+            warmup: 3,
+            runs: 21,
+            error_bound: 0.005,
+            realdata: None,
+            dump: None,
+        }
+    }
+}
+
+/// One measured setting and decoder.
+#[derive(Debug, Clone, Serialize)]
+pub struct HuffmanBenchRow {
+    /// The data set.
+    pub input: String,
+    /// Symbol bits (8 or 16).
+    pub symbol_bits: u32,
+    /// Code length bound.
+    pub max_len: u32,
+    /// `exact` or `1/N` sampled.
+    pub sampling: String,
+    /// Gap subsequence bits (0: no gap arrays).
+    pub gap_bits: u32,
+    /// GPU decoder (`gap`, `sync`).
+    pub decoder: String,
+    /// Decoded bytes.
+    pub uncompressed_bytes: u64,
+    /// Frame bytes.
+    pub compressed_bytes: u64,
+    /// Decoded over frame bytes.
+    pub ratio: f64,
+    /// Order-0 entropy of the data at this symbol width, bits per byte.
+    pub entropy_bits_per_byte: f64,
+    /// The ratio the entropy allows.
+    pub entropy_ratio: f64,
+    /// CPU encode GB/s (rayon, all cores).
+    pub cpu_encode_gbps: f64,
+    /// CPU reference decode GB/s (median).
+    pub cpu_decode_gbps: f64,
+    /// GPU kernel median milliseconds, when a GPU ran.
+    pub gpu_median_ms: Option<f64>,
+    /// GPU decode GB/s at the median, when a GPU ran.
+    pub gpu_gbps: Option<f64>,
+    /// Every decode equalled the input byte for byte.
+    pub verified: bool,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct HuffmanBenchReport {
+    /// The decoding GPU, if any.
+    pub device: String,
+    /// Timed runs per measurement.
+    pub runs: usize,
+    /// CPU threads of the encoder and reference decoder.
+    pub cpu_threads: usize,
+    /// Rows.
+    pub rows: Vec<HuffmanBenchRow>,
+}
+
+/// 16-bit quantization codes of `values` under absolute error bound `eb`,
+/// as cuSZ makes them: each value is predicted by the previous
+/// reconstructed one, the residual quantized to a multiple of 2·eb; codes
+/// whose magnitude does not fit become code 0 (an outlier cuSZ keeps on
+/// the side), the others are offset by 32768.
+pub fn quantize(values: &[f64], eb: f64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 * values.len());
+    let mut prev = 0.0f64;
+    for &v in values {
+        let q = ((v - prev) / (2.0 * eb)).round();
+        let code = if q.is_finite() && q.abs() < 32_767.0 {
+            prev += q * 2.0 * eb;
+            (q as i32 + 32_768) as u16
+        } else {
+            prev = v;
+            0
+        };
+        out.extend_from_slice(&code.to_le_bytes());
+    }
+    out
+}
+
+fn taxi_fares(dir: &std::path::Path) -> Result<Vec<f64>> {
+    use warpread::arrow::array::{Array, AsArray};
+    use warpread::arrow::datatypes::Float64Type;
+    let path = dir.join("nyc_yellow_taxi_2018_2020_sample_360k.parquet");
+    let reader = crate::parquet::ParquetReaderBuilder::try_new(&path)?
+        .with_projection(["fare_amount"])
+        .with_backend(std::sync::Arc::new(CpuBackend::new()))
+        .build()?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::arrow("reading taxi fares", e))?;
+        let col = batch.column(0);
+        let col =
+            warpread::arrow::compute::cast(col, &warpread::arrow::datatypes::DataType::Float64)
+                .map_err(|e| Error::arrow("casting fares", e))?;
+        let f = col.as_primitive::<Float64Type>();
+        out.extend((0..f.len()).filter(|&i| f.is_valid(i)).map(|i| f.value(i)));
+    }
+    Ok(out)
+}
+
+/// The name and bytes of a config's input, at exactly `cfg.bytes`.
+pub fn load(cfg: &HuffmanBenchConfig) -> Result<(String, Vec<u8>)> {
+    let (name, mut data) = match &cfg.input {
+        HuffmanInput::Text(t) => load_input(&GsstBenchConfig {
+            input: t.clone(),
+            tpch_bytes: cfg.bytes,
+            realdata: cfg.realdata.clone(),
+            ..Default::default()
+        })?,
+        HuffmanInput::TaxiCodes => {
+            let dir = cfg
+                .realdata
+                .clone()
+                .or_else(super::suite::default_realdata_dir)
+                .ok_or_else(|| {
+                    Error::Unsupported(
+                        "taxi fares need ../shared/realdata or $WARPREAD_REALDATA".into(),
+                    )
+                })?;
+            (
+                format!("taxi-fare-codes-eb{}", cfg.error_bound),
+                quantize(&taxi_fares(&dir)?, cfg.error_bound),
+            )
+        }
+    };
+    if data.is_empty() {
+        return Err(Error::Unsupported(format!("{name} is empty")));
+    }
+    let have = data.len();
+    while data.len() < cfg.bytes {
+        let take = (cfg.bytes - data.len()).min(have);
+        data.extend_from_within(..take);
+    }
+    data.truncate(cfg.bytes);
+    Ok((name, data))
+}
+
+fn verify(what: &str, stage: &Stage, got: &StageOutput, want: &[u8]) -> Result<()> {
+    got.check(stage)?;
+    if got.data.as_bytes() != want {
+        let at = (got.data.as_bytes().iter().zip(want))
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.len().min(got.data.len()));
+        return Err(Error::Mismatch {
+            what: format!("{what} Huffman output"),
+            detail: format!("differs from the input at byte {at}"),
+        });
+    }
+    Ok(())
+}
+
+/// Runs the benchmark; `progress` is told what happens next.
+pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<HuffmanBenchReport> {
+    let cpu = CpuBackend::new();
+    cfg.cuda.validate()?;
+    let cuda = CudaBackend::for_choice(cfg.backend, &cfg.cuda)?;
+    let device = match &cuda {
+        Some(c) => c.describe(),
+        None => "no GPU: CPU only".into(),
+    };
+    progress("loading input");
+    let (name, data) = load(cfg)?;
+    if let Some(p) = &cfg.dump {
+        std::fs::write(p, &data).map_err(|e| Error::io(p, e))?;
+    }
+    let runs = cfg.runs.max(1);
+    let gbps = |s: f64| data.len() as f64 / s / 1e9;
+    let mut rows = Vec::new();
+    for p in &cfg.params {
+        let entropy = histogram::entropy_bits(&histogram::exact(&data, p.width));
+        let label = format!("{} ({}-bit, max {})", name, 8 * p.width.bytes(), p.max_len);
+        progress(&format!("encoding {label}"));
+        let mut enc_s = Vec::new();
+        let mut frame = Vec::new();
+        for _ in 0..runs.min(3) {
+            let t = Instant::now();
+            frame = huffman::encode(&data, p)?;
+            enc_s.push(t.elapsed().as_secs_f64());
+        }
+        let parsed = Frame::parse(&frame, &Location::default())?;
+        let loc = Location::default().with_column(name.clone());
+        progress(&format!("decoding {label} on the CPU"));
+        let stage = parsed.stage(HuffmanDecoder::Gap, loc.clone());
+        let mut dec_s = Vec::new();
+        for _ in 0..runs.min(3) {
+            let t = Instant::now();
+            let out = cpu.run_stage(&stage, &frame)?;
+            dec_s.push(t.elapsed().as_secs_f64());
+            verify("CPU", &stage, &out, &data)?;
+        }
+        for decoder in HuffmanDecoder::ALL {
+            let stage = parsed.stage(decoder, loc.clone());
+            let (gpu_median_ms, gpu_gbps) = match &cuda {
+                Some(c) => {
+                    progress(&format!("decoding {label} on the GPU ({})", decoder.name()));
+                    let timing = c.time_stage(&stage, &frame, cfg.warmup, runs)?;
+                    verify("GPU", &stage, &timing.output, &data)?;
+                    let m = median(&timing.kernel_ms);
+                    (Some(m), Some(gbps(m * 1e-3)))
+                }
+                None => (None, None),
+            };
+            rows.push(HuffmanBenchRow {
+                input: name.clone(),
+                symbol_bits: 8 * p.width.bytes() as u32,
+                max_len: p.max_len,
+                sampling: match p.sampling {
+                    Sampling::Exact => "exact".into(),
+                    Sampling::Every(n) => format!("1/{n}"),
+                },
+                gap_bits: if p.sub_log2 == 0 { 0 } else { 1 << p.sub_log2 },
+                decoder: decoder.name().into(),
+                uncompressed_bytes: data.len() as u64,
+                compressed_bytes: frame.len() as u64,
+                ratio: data.len() as f64 / frame.len().max(1) as f64,
+                entropy_bits_per_byte: entropy / data.len() as f64,
+                entropy_ratio: 8.0 * data.len() as f64 / entropy.max(1.0),
+                cpu_encode_gbps: gbps(median(&enc_s)),
+                cpu_decode_gbps: gbps(median(&dec_s)),
+                gpu_median_ms,
+                gpu_gbps,
+                verified: true,
+            });
+        }
+    }
+    Ok(HuffmanBenchReport {
+        device,
+        runs,
+        cpu_threads: rayon::current_num_threads(),
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantization_keeps_the_error_bound() {
+        let v: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.37).sin() * 20.0).collect();
+        let codes = quantize(&v, 0.01);
+        let mut prev = 0.0;
+        for (x, c) in v.iter().zip(codes.chunks_exact(2)) {
+            let c = u16::from_le_bytes([c[0], c[1]]);
+            prev = if c == 0 {
+                *x
+            } else {
+                prev + f64::from(i32::from(c) - 32_768) * 0.02
+            };
+            assert!((prev - x).abs() <= 0.01 + 1e-9, "{prev} vs {x}");
+        }
+    }
+
+    #[test]
+    fn bench_runs_and_verifies_on_the_cpu() {
+        let cfg = HuffmanBenchConfig {
+            bytes: 1 << 20,
+            backend: BackendChoice::Cpu,
+            runs: 1,
+            warmup: 0,
+            ..Default::default()
+        };
+        let r = run(&cfg, |_| {}).unwrap();
+        assert_eq!(r.rows.len(), 4);
+        for row in &r.rows {
+            assert!(row.verified && row.ratio > 1.5, "{row:?}");
+            assert!(row.ratio <= row.entropy_ratio, "{row:?}");
+            assert!(row.gpu_gbps.is_none());
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Huffman stages (`StageOp::Huffman`): both CUDA decoders
+//! (`kernels/huffman.cu`) against the CPU backend, byte for byte and
+//! status for status, on frames of every setting and on damaged frames.
+//! Without a device only the CPU backend is checked, against the data.
+
+use warpread::codecs::huffman::{self, Frame, HuffmanDecoder, HuffmanParams, Sampling};
+use warpread::exec::{Backend, CpuBackend};
+use warpread::plan::Stage;
+
+use crate::common::{Rng, cuda};
+
+/// Text-like bytes: words from a skewed vocabulary.
+fn text(rng: &mut Rng, n: usize) -> Vec<u8> {
+    const WORDS: [&str; 12] = [
+        "the ",
+        "of ",
+        "and ",
+        "regular ",
+        "deposits ",
+        "quickly ",
+        "furiously ",
+        "a ",
+        "carefully ",
+        "pending ",
+        "accounts ",
+        "ironic ",
+    ];
+    let mut v = Vec::with_capacity(n + 16);
+    while v.len() < n {
+        let r = rng.next();
+        let w = (r % 12).min((r >> 8) % 12) as usize;
+        v.extend_from_slice(WORDS[w].as_bytes());
+        if r >> 60 == 0 {
+            v.push((r >> 20) as u8);
+        }
+    }
+    v.truncate(n);
+    v
+}
+
+/// Quantization-code-like 16-bit values around a centre.
+fn codes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n + 2);
+    while v.len() < n {
+        let r = rng.next();
+        let spread = 1 + (r >> 58);
+        let x = 512u16.wrapping_add(((r % (2 * spread)) as u16).wrapping_sub(spread as u16));
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(n);
+    v
+}
+
+/// Frames of varied settings and data, with their data.
+fn frames(rng: &mut Rng) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    let noise: Vec<u8> = (0..50_000).map(|_| rng.next() as u8).collect();
+    let datasets = [
+        ("text", text(rng, 300_001)),
+        ("codes", codes(rng, 200_000)),
+        ("noise", noise),
+        ("one-symbol", vec![7u8; 70_000]),
+        ("tiny", b"ab".to_vec()),
+    ];
+    for (name, data) in datasets {
+        for (pname, p) in [
+            ("bytes", HuffmanParams::BYTES),
+            ("pairs", HuffmanParams::PAIRS),
+            (
+                "bytes-nogap-8k",
+                HuffmanParams {
+                    sub_log2: 0,
+                    block_bytes: 8192,
+                    ..HuffmanParams::BYTES
+                },
+            ),
+            (
+                "bytes-len16-sub5-100k",
+                HuffmanParams {
+                    max_len: 16,
+                    sub_log2: 5,
+                    block_bytes: 100_000,
+                    ..HuffmanParams::BYTES
+                },
+            ),
+            (
+                "pairs-sampled",
+                HuffmanParams {
+                    sampling: Sampling::Every(8),
+                    ..HuffmanParams::PAIRS
+                },
+            ),
+        ] {
+            let frame = huffman::encode(&data, &p).unwrap();
+            out.push((format!("{name}/{pname}"), data.clone(), frame));
+        }
+    }
+    out
+}
+
+fn stage_of(frame: &[u8], decoder: HuffmanDecoder) -> Stage {
+    Frame::parse(frame, &Default::default())
+        .unwrap()
+        .stage(decoder, Default::default())
+}
+
+#[test]
+fn huffman_frames_decode_alike_on_both_backends() {
+    let test = "huffman_frames_decode_alike_on_both_backends";
+    let mut rng = Rng::fresh(test);
+    let gpu = cuda(test);
+    for (name, data, frame) in frames(&mut rng) {
+        for decoder in HuffmanDecoder::ALL {
+            let stage = stage_of(&frame, decoder);
+            let cpu = CpuBackend::new().run_stage(&stage, &frame).unwrap();
+            cpu.check(&stage).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(cpu.data.as_bytes(), data.as_slice(), "{name}");
+            if let Some(gpu) = gpu {
+                let got = gpu.run_stage(&stage, &frame).unwrap();
+                assert_eq!(got.statuses, cpu.statuses, "{name} {decoder:?}");
+                assert!(
+                    got.data.as_bytes() == data.as_slice(),
+                    "{name} {decoder:?}: output differs"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn damaged_huffman_frames_fail_alike_on_both_backends() {
+    let test = "damaged_huffman_frames_fail_alike_on_both_backends";
+    let mut rng = Rng::fresh(test);
+    let gpu = cuda(test);
+    let all = frames(&mut rng);
+    let mut failures = 0;
+    for round in 0..200 {
+        let (name, _, frame) = &all[rng.below(all.len() as u64) as usize];
+        let decoder = HuffmanDecoder::ALL[round % 2];
+        // The plan of the undamaged frame; the damage is in the blocks and
+        // the code section, which the decoders check.
+        let stage = stage_of(frame, decoder);
+        let mut bad = frame.clone();
+        for _ in 0..1 + rng.below(4) {
+            let i = 32 + rng.below(bad.len() as u64 - 32) as usize;
+            bad[i] ^= 1 << rng.below(8);
+        }
+        let cpu = CpuBackend::new().run_stage(&stage, &bad).unwrap();
+        failures += cpu.statuses.iter().filter(|s| !s.is_ok()).count();
+        for (job, st) in stage.jobs.iter().zip(&cpu.statuses) {
+            assert!(st.produced <= job.values, "{name}: {st}");
+        }
+        if let Some(gpu) = gpu {
+            let got = gpu.run_stage(&stage, &bad).unwrap();
+            assert_eq!(
+                got.statuses, cpu.statuses,
+                "{name} {decoder:?} round {round}"
+            );
+            // Jobs that succeed wrote the same bytes.
+            for (job, st) in stage.jobs.iter().zip(&cpu.statuses) {
+                if st.is_ok() {
+                    let r = job.output_offset as usize..(job.output_offset + job.values) as usize;
+                    assert!(
+                        got.data.as_bytes()[r.clone()] == cpu.data.as_bytes()[r],
+                        "{name} {decoder:?} round {round}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(failures > 50, "{failures} failed jobs");
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The Huffman codec on the GPU host, inside the bundle (scripts/gpu-bundle.sh):
+# GPU = CPU checks, then ratio and decode throughput of both GPU decoders on
+# each data set, and nvCOMP ANS, Bitcomp, Zstd, Deflate and GDeflate on the
+# same bytes in the same command.
+#
+#   cd bundle && bash ../scripts/gpu_huffman.sh [RESULTS_DIR]
+#
+#   HUFF_MIB     MiB per data set (default 256)
+#   HUFF_SETS    data sets (default "tpch english taxi-codes")
+#   HUFF_RUNS    timed runs, median reported (default 21)
+#   NVCOMP_CHUNK_KIB  nvCOMP chunk size (default 64)
+#
+# RESULTS_DIR (default ./huffman-results) gets, per data set, huffman-SET.json
+# (warpread bench huffman: 8- and 16-bit symbols, gap and sync decoders, CPU
+# encode and decode GB/s on this host's cores), nvcomp-SET.json and .txt
+# (scripts/nvcomp_codecs_bench.py on the dumped bytes), the GPU=CPU test log
+# and a summary table. Exit status 1 if anything failed or mismatched.
+set -uo pipefail
+res=${1:-$PWD/huffman-results}
+mib=${HUFF_MIB:-256}
+runs=${HUFF_RUNS:-21}
+chunk=${NVCOMP_CHUNK_KIB:-64}
+sets=${HUFF_SETS:-tpch english taxi-codes}
+wr=${WARPREAD:-./warpread}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$res"
+rc=0
+
+# 1. The kernels against the CPU reference: every setting, then damaged
+#    frames (statuses must match job for job).
+if [ -x ./it-tests ]; then
+  ./it-tests huffman_ --test-threads=1 --nocapture 2>&1 | tee "$res/gpu-equals-cpu.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  grep -q "skipped: no CUDA device" "$res/gpu-equals-cpu.log" && { echo "no CUDA device"; rc=1; }
+else
+  echo "no ./it-tests in this folder: GPU=CPU tests not run"; rc=1
+fi
+
+# 2. Per data set: warpread's decoders (verified against the input inside
+#    the command) and nvCOMP on the dumped bytes.
+for set in $sets; do
+  dump="$res/$set.bin"
+  "$wr" --backend cuda bench huffman --input "$set" --size-mib "$mib" --symbols both \
+    --runs "$runs" --json --dump "$dump" > "$res/huffman-$set.json" || { echo "bench huffman $set failed"; rc=1; }
+  # The 8-bit rows with 1-in-16 sampling and without gap arrays: the ratio
+  # cost of sampling and of the gaps on the same bytes.
+  "$wr" --backend cuda bench huffman --input "$dump" --size-mib "$mib" --symbols both \
+    --sample-every 16 --runs "$runs" --json > "$res/huffman-$set-sampled.json" || rc=1
+  "$wr" --backend cuda bench huffman --input "$dump" --size-mib "$mib" --symbols both \
+    --gap-log2 0 --runs "$runs" --json > "$res/huffman-$set-nogap.json" || rc=1
+  if [ -d ../.nvcomp ]; then
+    PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
+    LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      python3 "$here/nvcomp_codecs_bench.py" "$dump" --chunk-kib "$chunk" --runs "$runs" \
+        --codecs ANS,Bitcomp,Zstd,Deflate,GDeflate \
+        --json "$res/nvcomp-$set.json" > "$res/nvcomp-$set.txt" || rc=1
+  else
+    echo "nvCOMP not bundled (run scripts/fetch-nvcomp.sh): skipped nvCOMP on $set"; rc=1
+  fi
+  rm -f "$dump"
+done
+
+# 3. One table: ratio and decode GB/s of every codec on every set.
+python3 - "$res" $sets <<'PY' | tee "$res/summary.txt"
+import json, math, sys, pathlib
+res = pathlib.Path(sys.argv[1])
+print(f"{'set':<12} {'codec':<34} {'ratio':>7} {'H ratio':>7} {'decode GB/s':>11}")
+best = []
+for s in sys.argv[2:]:
+    for suffix in ("", "-sampled", "-nogap"):
+        p = res / f"huffman-{s}{suffix}.json"
+        if not p.exists():
+            continue
+        for r in json.loads(p.read_text())["rows"]:
+            name = f"huffman{r['symbol_bits']}/{r['decoder']} len{r['max_len']} {r['sampling']} gap{r['gap_bits']}"
+            g = r.get("gpu_gbps")
+            print(f"{s:<12} {name:<34} {r['ratio']:>7.4f} {r['entropy_ratio']:>7.4f} {g if g is None else round(g, 1)!s:>11}")
+    per_set = [r.get("gpu_gbps") or 0 for r in json.loads((res / f"huffman-{s}.json").read_text())["rows"]] if (res / f"huffman-{s}.json").exists() else []
+    if per_set:
+        best.append(max(per_set))
+    p = res / f"nvcomp-{s}.json"
+    if p.exists():
+        rep = json.loads(p.read_text())
+        rows = rep.get("codecs", rep.get("rows", []))
+        for r in rows if isinstance(rows, list) else []:
+            print(f"{s:<12} {'nvcomp ' + str(r.get('codec', r.get('name'))):<34} {r.get('ratio', float('nan')):>7.4f} {'':>7} {r.get('decompress_gbps', r.get('gbps'))!s:>11}")
+if best and all(b > 0 for b in best):
+    print(f"geomean of the faster Huffman decoder per set: {math.exp(sum(map(math.log, best)) / len(best)):.1f} GB/s")
+PY
+exit $rc
