@@ -196,35 +196,12 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         .clone()
         .filter(|p| p.as_os_str() != "-")
         .unwrap_or_else(|| PathBuf::from("<stdout>"));
-    let mut file = match args.output.as_deref() {
-        Some(p) if p != Path::new("-") => Some(File::create(p).map_err(|e| Error::io(p, e))?),
-        _ => None,
-    };
-    let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
-    // An IPC file of plain columns is written by several threads.
-    #[cfg(unix)]
-    if matches!(args.format, Format::Arrow) && !opened.one_dictionary && file.is_some() {
-        let plain = plain_schema(&opened.schema);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-        let file = file.take().expect("checked");
-        let mut w =
-            super::ipc_file::ParallelFileWriter::try_new(file, &plain, threads).map_err(err)?;
-        let mut rows = 0usize;
-        for b in opened.batches {
-            let b = b?;
-            rows += b.num_rows();
-            w.write(&with_schema(&b, &plain).map_err(err)?)
-                .map_err(err)?;
-        }
-        w.finish().map_err(err)?;
-        log_done(&args, backend.as_ref(), rows, start);
-        return Ok(());
-    }
-    let sink: Box<dyn Write> = match file {
-        Some(f) => Box::new(f),
-        None => Box::new(std::io::stdout().lock()),
+    let sink: Box<dyn Write> = match args.output.as_deref() {
+        Some(p) if p != Path::new("-") => Box::new(File::create(p).map_err(|e| Error::io(p, e))?),
+        _ => Box::new(std::io::stdout().lock()),
     };
     let sink = BufWriter::with_capacity(1 << 20, sink);
+    let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
     let mut rows = 0usize;
     let mut counted = opened.batches.inspect(|b| {
         if let Ok(b) = b {
@@ -265,18 +242,13 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         }
     }
     drop(counted);
-    log_done(&args, backend.as_ref(), rows, start);
-    Ok(())
-}
-
-/// The closing log line: rows, backend, wall time.
-fn log_done(args: &CatArgs, backend: &dyn Backend, rows: usize, start: Instant) {
     tracing::info!(
         "{}: {rows} rows decoded on {} and written in {:.3} s",
         args.input,
         backend.describe(),
         start.elapsed().as_secs_f64()
     );
+    Ok(())
 }
 
 /// `schema` with every dictionary type, nested ones included, replaced by

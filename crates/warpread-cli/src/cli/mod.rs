@@ -10,8 +10,6 @@ mod info;
 pub mod input;
 mod inspect;
 mod inspect_parquet;
-#[cfg(unix)]
-mod ipc_file;
 mod sql;
 
 use std::path::PathBuf;
