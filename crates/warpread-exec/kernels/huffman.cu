@@ -185,7 +185,8 @@ struct BitReader {
     __device__ __forceinline__ u32 window(u32 pos) {
         const u32 i = pos >> 5;
         if (i != wi) {
-            if (i == wi + 1) {
+            // Not on the first load: wi starts at ~0, and ~0 + 1 is word 0.
+            if (wi != 0xffffffffu && i == wi + 1) {
                 w0 = w1;
             } else {
                 w0 = load(i);
