@@ -299,7 +299,8 @@ class OrcFile(_File):
 
     @property
     def software_version(self) -> Optional[str]:
-        """The writing software's version, when the footer has it."""
+        """The writing software's version as the footer gives it (``"2.3.1"``;
+        pyarrow prefixes the writer's name), when it has one."""
         return self._describe()["software_version"]
 
     @property

@@ -29,7 +29,7 @@ fn class_of(err: &Error) -> &'static str {
 fn place_of(err: &Error) -> (Option<&Location>, Option<String>) {
     match err {
         Error::Corrupt { location, .. } | Error::Format { location, .. } => (
-            Some(location),
+            Some(&**location),
             location.file.as_ref().map(|p| p.display().to_string()),
         ),
         Error::Io { path, .. } | Error::Parquet { path, .. } => {

@@ -10,21 +10,28 @@
 //! FFI arrives with a fresh runtime environment (no object stores but the
 //! local one) and without warpread's configuration.
 
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider as DfTableProvider};
-use datafusion::common::Statistics;
+use datafusion::common::{DFSchema, Statistics};
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_optimizer::filter_pushdown::FilterPushdown;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, DisplayableExecutionPlan, ExecutionPlan, PlanProperties,
+    DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties, StatisticsArgs,
+    StatisticsContext,
+    displayable,
 };
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
@@ -73,11 +80,19 @@ impl Drop for OwnedRuntime {
 
 /// The warpread table seen by the host session: scans are planned and run
 /// in the private session.
-#[derive(Debug)]
 struct Bound {
     inner: Arc<dyn DfTableProvider>,
     ctx: SessionContext,
     runtime: Arc<OwnedRuntime>,
+}
+
+impl fmt::Debug for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bound")
+            .field("inner", &self.inner)
+            .field("session", &self.ctx.session_id())
+            .finish()
+    }
 }
 
 impl fmt::Debug for OwnedRuntime {
@@ -88,10 +103,6 @@ impl fmt::Debug for OwnedRuntime {
 
 #[async_trait]
 impl DfTableProvider for Bound {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         self.inner.schema()
     }
@@ -114,8 +125,23 @@ impl DfTableProvider for Bound {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        // The host polls this future on its own runtime, a tokio of
+        // another library: planning (which lists files and opens footers
+        // on blocking threads) runs on the provider's runtime instead.
+        let inner = self.inner.clone();
         let state = self.ctx.state();
-        let plan = self.inner.scan(&state, projection, filters, limit).await?;
+        let (projection, filters) = (projection.cloned(), filters.to_vec());
+        let plan = self
+            .runtime
+            .handle()
+            .spawn(async move {
+                let plan = inner
+                    .scan(&state, projection.as_ref(), &filters, limit)
+                    .await?;
+                push_filters(&state, plan, &filters)
+            })
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))??;
         Ok(Arc::new(BoundExec::new(
             plan,
             self.ctx.task_ctx(),
@@ -128,6 +154,31 @@ impl DfTableProvider for Bound {
     }
 }
 
+/// `plan` with `filters` pushed into its scan. A session pushes a query's
+/// filters into a file scan while it optimizes the physical plan, but the
+/// host optimizes a plan it cannot see into: the filters are pushed here,
+/// as the private session's optimizer would (the scan prunes with them
+/// and drops the rows failing them; a filter it takes inexactly is kept
+/// above it). A filter naming a column the scan does not hand out stays
+/// with the host alone.
+fn push_filters(
+    state: &SessionState,
+    plan: Arc<dyn ExecutionPlan>,
+    filters: &[Expr],
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let schema = DFSchema::try_from(plan.schema().as_ref().clone())?;
+    let usable = filters
+        .iter()
+        .filter(|f| f.column_refs().iter().all(|c| schema.has_column(c)))
+        .cloned();
+    let Some(expr) = conjunction(usable) else {
+        return Ok(plan);
+    };
+    let predicate = state.create_physical_expr(expr, &schema)?;
+    let filtered = Arc::new(FilterExec::try_new(predicate, plan)?);
+    FilterPushdown::new().optimize(filtered, state.config_options())
+}
+
 /// A scan of the private session, executed with its task context.
 #[derive(Debug)]
 struct BoundExec {
@@ -135,8 +186,9 @@ struct BoundExec {
     task: Arc<TaskContext>,
     runtime: Arc<OwnedRuntime>,
     /// The name the host shows: across the FFI a plan is displayed by its
-    /// name alone, so the name carries the scan's one-line description
-    /// (files, projection, limit, predicates) for the host's `EXPLAIN`.
+    /// name alone, so the name carries the hidden subtree, one node after
+    /// its input (files, projection, limit, predicates), for the host's
+    /// `EXPLAIN`.
     label: String,
 }
 
@@ -146,12 +198,9 @@ impl BoundExec {
         task: Arc<TaskContext>,
         runtime: Arc<OwnedRuntime>,
     ) -> Self {
-        let label = format!(
-            "WarpreadTableExec: {}",
-            DisplayableExecutionPlan::new(inner.as_ref()).one_line()
-        )
-        .trim_end()
-        .to_string();
+        let tree = displayable(inner.as_ref()).indent(false).to_string();
+        let nodes: Vec<&str> = tree.lines().map(str::trim).collect();
+        let label = format!("WarpreadTableExec: {}", nodes.join(" <- "));
         Self {
             inner,
             task,
@@ -175,10 +224,6 @@ impl DisplayAs for BoundExec {
 impl ExecutionPlan for BoundExec {
     fn name(&self) -> &str {
         &self.label
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 
     fn properties(&self) -> &Arc<PlanProperties> {
@@ -213,8 +258,21 @@ impl ExecutionPlan for BoundExec {
             .map(|p| self.wrap(p)))
     }
 
-    fn partition_statistics(&self, partition: Option<usize>) -> DfResult<Arc<Statistics>> {
-        self.inner.partition_statistics(partition)
+    /// The statistics of the hidden subtree, walked on its own (the host
+    /// sees no children to resolve first).
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
+    ) -> DfResult<Arc<Statistics>> {
+        StatisticsContext::new().compute(self.inner.as_ref(), args)
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        self.inner.apply_expressions(f)
     }
 
     fn execute(
