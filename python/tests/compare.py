@@ -15,6 +15,14 @@ def _plain(a: pa.ChunkedArray) -> pa.ChunkedArray:
     return a
 
 
+def _storage(a: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Timestamps and durations as their integers, so that values Python's
+    datetime cannot hold still compare."""
+    if pa.types.is_timestamp(a.type) or pa.types.is_duration(a.type):
+        return a.cast(pa.int64())
+    return a
+
+
 def _same(x: Any, y: Any) -> bool:
     if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
         return True
@@ -42,7 +50,7 @@ def difference(got: pa.Table, want: pa.Table) -> Optional[str]:
                 return f"column {name}: type {g.type}, expected {w.type} ({e})"
         if g.equals(w):
             continue
-        gl, wl = g.to_pylist(), w.to_pylist()
+        gl, wl = _storage(g).to_pylist(), _storage(w).to_pylist()
         for i, (a, b) in enumerate(zip(gl, wl)):
             if not _same(a, b):
                 return f"column {name} row {i}: {a!r}, expected {b!r}"

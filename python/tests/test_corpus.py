@@ -47,13 +47,30 @@ CHILD = textwrap.dedent(
             if want is None:
                 verdict = "PYARROW_REJECTS"
             else:
-                d = difference(got, want)
-                verdict = "MATCH" if d is None else "DIFFER " + d[:300]
+                try:
+                    d = difference(got, want)
+                    verdict = "MATCH" if d is None else "DIFFER " + d[:300]
+                except Exception as e:
+                    verdict = "COMPARE_ERROR " + type(e).__name__ + ": " + str(e)[:300]
         print(path + "\\t" + verdict.replace("\\n", " "), flush=True)
     """
 ).format(tests=str(Path(__file__).parent))
 
 OK = {"MATCH", "REFUSED", "BOTH_REJECT", "PYARROW_REJECTS"}
+
+# Files where pyarrow is not the reference: warpread reads them as the
+# parquet crate's Arrow reader does (crates/warpread/tests/it compares the
+# two on the whole corpus), and the two Arrow readers differ.
+ALLOWED = {
+    "duckdb/data/parquet-testing/empty-group/empty_group_test.parquet": (
+        "a group with no fields: pyarrow gives an empty struct column, the "
+        "parquet crate and warpread leave the column out"
+    ),
+    "parquet-testing/data/int96_from_spark.parquet": (
+        "INT96 values outside timestamp[ns]'s range: pyarrow and the parquet "
+        "crate overflow differently"
+    ),
+}
 
 
 def corpus_files() -> List[Tuple[str, str]]:
@@ -101,6 +118,9 @@ def test_corpus_reads_as_pyarrow_or_errors_cleanly():
     print("refused by warpread, read by pyarrow:", len(refused))
     for p in refused:
         print("  ", Path(p).relative_to(CORPUS), verdicts[p])
-    bad = {p: v for p, v in verdicts.items() if v.split(" ")[0] not in OK}
+    allowed = {p: v for p, v in verdicts.items() if str(Path(p).relative_to(CORPUS)) in ALLOWED}
+    for p, v in sorted(allowed.items()):
+        print("   allowed:", Path(p).relative_to(CORPUS), v, "--", ALLOWED[str(Path(p).relative_to(CORPUS))])
+    bad = {p: v for p, v in verdicts.items() if v.split(" ")[0] not in OK and p not in allowed}
     assert not bad, "\n".join(f"{Path(p).relative_to(CORPUS)}: {v}" for p, v in sorted(bad.items()))
     assert counts["MATCH"] > len(files) // 2

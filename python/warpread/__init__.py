@@ -120,7 +120,7 @@ class _File:
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema a read of every column gives."""
-        return pa.schema(self._native.schema)
+        return _import(pa.schema, self._native.schema, self.path)
 
     @property
     def num_rows(self) -> int:
@@ -154,7 +154,7 @@ class _File:
         ``limit`` rows. ``backend`` overrides the file's."""
         _check_device(device)
         reader = self._reader(columns, filter, batch_size, limit, backend)
-        return _batches(reader)
+        return _batches(reader, self.path)
 
     def reader(
         self,
@@ -188,19 +188,31 @@ class _File:
         :meth:`iter_batches`) into a :class:`pyarrow.Table`."""
         _check_device(device)
         reader = self._reader(columns, filter, batch_size, limit, backend)
-        schema = pa.schema(reader.schema)
-        return pa.Table.from_batches(list(_batches(reader, schema)), schema=schema)
+        schema = _import(pa.schema, reader.schema, self.path)
+        return pa.Table.from_batches(list(_batches(reader, self.path, schema)), schema=schema)
 
     def __repr__(self) -> str:
         return f"<warpread.{type(self).__name__} {self.path} ({self.num_rows} rows)>"
 
 
-def _batches(reader: Any, schema: Optional[pa.Schema] = None) -> Iterator[pa.RecordBatch]:
+def _import(make: Any, native: Any, path: str) -> Any:
+    """``make(native)``: pyarrow importing what warpread exports, its
+    refusal (a type pyarrow does not take, such as a decimal wider than
+    76 digits) raised as :class:`ArrowConversionError` naming the file."""
+    try:
+        return make(native)
+    except pa.ArrowException as e:
+        err = ArrowConversionError(f"{path}: pyarrow does not take what warpread read: {e}")
+        err.file, err.cause = path, str(e)
+        raise err from e
+
+
+def _batches(reader: Any, path: str, schema: Optional[pa.Schema] = None) -> Iterator[pa.RecordBatch]:
     """The batches of a native reader as pyarrow batches, under the read's
     schema (the batch export carries no schema-level metadata)."""
-    schema = pa.schema(reader.schema) if schema is None else schema
+    schema = _import(pa.schema, reader.schema, path) if schema is None else schema
     for native in reader:
-        batch = pa.record_batch(native)
+        batch = _import(pa.record_batch, native, path)
         if schema.metadata:
             batch = batch.replace_schema_metadata(schema.metadata)
         yield batch

@@ -30,9 +30,7 @@ impl Backend {
         let options = CudaOptions::default().with_kernel_cache(kernel_cache);
         // Probing a device and creating a context can take a while; other
         // Python threads run meanwhile.
-        let inner = py
-            .detach(|| exec::select_with(choice, &options))
-            .py_err()?;
+        let inner = py.detach(|| exec::select_with(choice, &options)).py_err()?;
         Ok(Self {
             inner: Arc::from(inner),
         })
@@ -51,6 +49,10 @@ impl Backend {
     }
 
     fn __repr__(&self) -> String {
-        format!("warpread.Backend({:?}: {})", self.inner.name(), self.inner.describe())
+        format!(
+            "warpread.Backend({:?}: {})",
+            self.inner.name(),
+            self.inner.describe()
+        )
     }
 }

@@ -15,9 +15,7 @@ fn class_of(err: &Error) -> &'static str {
         Error::Corrupt { .. } | Error::InvalidPlan(_) => "CorruptDataError",
         Error::Format { .. } | Error::Parquet { .. } => "FileFormatError",
         Error::Arrow { .. } => "ArrowConversionError",
-        Error::CudaUnavailable(_) | Error::Cuda { .. } | Error::KernelCompile { .. } => {
-            "CudaError"
-        }
+        Error::CudaUnavailable(_) | Error::Cuda { .. } | Error::KernelCompile { .. } => "CudaError",
         Error::Mismatch { .. } => "MismatchError",
         Error::Unsupported(_) => "UnsupportedError",
         Error::Io { .. } | Error::ObjectStore { .. } => "WarpreadIOError",
@@ -102,7 +100,8 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
 /// imported: the native module used on its own).
 pub fn to_py(err: Error) -> PyErr {
     Python::attach(|py| {
-        build(py, &err).unwrap_or_else(|_| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))
+        build(py, &err)
+            .unwrap_or_else(|_| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))
     })
 }
 

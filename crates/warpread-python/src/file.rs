@@ -37,10 +37,8 @@ impl<F: GroupedFile + Debug> Opened<F> {
             }),
             Where::Remote(r) => {
                 let runtime = RemoteSource::runtime()?;
-                let builder = runtime.block_on(StreamBuilder::<F>::new(
-                    r.store.clone(),
-                    r.location.clone(),
-                ))?;
+                let builder = runtime
+                    .block_on(StreamBuilder::<F>::new(r.store.clone(), r.location.clone()))?;
                 Ok(Self {
                     file: builder.file().clone(),
                     remote: Some(r.clone()),
@@ -60,7 +58,8 @@ impl<F: GroupedFile + Debug> Opened<F> {
             Some(r) => {
                 let runtime = RemoteSource::runtime()?;
                 let stream = runtime.block_on(async {
-                    let builder = StreamBuilder::<F>::new(r.store.clone(), r.location.clone()).await?;
+                    let builder =
+                        StreamBuilder::<F>::new(r.store.clone(), r.location.clone()).await?;
                     apply_request!(builder, req).build().await
                 })?;
                 Ok(Box::new(RemoteSource::new(runtime, stream)))

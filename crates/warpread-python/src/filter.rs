@@ -85,7 +85,10 @@ fn scalar_for(column: &str, dt: &DataType, value: &Value) -> Result<Scalar> {
             | DataType::LargeUtf8
             | DataType::Utf8View),
             v,
-        ) => bad(&format!("a {} value does not compare with {d}", kind_name(v))),
+        ) => bad(&format!(
+            "a {} value does not compare with {d}",
+            kind_name(v)
+        )),
         (d, _) if d.is_integer() || d.is_floating() => bad("compare it with a number"),
         _ => bad("warpread filters integer, floating point, string, boolean and date columns"),
     }
@@ -145,7 +148,11 @@ mod tests {
             ),
             Field::new("b", DataType::Boolean, true),
             Field::new("day", DataType::Date32, true),
-            Field::new("ts", DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None), true),
+            Field::new(
+                "ts",
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None),
+                true,
+            ),
         ])
     }
 
@@ -157,13 +164,28 @@ mod tests {
     fn comparisons_map_to_predicates() {
         let p = one("i", "==", Value::Int(3)).unwrap();
         assert_eq!((p.op, p.value), (CmpOp::Eq, Scalar::Int(3)));
-        assert_eq!(one("i", ">=", Value::Float(4.0)).unwrap().value, Scalar::Int(4));
-        assert_eq!(one("f", "<", Value::Float(0.5)).unwrap().value, Scalar::Float(0.5));
+        assert_eq!(
+            one("i", ">=", Value::Float(4.0)).unwrap().value,
+            Scalar::Int(4)
+        );
+        assert_eq!(
+            one("f", "<", Value::Float(0.5)).unwrap().value,
+            Scalar::Float(0.5)
+        );
         assert_eq!(one("f", "<", Value::Int(2)).unwrap().value, Scalar::Int(2));
-        assert_eq!(one("s", "=", Value::Str("x".into())).unwrap().value, Scalar::Str("x".into()));
+        assert_eq!(
+            one("s", "=", Value::Str("x".into())).unwrap().value,
+            Scalar::Str("x".into())
+        );
         assert_eq!(one("d", ">", Value::Str("x".into())).unwrap().op, CmpOp::Gt);
-        assert_eq!(one("b", "=", Value::Bool(true)).unwrap().value, Scalar::Int(1));
-        assert_eq!(one("day", "<=", Value::Date(19000)).unwrap().value, Scalar::Int(19000));
+        assert_eq!(
+            one("b", "=", Value::Bool(true)).unwrap().value,
+            Scalar::Int(1)
+        );
+        assert_eq!(
+            one("day", "<=", Value::Date(19000)).unwrap().value,
+            Scalar::Int(19000)
+        );
     }
 
     #[test]
@@ -174,7 +196,12 @@ mod tests {
             ("i", "in", Value::Int(1), "operator \"in\""),
             ("i", "<", Value::Float(1.5), "1.5 is not an integer"),
             ("i", "=", Value::Str("1".into()), "compare it with a number"),
-            ("s", "=", Value::Int(1), "a int value does not compare with Utf8"),
+            (
+                "s",
+                "=",
+                Value::Int(1),
+                "a int value does not compare with Utf8",
+            ),
             ("day", "=", Value::Int(3), "does not compare with Date32"),
             ("ts", "=", Value::Int(3), "warpread filters integer"),
         ] {

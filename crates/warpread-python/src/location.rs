@@ -133,8 +133,12 @@ mod tests {
 
     #[test]
     fn paths_file_urls_and_store_urls() {
-        assert!(matches!(Where::parse("testdata/x.parquet").unwrap(), Where::Local(p) if p == PathBuf::from("testdata/x.parquet")));
-        assert!(matches!(Where::parse("file:///tmp/a.orc").unwrap(), Where::Local(p) if p == PathBuf::from("/tmp/a.orc")));
+        assert!(
+            matches!(Where::parse("testdata/x.parquet").unwrap(), Where::Local(p) if p == PathBuf::from("testdata/x.parquet"))
+        );
+        assert!(
+            matches!(Where::parse("file:///tmp/a.orc").unwrap(), Where::Local(p) if p == PathBuf::from("/tmp/a.orc"))
+        );
         // A colon without `//` is a path (a Windows drive, a odd name).
         assert!(matches!(Where::parse("a:b.orc").unwrap(), Where::Local(_)));
         match Where::parse("http://localhost:9/dir/a.parquet").unwrap() {
@@ -145,6 +149,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let e = Where::parse("ftp://h/a.orc").unwrap_err().to_string();
-        assert!(e.contains("ftp://h/a.orc") && e.contains("no object store"), "{e}");
+        assert!(
+            e.contains("ftp://h/a.orc") && e.contains("no object store"),
+            "{e}"
+        );
     }
 }

@@ -16,22 +16,21 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider as DfTableProvider};
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchema, Statistics};
+use datafusion::datasource::TableType;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::SessionState;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_optimizer::filter_pushdown::FilterPushdown;
 use datafusion::physical_plan::filter::FilterExec;
-use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::datasource::TableType;
-use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties, StatisticsArgs,
-    StatisticsContext,
-    displayable,
+    StatisticsContext, displayable,
 };
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
@@ -360,8 +359,7 @@ impl TableProvider {
             )));
         }
         let mut config = session_config();
-        apply_settings(&mut config, &options)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        apply_settings(&mut config, &options).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let format = format.map(format_named).transpose()?;
         let at = Where::parse(path_or_url).py_err()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
