@@ -14,9 +14,8 @@ use serde::Serialize;
 
 use super::codecs::median;
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions, StageOutput};
+use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions};
 use crate::gsst::{self, Frame, GsstLayout, GsstParams, TargetDevice};
-use crate::plan::Stage;
 
 /// Which text to compress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,24 +223,6 @@ pub fn load_input(cfg: &GsstBenchConfig) -> Result<(String, Vec<u8>)> {
     }
 }
 
-fn verify(what: &str, stage: &Stage, got: &StageOutput, want: &[u8]) -> Result<()> {
-    got.check(stage)?;
-    if got.data.as_bytes() != want {
-        let at = got
-            .data
-            .as_bytes()
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a != b)
-            .unwrap_or(want.len().min(got.data.len()));
-        return Err(Error::Mismatch {
-            what: format!("{what} GSST output"),
-            detail: format!("differs from the input at byte {at}"),
-        });
-    }
-    Ok(())
-}
-
 /// Runs the benchmark; `progress` is told what happens next.
 pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<GsstBenchReport> {
     let cpu = CpuBackend::new();
@@ -295,14 +276,14 @@ pub fn run(cfg: &GsstBenchConfig, mut progress: impl FnMut(&str)) -> Result<Gsst
                 if r >= cfg.warmup.min(1) {
                     cpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
                 }
-                verify("CPU", &stage, &out, &data)?;
+                super::verify_output("CPU GSST", &stage, &out, &data)?;
             }
         }
         let (gpu_median_ms, gpu_gbps) = match &cuda {
             Some(c) => {
                 progress(&format!("decoding {name} ({}) on the GPU", layout.name()));
                 let timing = c.time_stage(&stage, &frame, cfg.warmup, runs)?;
-                verify("GPU", &stage, &timing.output, &data)?;
+                super::verify_output("GPU GSST", &stage, &timing.output, &data)?;
                 let m = median(&timing.kernel_ms);
                 (Some(m), Some(gbps(m)))
             }

@@ -16,8 +16,7 @@ use super::codecs::median;
 use super::gsst::{GsstBenchConfig, GsstInput, load_input};
 use crate::codecs::huffman::{self, Frame, HuffmanDecoder, HuffmanParams, Sampling, histogram};
 use crate::error::{Error, Location, Result};
-use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions, StageOutput};
-use crate::plan::Stage;
+use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions};
 
 /// Which data to compress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,20 +213,6 @@ pub fn load(cfg: &HuffmanBenchConfig) -> Result<(String, Vec<u8>)> {
     Ok((name, data))
 }
 
-fn verify(what: &str, stage: &Stage, got: &StageOutput, want: &[u8]) -> Result<()> {
-    got.check(stage)?;
-    if got.data.as_bytes() != want {
-        let at = (got.data.as_bytes().iter().zip(want))
-            .position(|(a, b)| a != b)
-            .unwrap_or(want.len().min(got.data.len()));
-        return Err(Error::Mismatch {
-            what: format!("{what} Huffman output"),
-            detail: format!("differs from the input at byte {at}"),
-        });
-    }
-    Ok(())
-}
-
 /// Runs the benchmark; `progress` is told what happens next.
 pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<HuffmanBenchReport> {
     let cpu = CpuBackend::new();
@@ -265,7 +250,7 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
             let t = Instant::now();
             let out = cpu.run_stage(&stage, &frame)?;
             dec_s.push(t.elapsed().as_secs_f64());
-            verify("CPU", &stage, &out, &data)?;
+            super::verify_output("CPU Huffman", &stage, &out, &data)?;
         }
         for decoder in HuffmanDecoder::ALL {
             let stage = parsed.stage(decoder, loc.clone());
@@ -273,7 +258,7 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
                 Some(c) => {
                     progress(&format!("decoding {label} on the GPU ({})", decoder.name()));
                     let timing = c.time_stage(&stage, &frame, cfg.warmup, runs)?;
-                    verify("GPU", &stage, &timing.output, &data)?;
+                    super::verify_output("GPU Huffman", &stage, &timing.output, &data)?;
                     let m = median(&timing.kernel_ms);
                     (Some(m), Some(gbps(m * 1e-3)))
                 }

@@ -9,3 +9,25 @@ pub mod huffman;
 pub mod read;
 pub mod sql;
 pub mod suite;
+
+/// Checks a stage's statuses, then that its output is `want` byte for
+/// byte; `what` names the run ("CPU GSST", "GPU Huffman") in the error.
+pub(crate) fn verify_output(
+    what: &str,
+    stage: &crate::plan::Stage,
+    got: &crate::exec::StageOutput,
+    want: &[u8],
+) -> crate::error::Result<()> {
+    got.check(stage)?;
+    let bytes = got.data.as_bytes();
+    if bytes != want {
+        let at = (bytes.iter().zip(want))
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.len().min(bytes.len()));
+        return Err(crate::error::Error::Mismatch {
+            what: format!("{what} output"),
+            detail: format!("differs from the input at byte {at}"),
+        });
+    }
+    Ok(())
+}
