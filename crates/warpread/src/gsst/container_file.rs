@@ -349,19 +349,17 @@ impl ContainerFile {
                 message.bodyLength()
             )));
         }
-        // The fields the message's nodes describe, in order.
-        let mut fields: Vec<Field> = Vec::new();
+        // A dictionary batch's nodes describe one field of its value type
+        // (a record batch's, the stored schema's fields).
+        let mut dictionary_field: Option<Field> = None;
         let (batch, rows_need_bytes) = match kind {
-            BlockKind::Batch => {
-                fields.extend(self.stored.fields().iter().map(|f| f.as_ref().clone()));
-                (
-                    message.header_as_record_batch(),
-                    self.stored
-                        .fields()
-                        .iter()
-                        .any(|f| stores_rows(f.data_type())),
-                )
-            }
+            BlockKind::Batch => (
+                message.header_as_record_batch(),
+                self.stored
+                    .fields()
+                    .iter()
+                    .any(|f| stores_rows(f.data_type())),
+            ),
             BlockKind::Dictionary => {
                 let d = message.header_as_dictionary_batch();
                 // The value type as arrow-ipc finds it: the first field
@@ -376,7 +374,7 @@ impl ContainerFile {
                 let stores = match values {
                     Some(DataType::Dictionary(_, v)) => {
                         let stores = stores_rows(&v);
-                        fields.push(Field::new("", *v, true));
+                        dictionary_field = Some(Field::new("", *v, true));
                         stores
                     }
                     _ => false,
@@ -474,7 +472,23 @@ impl ContainerFile {
             capacity = capacity.saturating_add(holds);
             holds_each.push(holds);
         }
-        check_layout(&fields, self.version, &layout, &holds_each, &counts).map_err(bad)?;
+        let checked = match kind {
+            BlockKind::Batch => check_layout(
+                self.stored.fields().iter().map(|f| f.as_ref()),
+                self.version,
+                &layout,
+                &holds_each,
+                &counts,
+            ),
+            BlockKind::Dictionary => check_layout(
+                dictionary_field.iter(),
+                self.version,
+                &layout,
+                &holds_each,
+                &counts,
+            ),
+        };
+        checked.map_err(bad)?;
         if rows_need_bytes && rows > capacity.saturating_mul(8) {
             return Err(bad(format!(
                 "{rows} rows, but its buffers hold {capacity} bytes"
