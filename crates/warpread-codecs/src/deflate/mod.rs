@@ -1,12 +1,21 @@
 //! Raw deflate (RFC 1951), the codec of ORC `ZLIB` chunks and, inside gzip
 //! members, of Parquet `GZIP` pages.
 //!
-//! [`inflate`] is the CPU reference (zlib-rs through flate2). The GPU kernel
+//! [`inflate`] is the CPU reference (zlib-rs through flate2).
+//! [`speculative`] inflates one long stream in parallel spans (the
+//! same result, decoded by warpread's own decoder, [`span`]). The GPU kernel
 //! (`kernels/inflate.cu`) follows zlib's validity rules, so the two accept
 //! and reject the same streams; on a rejected stream the two may name
 //! different failure kinds (zlib does not say "truncated" apart from
 //! "corrupt" the way the kernel does), so tests compare acceptance, sizes and
 //! bytes, not error codes.
+
+mod bits;
+pub mod block_start;
+mod code;
+mod header;
+pub mod span;
+pub mod speculative;
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
