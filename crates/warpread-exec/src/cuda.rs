@@ -170,6 +170,8 @@ struct Scratch {
     pinned_jobs: PinnedScratch,
     /// Statuses on their way to and from the device.
     pinned_status: PinnedScratch,
+    /// Buffers of the span-inflated jobs (`span_inflate`).
+    spans: span_inflate::SpanScratch,
 }
 
 /// Copies `bytes` to the device buffer `dev` on `stream`, through the
@@ -324,6 +326,7 @@ fn keeps_mirror(op: &StageOp) -> bool {
 }
 
 mod aggregate;
+mod span_inflate;
 
 /// The parts of the sorted, disjoint ranges `a` inside the sorted ranges
 /// `b` (which may touch or overlap each other).
@@ -388,23 +391,25 @@ fn run_share_on_host(
     Ok((statuses, slots))
 }
 
-/// A stage's jobs split between the device and the host's cores: each
-/// part a stage of the same input and output layout, with the indices of
-/// its jobs in the whole stage.
+/// A stage's jobs split between the device's warps (one per job), the
+/// host's cores and span inflate: each part a stage of the same input and
+/// output layout, with the indices of its jobs in the whole stage.
 struct Shared {
     device: Stage,
     device_ids: Vec<usize>,
     host: Stage,
     host_ids: Vec<usize>,
+    spans: Stage,
+    span_ids: Vec<usize>,
 }
 
 impl Shared {
-    fn new(stage: &Stage, host_ids: Vec<usize>) -> Self {
-        let mut on_host = vec![false; stage.jobs.len()];
-        for &i in &host_ids {
-            on_host[i] = true;
+    fn new(stage: &Stage, host_ids: Vec<usize>, span_ids: Vec<usize>) -> Self {
+        let mut elsewhere = vec![false; stage.jobs.len()];
+        for &i in host_ids.iter().chain(&span_ids) {
+            elsewhere[i] = true;
         }
-        let device_ids: Vec<usize> = (0..stage.jobs.len()).filter(|&i| !on_host[i]).collect();
+        let device_ids: Vec<usize> = (0..stage.jobs.len()).filter(|&i| !elsewhere[i]).collect();
         let part = |ids: &[usize]| Stage {
             op: stage.op,
             jobs: ids.iter().map(|&i| stage.jobs[i].clone()).collect(),
@@ -414,15 +419,25 @@ impl Shared {
         Self {
             device: part(&device_ids),
             host: part(&host_ids),
+            spans: part(&span_ids),
             device_ids,
             host_ids,
+            span_ids,
         }
     }
 
     /// The whole stage's statuses in job order, from its parts'.
-    fn merge(&self, device: &[ChunkStatus], host: &[ChunkStatus]) -> Vec<ChunkStatus> {
-        let mut all = vec![ChunkStatus::PENDING; self.device_ids.len() + self.host_ids.len()];
-        for (&i, &st) in (self.device_ids.iter().zip(device)).chain(self.host_ids.iter().zip(host))
+    fn merge(
+        &self,
+        device: &[ChunkStatus],
+        host: &[ChunkStatus],
+        spans: &[ChunkStatus],
+    ) -> Vec<ChunkStatus> {
+        let n = self.device_ids.len() + self.host_ids.len() + self.span_ids.len();
+        let mut all = vec![ChunkStatus::PENDING; n];
+        for (&i, &st) in (self.device_ids.iter().zip(device))
+            .chain(self.host_ids.iter().zip(host))
+            .chain(self.span_ids.iter().zip(spans))
         {
             all[i] = st;
         }
@@ -758,6 +773,40 @@ impl CudaBackend {
         // against the job table.
         unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("launching a kernel", e))?;
         Ok(())
+    }
+
+    /// Inflates the long streams of `spans` (a part of an inflate stage
+    /// whose input `from` holds on the device) into the lane's output,
+    /// speculatively in parallel spans (`span_inflate`).
+    fn run_spans(
+        &self,
+        lane: &mut Lane,
+        spans: &Stage,
+        input: &[u8],
+        from: &DeviceInput,
+    ) -> Result<Vec<ChunkStatus>> {
+        let options = self.options.span_inflate.unwrap_or_default();
+        let Lane {
+            stream, scratch: s, ..
+        } = lane;
+        let out_bytes = spans.output_bytes();
+        let Scratch {
+            input: dev_input,
+            output,
+            spans: span_scratch,
+            ..
+        } = s;
+        let view = match from {
+            DeviceInput::Scratch => dev_input.get(stream, input.len())?.slice(..input.len()),
+            DeviceInput::Mirror(m, r) => m.slice(r.clone()),
+        };
+        let output = output.get(stream, out_bytes)?;
+        span_inflate::SpanRun {
+            rt: &self.rt,
+            stream,
+            scratch: span_scratch,
+        }
+        .run(spans, input, &view, output, &options)
     }
 
     /// Downloads the output and statuses; also returns the time spent
@@ -1099,23 +1148,29 @@ impl Backend for CudaBackend {
             });
         }
         let _stage = crate::trace::span_with(|| format!("cuda {}", stage.op.name()));
-        let host_jobs = self.host_share(stage);
-        if !host_jobs.is_empty() && host_jobs.len() == stage.jobs.len() {
+        let span_jobs = span_inflate::pick(stage, self.options.span_inflate.as_ref());
+        let mut host_jobs = self.host_share(stage);
+        host_jobs.retain(|i| span_jobs.binary_search(i).is_err());
+        if span_jobs.is_empty() && !host_jobs.is_empty() && host_jobs.len() == stage.jobs.len() {
             let _span = crate::trace::span("cuda.host_share");
             return self.run_on_host(stage, input);
         }
         // The host writes its share straight into the output's pool block;
-        // without one the device runs every job.
+        // without one the device runs every job. The host's jobs and the
+        // span-inflated ones read the input where the device's upload
+        // checks only its own.
         let mut block = None;
-        let shared = if host_jobs.is_empty() {
-            None
-        } else {
-            // The host's jobs read the input where the device's upload
-            // checks only its own.
+        if !host_jobs.is_empty() || !span_jobs.is_empty() {
             stage.validate(input.len() as u64)?;
+        }
+        if !host_jobs.is_empty() {
             block = self.pool.take(stage.output_bytes())?;
-            block.is_some().then(|| Shared::new(stage, host_jobs))
-        };
+            if block.is_none() {
+                host_jobs.clear();
+            }
+        }
+        let shared = (!host_jobs.is_empty() || !span_jobs.is_empty())
+            .then(|| Shared::new(stage, host_jobs, span_jobs));
         let on_device = shared.as_ref().map_or(stage, |s| &s.device);
         let t = std::time::Instant::now();
         let wait = crate::trace::span("cuda.lane_wait");
@@ -1131,7 +1186,16 @@ impl Backend for CudaBackend {
         drop(span);
         self.reset(&mut lane, on_device, 0)?;
         events[1].record(&lane.stream).map_err(ev_err)?;
-        self.launch(&mut lane, &func, on_device, &from)?;
+        if !on_device.jobs.is_empty() {
+            self.launch(&mut lane, &func, on_device, &from)?;
+        }
+        let span_statuses = match &shared {
+            Some(s) if !s.spans.jobs.is_empty() => {
+                let _span = crate::trace::span("cuda.span_inflate");
+                self.run_spans(&mut lane, &s.spans, input, &from)?
+            }
+            _ => Vec::new(),
+        };
         events[2].record(&lane.stream).map_err(ev_err)?;
         // Into a pool block that becomes the output as it is; the host's
         // share of the jobs runs into it while the kernel runs.
@@ -1150,7 +1214,7 @@ impl Backend for CudaBackend {
             self.download(&mut lane, on_device, block, &host_filled, host_reads)?;
         drop(span);
         if let Some(s) = &shared {
-            out.statuses = s.merge(&out.statuses, &host_statuses);
+            out.statuses = s.merge(&out.statuses, &host_statuses, &span_statuses);
         }
         let uploaded = match from {
             DeviceInput::Scratch => input.len() as u64,

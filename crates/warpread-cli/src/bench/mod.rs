@@ -6,6 +6,7 @@
 pub mod codecs;
 pub mod gsst;
 pub mod huffman;
+pub mod inflate_stream;
 pub mod read;
 pub mod sql;
 pub mod suite;

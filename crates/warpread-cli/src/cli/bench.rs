@@ -10,7 +10,9 @@ use super::Settings;
 use crate::bench::codecs::{self, CodecBenchConfig, CodecBenchReport, SuiteChoice};
 use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
 use crate::bench::huffman::{self as huffman_bench, HuffmanBenchConfig, HuffmanInput};
+use crate::bench::inflate_stream::{self, InflateStreamConfig, StreamInput as InflateStreamInput};
 use crate::codecs::CodecName;
+use crate::codecs::deflate::speculative::SpanOptions;
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
 use crate::plan::GsstLayout;
@@ -145,6 +147,43 @@ pub enum BenchCommand {
         /// Write the exact input bytes to this file (nvCOMP on the same bytes).
         #[arg(long)]
         dump: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One long deflate stream per data set: zlib on one core, speculative
+    /// span inflate on the host's cores and on the GPU (and one warp per
+    /// stream), verified byte-exact.
+    InflateStream {
+        /// Data sets, comma-separated: tpch, english, taxi-passengers,
+        /// taxi-codes or file paths.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "english,taxi-passengers,tpch"
+        )]
+        inputs: Vec<InflateStreamInput>,
+        /// MiB per stream (the data is cut or repeated to this size).
+        #[arg(long, default_value_t = 64)]
+        size_mib: usize,
+        /// zlib level of the streams.
+        #[arg(long, default_value_t = 6)]
+        level: u32,
+        /// Compressed KiB per span.
+        #[arg(long, default_value_t = 64)]
+        span_kib: u64,
+        /// Also time one warp per stream (one run; slow).
+        #[arg(long)]
+        one_warp: bool,
+        /// Timed runs; the median is reported.
+        #[arg(long, default_value_t = 11)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        /// Real-data folder (default: $WARPREAD_REALDATA or ../shared/realdata).
+        #[arg(long)]
+        realdata: Option<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -320,6 +359,36 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             };
             run_huffman(&cfg, json)
         }
+        BenchCommand::InflateStream {
+            inputs,
+            size_mib,
+            level,
+            span_kib,
+            one_warp,
+            runs,
+            warmup,
+            realdata,
+            json,
+        } => {
+            if runs == 0 || size_mib == 0 || level > 9 {
+                return Err(Error::Unsupported(
+                    "--runs and --size-mib must be positive, --level at most 9".into(),
+                ));
+            }
+            let cfg = InflateStreamConfig {
+                inputs,
+                bytes: size_mib << 20,
+                level,
+                spans: SpanOptions::default().with_span_bytes(span_kib.saturating_mul(1024)),
+                backend,
+                cuda: settings.cuda.clone(),
+                warmup,
+                runs,
+                one_warp,
+                realdata,
+            };
+            run_inflate_stream(&cfg, json)
+        }
         BenchCommand::Codecs(args) => run_codecs(args, settings),
         BenchCommand::Read {
             files,
@@ -488,6 +557,45 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
             row.cpu_gbps.map_or("-".to_string(), |g| format!("{g:.2}")),
             row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
             if row.verified { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
+fn run_inflate_stream(cfg: &InflateStreamConfig, json: bool) -> Result<()> {
+    let bar = spinner();
+    let report = inflate_stream::run(cfg, |m| bar.set_message(m.to_string()));
+    bar.finish_and_clear();
+    let r = report?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("inflate-stream on {}", r.device);
+    println!(
+        "one raw deflate stream per row; wall time host input -> host output, median of {} runs; CPU spans on {} threads; {} KiB spans",
+        r.runs,
+        r.cpu_threads,
+        r.span_bytes / 1024
+    );
+    println!(
+        "{:<22} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10}  verified",
+        "input", "MiB", "ratio", "zlib GB/s", "CPU spans", "GPU spans", "GPU 1 warp"
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |g| format!("{g:.2}"));
+    for row in &r.rows {
+        println!(
+            "{:<22} {:>8.1} {:>7.2} {:>10.3} {:>10.2} {:>10} {:>10}  yes",
+            row.input,
+            row.bytes as f64 / (1 << 20) as f64,
+            row.bytes as f64 / row.compressed.max(1) as f64,
+            row.zlib_gbps,
+            row.cpu_spans_gbps,
+            opt(row.gpu_spans_gbps),
+            opt(row.gpu_one_warp_gbps),
         );
     }
     Ok(())

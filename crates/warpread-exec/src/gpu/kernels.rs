@@ -42,6 +42,13 @@ pub const INFLATE: KernelSource = KernelSource {
     text: include_str!("../../kernels/inflate.cu"),
 };
 
+/// Speculative parallel inflate of long streams: block finder, span
+/// decoder, marker resolution (`cuda::span_inflate`).
+pub const INFLATE_SPAN: KernelSource = KernelSource {
+    file: "inflate_span.cu",
+    text: include_str!("../../kernels/inflate_span.cu"),
+};
+
 /// GSST string decompression.
 pub const GSST: KernelSource = KernelSource {
     file: "gsst.cu",
@@ -92,6 +99,7 @@ pub const SOURCES: &[KernelSource] = &[
     ORC_RLE_V2,
     ORC_BYTE_RLE,
     INFLATE,
+    INFLATE_SPAN,
     GSST,
     HUFFMAN,
     PARQUET_HYBRID,

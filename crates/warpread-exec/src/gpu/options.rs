@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use super::launch::GsstShape;
 use crate::error::{Error, Result};
+pub use warpread_codecs::deflate::speculative::SpanOptions;
 
 /// How a host thread waits for the device (the context's scheduling flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -97,7 +98,20 @@ pub struct CudaOptions {
     /// GZIP on the H100 host (16 cores): 29.1 s with 4, 36.3 s with
     /// DataFusion's 16, 44.1 s with 2 (benchmarks/tpch.md).
     pub scan_partitions: Option<usize>,
+    /// How inflate stages with few, long streams cut each stream into spans
+    /// decoded in parallel (speculative parallel inflate, `cuda::span_inflate`);
+    /// `None` inflates every stream with one warp. A stream is cut when it
+    /// holds at least [`SPAN_MIN_SPANS`] spans and its stage fewer than
+    /// [`SPAN_MAX_JOBS`] streams.
+    pub span_inflate: Option<SpanOptions>,
 }
+
+/// Fewest spans a stream must hold to be inflated in spans.
+pub const SPAN_MIN_SPANS: u64 = 4;
+
+/// Streams a stage may hold and still have its long ones inflated in spans:
+/// with more, one warp per stream keeps the device busy already.
+pub const SPAN_MAX_JOBS: usize = 2048;
 
 /// Default of [`CudaOptions::pinned_larger`].
 pub const PINNED_LARGER: usize = 4;
@@ -117,6 +131,7 @@ impl Default for CudaOptions {
             host_share: true,
             gsst_shape: GsstShape::DEFAULT,
             scan_partitions: Some(SCAN_PARTITIONS),
+            span_inflate: Some(SpanOptions::default()),
         }
     }
 }
@@ -155,6 +170,12 @@ impl CudaOptions {
     /// Sets [`pinned_larger`](Self::pinned_larger) (at least 1).
     pub fn with_pinned_larger(mut self, times: usize) -> Self {
         self.pinned_larger = times.max(1);
+        self
+    }
+
+    /// Sets [`span_inflate`](Self::span_inflate).
+    pub fn with_span_inflate(mut self, spans: Option<SpanOptions>) -> Self {
+        self.span_inflate = spans;
         self
     }
 

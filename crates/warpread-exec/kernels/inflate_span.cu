@@ -1,0 +1,523 @@
+// Speculative parallel inflate of long deflate streams (rapidgzip's method
+// on the device): the kernels behind `cuda/span_inflate.rs`, which runs the
+// rounds and keeps the books (`warpread_codecs::deflate::speculative`).
+//
+//  1. inflate_find_block_starts: one block per span; its threads test
+//     consecutive bit offsets for a dynamic or stored block header zlib
+//     would accept, 256 at a time, and the span keeps the first.
+//  2. inflate_decode_spans: one warp per span task, from its start to the
+//     first block boundary at or past its stop (or its stop key), into its
+//     slot of 16-bit symbols: bytes, or markers (256 + i) for byte i of the
+//     32 KiB before the span, whose value is not known yet. All lanes run
+//     the Huffman decoder on the same bits (no broadcasts); a copy is
+//     written by the whole warp at once (lane j writes byte j: its source
+//     n - D + (j mod D) lies before the copy whatever the distance).
+//  3. inflate_resolve_markers: one thread per output byte of a stream whose
+//     spans are chained; a marker is followed back into the span that holds
+//     the byte (each hop lands in an earlier span, so it ends), and the
+//     resolved symbol is written back so that later hops are short.
+//
+// The rules are those of the CPU reference `span::decode_span` (which is
+// zlib's acceptance): symbols, slots, ends and keys are identical. Every
+// input read is masked to the stream's bytes (zeros past its end, as on the
+// CPU) and every slot write is checked against the slot's capacity.
+#include "codag.cuh"
+
+using namespace codag;
+
+namespace span {
+
+constexpr u32 WINDOW = 32768;
+constexpr u32 MARKER = 256;
+constexpr u64 NO_STOP = ~0ull;
+constexpr u32 LIT_BITS = 10;
+constexpr u32 DIST_BITS = 8;
+constexpr u32 SPAN_WARPS = 4;
+
+enum End : u32 { STOPPED = 0, FINAL = 1, CORRUPT = 2, TRUNCATED = 3, TOO_LARGE = 4 };
+
+// Mirrors `cuda::span_inflate::DeviceJob` (16 bytes).
+struct Job {
+    u64 in_off;
+    u64 in_len;
+};
+
+// Mirrors `cuda::span_inflate::DeviceTask` (56 bytes).
+struct Task {
+    u64 start_bit;
+    u64 stop_bit;
+    u64 stop_key;
+    u64 slot_at;   // first symbol of the task's slot in the scratch
+    u64 slot_len;  // symbols the slot holds
+    u32 job;
+    u32 first;
+};
+
+// Mirrors `warpread_codecs::deflate::span::SpanResult` (32 bytes).
+struct Result {
+    u64 end_bit;
+    u64 end_key;
+    u64 produced;
+    u32 end;
+    u32 capped;
+};
+
+__constant__ u16 LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+__constant__ u8 LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+__constant__ u16 DIST_BASE[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
+                                  33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
+                                  1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+__constant__ u8 DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
+                                  6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+__constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+
+// ---------------------------------------------------------------------------
+// Bits of one stream, least significant first, zeros outside its bytes.
+
+struct BitIn {
+    const u8* lo;  // the stream's first byte
+    u64 len;       // its bytes
+    u64 pos;       // bits consumed
+    u64 cw;        // address of the cached aligned word pair (~0: none)
+    u64 cv;        // the pair
+};
+
+__device__ __forceinline__ BitIn bit_in(const u8* lo, u64 len, u64 pos) {
+    BitIn b;
+    b.lo = lo;
+    b.len = len;
+    b.pos = pos;
+    b.cw = ~0ull;
+    b.cv = 0;
+    return b;
+}
+
+// The aligned word at address `a`, its bytes outside the stream read as 0.
+__device__ __forceinline__ u32 word_at(const BitIn& b, u64 a) {
+    const u64 L = (u64)b.lo, H = L + b.len;
+    if (a >= L && a + 4 <= H) return *(const u32*)a;
+    u32 v = 0;
+#pragma unroll
+    for (u32 i = 0; i < 4; i++) {
+        const u64 x = a + i;
+        if (x >= L && x < H) v |= (u32)(*(const u8*)x) << (8 * i);
+    }
+    return v;
+}
+
+__device__ __forceinline__ u32 peek32(BitIn& b) {
+    const u64 byte = (u64)b.lo + (b.pos >> 3);
+    const u64 a = byte & ~3ull;
+    if (a != b.cw) {
+        if (b.cw != ~0ull && a == b.cw + 4)
+            b.cv = (b.cv >> 32) | ((u64)word_at(b, a + 4) << 32);
+        else
+            b.cv = (u64)word_at(b, a) | ((u64)word_at(b, a + 4) << 32);
+        b.cw = a;
+    }
+    return (u32)(b.cv >> ((byte & 3) * 8 + (b.pos & 7)));
+}
+
+__device__ __forceinline__ u32 take(BitIn& b, u32 n) {
+    const u32 v = n == 0 ? 0 : peek32(b) & (0xffffffffu >> (32 - n));
+    b.pos += n;
+    return v;
+}
+
+__device__ __forceinline__ bool past_end(const BitIn& b) { return b.pos > 8 * b.len; }
+
+__device__ __forceinline__ u8 byte_at(const BitIn& b, u64 i) { return i < b.len ? b.lo[i] : 0; }
+
+// `span::block_key`: a stored block's key is the byte of its LEN and its
+// final bit (odd), any other block's its bit offset times 4.
+__device__ __forceinline__ u64 block_key(BitIn& b, u64 bit) {
+    const u64 save = b.pos;
+    b.pos = bit;
+    const u32 head = peek32(b);
+    b.pos = save;
+    if (((head >> 1) & 3) == 0) return (((bit + 3 + 7) / 8) << 3) | ((u64)(head & 1) << 1) | 1;
+    return bit << 2;
+}
+
+// ---------------------------------------------------------------------------
+// Codes (zlib's `inflate_table` rules: over-subscribed codes are errors,
+// incomplete ones too unless a single code of length 1; the code-length
+// code must be complete; an empty distance code is allowed).
+
+enum Kind : u32 { CODES = 0, LENS = 1, DISTS = 2 };
+
+__device__ bool lengths_form_code(const u8* lens, u32 n, u32 kind) {
+    u32 count[16];
+#pragma unroll
+    for (u32 i = 0; i < 16; i++) count[i] = 0;
+    for (u32 i = 0; i < n; i++) count[lens[i]]++;
+    u32 max = 15;
+    while (max > 0 && count[max] == 0) max--;
+    if (max == 0) return kind != CODES;
+    int left = 1;
+    for (u32 l = 1; l <= 15; l++) {
+        left = (left << 1) - (int)count[l];
+        if (left < 0) return false;
+    }
+    return !(left > 0 && (kind == CODES || max != 1));
+}
+
+// Canonical decoding bit by bit from `count` and `sorted`: the symbol, its
+// length in bits 16-20, or ~0 for a pattern that is no code.
+__device__ __forceinline__ u32 decode_walk(u32 bits, const u16* count, const u16* sorted) {
+    int code = 0, first = 0, index = 0;
+    for (u32 len = 1; len <= 15; len++) {
+        code |= (bits >> (len - 1)) & 1;
+        const int c = count[len];
+        if (code - c < first) return (u32)sorted[index + code - first] | (len << 16);
+        index += c;
+        first = (first + c) << 1;
+        code <<= 1;
+    }
+    return ~0u;
+}
+
+// Counts and sorted symbols of a code whose lengths `lengths_form_code`
+// accepted; with `table`, also the lookup table of `tbits` bits (entry:
+// symbol << 16 | length; 0 where no code of at most `tbits` bits starts).
+__device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted, u32* table, u32 tbits) {
+    u16 offs[17];
+    u32 next[17];
+    for (u32 i = 0; i < 16; i++) count[i] = 0;
+    for (u32 i = 0; i < n; i++) count[lens[i]]++;
+    count[0] = 0;
+    offs[1] = 0;
+    next[1] = 0;
+    for (u32 l = 1; l < 16; l++) {
+        offs[l + 1] = offs[l] + count[l];
+        next[l + 1] = (next[l] + count[l]) << 1;
+    }
+    if (table)
+        for (u32 i = 0; i < (1u << tbits); i++) table[i] = 0;
+    for (u32 s = 0; s < n; s++) {
+        const u32 l = lens[s];
+        if (l == 0) continue;
+        sorted[offs[l]++] = (u16)s;
+        const u32 c = next[l]++;
+        if (table && l <= tbits) {
+            const u32 rev = __brev(c) >> (32 - l);
+            for (u32 i = rev; i < (1u << tbits); i += 1u << l) table[i] = (s << 16) | l;
+        }
+    }
+}
+
+// HLIT, HDIST, HCLEN, the code-length code and the lengths it codes
+// (`header::read_lengths`): false if zlib would reject them.
+__device__ bool read_lengths(BitIn& b, u8* lens, u32& nlen, u32& ndist) {
+    nlen = take(b, 5) + 257;
+    ndist = take(b, 5) + 1;
+    const u32 ncode = take(b, 4) + 4;
+    if (nlen > 286 || ndist > 30) return false;
+    u8 cl[19];
+    for (u32 i = 0; i < 19; i++) cl[i] = 0;
+    for (u32 i = 0; i < ncode; i++) cl[CL_ORDER[i]] = (u8)take(b, 3);
+    if (!lengths_form_code(cl, 19, CODES)) return false;
+    u16 cl_count[16], cl_sorted[19];
+    build_code(cl, 19, cl_count, cl_sorted, nullptr, 0);
+    const u32 total = nlen + ndist;
+    u32 have = 0;
+    while (have < total) {
+        if (past_end(b)) return false;
+        const u32 e = decode_walk(peek32(b), cl_count, cl_sorted);
+        if (e == ~0u) return false;
+        b.pos += e >> 16;
+        const u32 sym = e & 0xffff;
+        u32 value, repeat;
+        if (sym < 16) {
+            value = sym;
+            repeat = 1;
+        } else if (sym == 16) {
+            if (have == 0) return false;
+            value = lens[have - 1];
+            repeat = 3 + take(b, 2);
+        } else if (sym == 17) {
+            value = 0;
+            repeat = 3 + take(b, 3);
+        } else {
+            value = 0;
+            repeat = 11 + take(b, 7);
+        }
+        if (have + repeat > total) return false;
+        for (u32 i = 0; i < repeat; i++) lens[have + i] = (u8)value;
+        have += repeat;
+    }
+    return !past_end(b) && lens[256] != 0;
+}
+
+// `block_start::is_block_start`.
+__device__ bool is_block_start(const u8* lo, u64 len, u64 bit) {
+    BitIn b = bit_in(lo, len, bit);
+    const u32 head = peek32(b);
+    const u32 type = (head >> 1) & 3;
+    if (type == 2) {
+        if (((head >> 3) & 31) > 29 || ((head >> 8) & 31) > 29) return false;
+        b.pos += 3;
+        u8 lens[320];
+        u32 nlen, ndist;
+        if (!read_lengths(b, lens, nlen, ndist)) return false;
+        return lengths_form_code(lens, nlen, LENS) && lengths_form_code(lens + nlen, ndist, DISTS);
+    }
+    if (type == 0) {
+        const u32 pad = (8 - ((bit + 3) & 7)) & 7;
+        if (((head >> 3) & ((1u << pad) - 1)) != 0) return false;
+        const u64 at = (bit + 3 + 7) / 8;
+        const u32 l = byte_at(b, at) | (u32)byte_at(b, at + 1) << 8;
+        const u32 nl = byte_at(b, at + 2) | (u32)byte_at(b, at + 3) << 8;
+        return l == (~nl & 0xffff) && at + 4 + l <= len;
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------------------
+// Decoding a span.
+
+struct Tables {
+    u32 lit[1 << LIT_BITS];
+    u32 dist[1 << DIST_BITS];
+    u16 lit_count[16];
+    u16 dist_count[16];
+    u16 lit_sorted[288];
+    u16 dist_sorted[32];
+    u8 lens[320];
+};
+
+__device__ __forceinline__ u32 decode_sym(u32 bits, const u32* table, u32 tbits, const u16* count,
+                                          const u16* sorted) {
+    const u32 e = table[bits & ((1u << tbits) - 1)];
+    if (e != 0) return (e >> 16) | ((e & 31) << 16);
+    return decode_walk(bits, count, sorted);
+}
+
+// Lane 0 reads a block's header and builds its tables; the warp then
+// shares the outcome: 0 ok, else an End.
+__device__ u32 start_block(BitIn& b, u32 type, Tables& t) {
+    const u32 lane = threadIdx.x & 31;
+    u32 status = 0;
+    u64 pos = b.pos;
+    if (lane == 0) {
+        u32 nlen = 288, ndist = 32;
+        if (type == 1) {
+            for (u32 i = 0; i < 288; i++) t.lens[i] = i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : 8;
+            for (u32 i = 0; i < 32; i++) t.lens[288 + i] = 5;
+        } else if (!read_lengths(b, t.lens, nlen, ndist) || !lengths_form_code(t.lens, nlen, LENS) ||
+                   !lengths_form_code(t.lens + nlen, ndist, DISTS)) {
+            status = past_end(b) ? TRUNCATED : CORRUPT;
+        }
+        if (status == 0) {
+            build_code(t.lens, nlen, t.lit_count, t.lit_sorted, t.lit, LIT_BITS);
+            build_code(t.lens + nlen, ndist, t.dist_count, t.dist_sorted, t.dist, DIST_BITS);
+        }
+        pos = b.pos;
+    }
+    __syncwarp();
+    status = __shfl_sync(FULL_MASK, status, 0);
+    const u32 plo = __shfl_sync(FULL_MASK, (u32)pos, 0);
+    const u32 phi = __shfl_sync(FULL_MASK, (u32)(pos >> 32), 0);
+    b.pos = ((u64)phi << 32) | plo;
+    return status;
+}
+
+enum Stop : u32 { BLOCK_DONE = 0, S_CORRUPT = 1, S_TRUNCATED = 2, S_FULL = 3 };
+
+__device__ u32 stored_block(BitIn& b, u16* out, u64 cap, u64& n) {
+    const u32 lane = threadIdx.x & 31;
+    b.pos = (b.pos + 7) & ~7ull;
+    const u32 len = take(b, 16);
+    const u32 nlen = take(b, 16);
+    if (past_end(b)) return S_TRUNCATED;
+    if (len != (~nlen & 0xffff)) return S_CORRUPT;
+    const u64 at = b.pos / 8;
+    if (at + len > b.len) return S_TRUNCATED;
+    if (n + len > cap) return S_FULL;
+    for (u32 j = lane; j < len; j += 32) out[n + j] = b.lo[at + j];
+    n += len;
+    b.pos += 8ull * len;
+    return BLOCK_DONE;
+}
+
+__device__ u32 compressed_block(BitIn& b, const Tables& t, bool first, u16* out, u64 cap, u64& n) {
+    const u32 lane = threadIdx.x & 31;
+    for (;;) {
+        u32 e = decode_sym(peek32(b), t.lit, LIT_BITS, t.lit_count, t.lit_sorted);
+        if (e == ~0u) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
+        b.pos += e >> 16;
+        if (past_end(b)) return S_TRUNCATED;
+        const u32 sym = e & 0xffff;
+        if (sym < 256) {
+            if (n == cap) return S_FULL;
+            if (lane == 0) out[n] = (u16)sym;
+            n++;
+            continue;
+        }
+        if (sym == 256) return BLOCK_DONE;
+        const u32 li = sym - 257;
+        if (li >= 29) return S_CORRUPT;
+        const u32 L = LEN_BASE[li] + take(b, LEN_EXTRA[li]);
+        e = decode_sym(peek32(b), t.dist, DIST_BITS, t.dist_count, t.dist_sorted);
+        if (e == ~0u) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
+        b.pos += e >> 16;
+        const u32 di = e & 0xffff;
+        if (di >= 30) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
+        const u32 D = DIST_BASE[di] + take(b, DIST_EXTRA[di]);
+        if (past_end(b)) return S_TRUNCATED;
+        if (first && D > n) return S_CORRUPT;
+        if (n + L > cap) return S_FULL;
+        // Every byte the copy reads was written before it (lane 0's
+        // literals included): order those writes before these reads.
+        __syncwarp();
+        for (u32 j = lane; j < L; j += 32) {
+            const i64 src = (i64)n - (i64)D + (i64)(j % D);
+            out[n + j] = src < 0 ? (u16)(MARKER + WINDOW + src) : out[src];
+        }
+        n += L;
+    }
+}
+
+__device__ void decode_span(const u8* in, const Job& job, const Task& task, u16* scratch, Tables& t,
+                            Result& res) {
+    const u32 lane = threadIdx.x & 31;
+    BitIn b = bit_in(in + job.in_off, job.in_len, task.start_bit);
+    u16* out = scratch + task.slot_at;
+    const u64 cap = task.slot_len;
+    u64 n = 0;
+    u32 blocks = 0;
+    u32 end = CORRUPT, capped = 0;
+    u64 end_bit = 0, produced = 0;
+    for (;;) {
+        const u64 bit = b.pos;
+        if (blocks > 0 && (bit >= task.stop_bit || block_key(b, bit) == task.stop_key)) {
+            end = STOPPED;
+            end_bit = bit;
+            produced = n;
+            break;
+        }
+        const u64 block_n = n;
+        const u32 head = take(b, 3);
+        const u32 type = head >> 1;
+        u32 stop;
+        if (type == 0) {
+            stop = stored_block(b, out, cap, n);
+        } else if (type == 3) {
+            stop = S_CORRUPT;
+        } else {
+            const u32 s = start_block(b, type, t);
+            stop = s == TRUNCATED ? S_TRUNCATED
+                   : s != 0       ? S_CORRUPT
+                                  : compressed_block(b, t, task.first != 0, out, cap, n);
+        }
+        if (stop == S_FULL) {
+            end = blocks == 0 ? TOO_LARGE : STOPPED;
+            capped = blocks == 0 ? 0 : 1;
+            end_bit = bit;
+            produced = block_n;
+            break;
+        }
+        if (stop != BLOCK_DONE) {
+            end = stop == S_TRUNCATED ? TRUNCATED : CORRUPT;
+            end_bit = b.pos;
+            produced = n;
+            break;
+        }
+        blocks++;
+        if (head & 1) {
+            end = FINAL;
+            end_bit = b.pos;
+            produced = n;
+            break;
+        }
+    }
+    __syncwarp();
+    if (lane == 0) {
+        res.end_bit = end_bit;
+        res.end_key = end == STOPPED ? block_key(b, end_bit) : 0;
+        res.produced = produced;
+        res.end = end;
+        res.capped = capped;
+    }
+}
+
+// The chain index holding output byte `g` (starts ascending, starts[0] = 0).
+__device__ __forceinline__ u32 span_of(const u64* starts, u32 count, u64 g) {
+    u32 lo = 0, hi = count;
+    while (hi - lo > 1) {
+        const u32 mid = (lo + hi) / 2;
+        if (starts[mid] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+}  // namespace span
+
+using namespace span;
+
+extern "C" __global__ void __launch_bounds__(256)
+    inflate_find_block_starts(const u8* in, const Job* jobs, const u32* span_job, const u64* span_bit,
+                              u32 n_spans, u64 span_bits, u64* found) {
+    __shared__ unsigned long long best;
+    const u32 s = blockIdx.x;
+    if (s >= n_spans) return;
+    const Job job = jobs[span_job[s]];
+    const u64 from = span_bit[s];
+    const u64 end = min(from + span_bits, 8 * job.in_len);
+    if (threadIdx.x == 0) best = NO_STOP;
+    __syncthreads();
+    for (u64 base = from; base < end; base += blockDim.x) {
+        const u64 bit = base + threadIdx.x;
+        if (bit < end && is_block_start(in + job.in_off, job.in_len, bit)) atomicMin(&best, bit);
+        __syncthreads();
+        if (best != NO_STOP) break;
+    }
+    if (threadIdx.x == 0) found[s] = best;
+}
+
+extern "C" __global__ void __launch_bounds__(SPAN_WARPS * 32)
+    inflate_decode_spans(const u8* in, const Job* jobs, const Task* tasks, u32 n_tasks, u16* scratch,
+                         Result* results) {
+    __shared__ Tables tables[SPAN_WARPS];
+    const u32 w = threadIdx.x / 32;
+    const u32 i = blockIdx.x * SPAN_WARPS + w;
+    if (i >= n_tasks) return;
+    const Task task = tasks[i];
+    decode_span(in, jobs[task.job], task, scratch, tables[w], results[i]);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    inflate_resolve_markers(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
+                            u64 total, u8* out, u32* error) {
+    for (u64 p = blockIdx.x * (u64)blockDim.x + threadIdx.x; p < total; p += (u64)gridDim.x * blockDim.x) {
+        u32 t = span_of(chain_start, count, p);
+        u64 at = chain_slot[t] + (p - chain_start[t]);
+        u32 v = scratch[at];
+        const u64 own = at;
+        const bool marker = v >= MARKER;
+        // Each hop lands in an earlier span: at most `count` hops.
+        for (u32 hop = 0; v >= MARKER && hop < count; hop++) {
+            const u64 back = chain_start[t] + (v - MARKER);
+            if (back < WINDOW) {
+                atomicOr(error, 1u);
+                v = 0;
+                break;
+            }
+            const u64 g = back - WINDOW;
+            t = span_of(chain_start, count, g);
+            at = chain_slot[t] + (g - chain_start[t]);
+            v = scratch[at];
+        }
+        if (v >= MARKER) {
+            atomicOr(error, 1u);
+            v = 0;
+        }
+        if (marker) scratch[own] = (u16)v;
+        out[p] = (u8)v;
+    }
+}
