@@ -12,10 +12,10 @@
 //     the Huffman decoder on the same bits (no broadcasts); a copy is
 //     written by the whole warp at once (lane j writes byte j: its source
 //     n - D + (j mod D) lies before the copy whatever the distance).
-//  3. inflate_resolve_markers: one thread per output byte of a stream whose
-//     spans are chained; a marker is followed back into the span that holds
-//     the byte (each hop lands in an earlier span, so it ends), and the
-//     resolved symbol is written back so that later hops are short.
+//  3. inflate_resolve_tails: one block walks a chained stream's spans in
+//     order and resolves the last 32 KiB of each (their markers name bytes
+//     of earlier tails, already resolved); inflate_resolve_markers then
+//     writes every byte, a marker one hop away from its byte.
 //
 // The rules are those of the CPU reference `span::decode_span` (which is
 // zlib's acceptance): symbols, slots, ends and keys are identical. Every
@@ -32,7 +32,17 @@ constexpr u32 MARKER = 256;
 constexpr u64 NO_STOP = ~0ull;
 constexpr u32 LIT_BITS = 10;
 constexpr u32 DIST_BITS = 8;
-constexpr u32 SPAN_WARPS = 4;
+// Warps per block of the span decoder; each keeps its last WIN symbols in
+// shared memory, where most copies read their source.
+constexpr u32 SPAN_WARPS = 2;
+constexpr u32 WIN = 8192;
+constexpr u32 WIN_MASK = WIN - 1;
+// Copies reaching back at most this far read the window: no write of their
+// batch (literals first, then copies in order) lands on a slot they read.
+// A batch of symbols ends once its output passes BATCH_OUT (so it writes
+// at most BATCH_OUT + 258 symbols).
+constexpr u32 BATCH_OUT = 1024;
+constexpr u32 WIN_REACH = WIN - BATCH_OUT - 258 - 258 - 32;
 
 enum End : u32 { STOPPED = 0, FINAL = 1, CORRUPT = 2, TRUNCATED = 3, TOO_LARGE = 4 };
 
@@ -42,7 +52,7 @@ struct Job {
     u64 in_len;
 };
 
-// Mirrors `cuda::span_inflate::DeviceTask` (56 bytes).
+// Mirrors `cuda::span_inflate::DeviceTask` (48 bytes).
 struct Task {
     u64 start_bit;
     u64 stop_bit;
@@ -130,6 +140,48 @@ __device__ __forceinline__ bool past_end(const BitIn& b) { return b.pos > 8 * b.
 
 __device__ __forceinline__ u8 byte_at(const BitIn& b, u64 i) { return i < b.len ? b.lo[i] : 0; }
 
+// A faster reader for the symbol loop: the next bits in a 64-bit buffer,
+// topped up a whole aligned word at a time (same zeros outside the stream).
+struct Fast {
+    u64 buf;   // the next `cnt` bits from `pos`
+    u32 cnt;
+    u64 next;  // address of the next aligned word to load
+    u64 pos;
+};
+
+__device__ __forceinline__ Fast fast_at(const BitIn& b) {
+    const u64 byte = (u64)b.lo + (b.pos >> 3);
+    const u64 a = byte & ~3ull;
+    const u32 skip = (u32)((byte - a) * 8 + (b.pos & 7));
+    Fast f;
+    f.buf = ((u64)word_at(b, a) | ((u64)word_at(b, a + 4) << 32)) >> skip;
+    f.cnt = 64 - skip;
+    f.next = a + 8;
+    f.pos = b.pos;
+    return f;
+}
+
+__device__ __forceinline__ u32 fpeek(const BitIn& b, Fast& f) {
+    if (f.cnt < 32) {
+        f.buf |= (u64)word_at(b, f.next) << f.cnt;
+        f.next += 4;
+        f.cnt += 32;
+    }
+    return (u32)f.buf;
+}
+
+__device__ __forceinline__ void fconsume(Fast& f, u32 n) {
+    f.buf >>= n;
+    f.cnt -= n;
+    f.pos += n;
+}
+
+__device__ __forceinline__ u32 ftake(const BitIn& b, Fast& f, u32 n) {
+    const u32 v = fpeek(b, f) & ((1u << n) - 1);
+    fconsume(f, n);
+    return v;
+}
+
 // `span::block_key`: a stored block's key is the byte of its LEN and its
 // final bit (odd), any other block's its bit offset times 4.
 __device__ __forceinline__ u64 block_key(BitIn& b, u64 bit) {
@@ -181,8 +233,8 @@ __device__ __forceinline__ u32 decode_walk(u32 bits, const u16* count, const u16
 
 // Counts and sorted symbols of a code whose lengths `lengths_form_code`
 // accepted; with `table`, also the lookup table of `tbits` bits (entry:
-// symbol << 16 | length; 0 where no code of at most `tbits` bits starts).
-__device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted, u32* table, u32 tbits) {
+// symbol << 4 | length; 0 where no code of at most `tbits` bits starts).
+__device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted, u16* table, u32 tbits) {
     u16 offs[17];
     u32 next[17];
     for (u32 i = 0; i < 16; i++) count[i] = 0;
@@ -203,7 +255,7 @@ __device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted, u32* 
         const u32 c = next[l]++;
         if (table && l <= tbits) {
             const u32 rev = __brev(c) >> (32 - l);
-            for (u32 i = rev; i < (1u << tbits); i += 1u << l) table[i] = (s << 16) | l;
+            for (u32 i = rev; i < (1u << tbits); i += 1u << l) table[i] = (u16)((s << 4) | l);
         }
     }
 }
@@ -223,6 +275,9 @@ __device__ bool read_lengths(BitIn& b, u8* lens, u32& nlen, u32& ndist) {
     build_code(cl, 19, cl_count, cl_sorted, nullptr, 0);
     const u32 total = nlen + ndist;
     u32 have = 0;
+    // Kraft sums of both codes so far (units of 2^-15): an over-subscribed
+    // code is rejected at once (most offsets the finder tests end here).
+    u32 used_lit = 0, used_dist = 0;
     while (have < total) {
         if (past_end(b)) return false;
         const u32 e = decode_walk(peek32(b), cl_count, cl_sorted);
@@ -246,41 +301,67 @@ __device__ bool read_lengths(BitIn& b, u8* lens, u32& nlen, u32& ndist) {
         }
         if (have + repeat > total) return false;
         for (u32 i = 0; i < repeat; i++) lens[have + i] = (u8)value;
+        if (value != 0) {
+            const u32 lit = have < nlen ? min(repeat, nlen - have) : 0;
+            used_lit += lit << (15 - value);
+            used_dist += (repeat - lit) << (15 - value);
+            if (used_lit > 32768 || used_dist > 32768) return false;
+        }
         have += repeat;
     }
     return !past_end(b) && lens[256] != 0;
 }
 
-// `block_start::is_block_start`.
-__device__ bool is_block_start(const u8* lo, u64 len, u64 bit) {
-    BitIn b = bit_in(lo, len, bit);
-    const u32 head = peek32(b);
-    const u32 type = (head >> 1) & 3;
-    if (type == 2) {
-        if (((head >> 3) & 31) > 29 || ((head >> 8) & 31) > 29) return false;
-        b.pos += 3;
-        u8 lens[320];
-        u32 nlen, ndist;
-        if (!read_lengths(b, lens, nlen, ndist)) return false;
-        return lengths_form_code(lens, nlen, LENS) && lengths_form_code(lens + nlen, ndist, DISTS);
+// `block_start::is_dynamic_start`, after the 13-bit prefilter.
+__device__ bool is_dynamic_start(const u8* lo, u64 len, u64 bit) {
+    BitIn b = bit_in(lo, len, bit + 3);
+    u8 lens[320];
+    u32 nlen, ndist;
+    if (!read_lengths(b, lens, nlen, ndist)) return false;
+    return lengths_form_code(lens, nlen, LENS) && lengths_form_code(lens + nlen, ndist, DISTS);
+}
+
+// `block_start::is_stored_start`, after the header and padding checks.
+__device__ bool is_stored_start(const u8* lo, u64 len, u64 bit) {
+    const BitIn b = bit_in(lo, len, bit);
+    const u64 at = (bit + 3 + 7) / 8;
+    const u32 l = byte_at(b, at) | (u32)byte_at(b, at + 1) << 8;
+    const u32 nl = byte_at(b, at + 2) | (u32)byte_at(b, at + 3) << 8;
+    return l == (~nl & 0xffff) && at + 4 + l <= len;
+}
+
+// The code-length code of a dynamic header whose first 17 bits are the
+// low bits of `h` and whose code lengths start at the low bits of `cl` is
+// complete (zlib rejects any other), from registers alone.
+__device__ __forceinline__ bool code_length_code_complete(u64 h, u64 cl) {
+    const u32 ncode = ((h >> 13) & 15) + 4;
+    u32 sum = 0;
+#pragma unroll
+    for (u32 i = 0; i < 19; i++) {
+        const u32 l = (u32)(cl >> (3 * i)) & 7;
+        if (i < ncode && l != 0) sum += 128u >> l;
     }
-    if (type == 0) {
-        const u32 pad = (8 - ((bit + 3) & 7)) & 7;
-        if (((head >> 3) & ((1u << pad) - 1)) != 0) return false;
-        const u64 at = (bit + 3 + 7) / 8;
-        const u32 l = byte_at(b, at) | (u32)byte_at(b, at + 1) << 8;
-        const u32 nl = byte_at(b, at + 2) | (u32)byte_at(b, at + 3) << 8;
-        return l == (~nl & 0xffff) && at + 4 + l <= len;
-    }
-    return false;
+    return sum == 128;
+}
+
+// The 13 header bits at the low end of `h` may start a dynamic block.
+__device__ __forceinline__ bool dynamic_prefilter(u64 h) {
+    return ((h >> 1) & 3) == 2 && ((h >> 3) & 31) <= 29 && ((h >> 8) & 31) <= 29;
+}
+
+// The low bits of `h` (at bit offset `bit`) may start a stored block:
+// BTYPE 0 and zeros up to the byte boundary.
+__device__ __forceinline__ bool stored_prefilter(u64 h, u64 bit) {
+    const u32 pad = (8 - ((bit + 3) & 7)) & 7;
+    return ((h >> 1) & 3) == 0 && ((h >> 3) & ((1u << pad) - 1)) == 0;
 }
 
 // ---------------------------------------------------------------------------
 // Decoding a span.
 
 struct Tables {
-    u32 lit[1 << LIT_BITS];
-    u32 dist[1 << DIST_BITS];
+    u16 lit[1 << LIT_BITS];
+    u16 dist[1 << DIST_BITS];
     u16 lit_count[16];
     u16 dist_count[16];
     u16 lit_sorted[288];
@@ -288,19 +369,21 @@ struct Tables {
     u8 lens[320];
 };
 
-__device__ __forceinline__ u32 decode_sym(u32 bits, const u32* table, u32 tbits, const u16* count,
+__device__ __forceinline__ u32 decode_sym(u32 bits, const u16* table, u32 tbits, const u16* count,
                                           const u16* sorted) {
     const u32 e = table[bits & ((1u << tbits) - 1)];
-    if (e != 0) return (e >> 16) | ((e & 31) << 16);
+    if (e != 0) return (e >> 4) | ((e & 15) << 16);
     return decode_walk(bits, count, sorted);
 }
 
 // Lane 0 reads a block's header and builds its tables; the warp then
 // shares the outcome: 0 ok, else an End.
-__device__ u32 start_block(BitIn& b, u32 type, Tables& t) {
+__device__ __noinline__ u32 start_block(BitIn& b, u32 type, Tables& t) {
     const u32 lane = threadIdx.x & 31;
     u32 status = 0;
     u64 pos = b.pos;
+    // The previous block's lookups are done before lane 0 rewrites the tables.
+    __syncwarp();
     if (lane == 0) {
         u32 nlen = 288, ndist = 32;
         if (type == 1) {
@@ -326,7 +409,7 @@ __device__ u32 start_block(BitIn& b, u32 type, Tables& t) {
 
 enum Stop : u32 { BLOCK_DONE = 0, S_CORRUPT = 1, S_TRUNCATED = 2, S_FULL = 3 };
 
-__device__ u32 stored_block(BitIn& b, u16* out, u64 cap, u64& n) {
+__device__ __forceinline__ u32 stored_block(BitIn& b, u16* out, u16* win, u64 cap, u64& n) {
     const u32 lane = threadIdx.x & 31;
     b.pos = (b.pos + 7) & ~7ull;
     const u32 len = take(b, 16);
@@ -336,52 +419,138 @@ __device__ u32 stored_block(BitIn& b, u16* out, u64 cap, u64& n) {
     const u64 at = b.pos / 8;
     if (at + len > b.len) return S_TRUNCATED;
     if (n + len > cap) return S_FULL;
-    for (u32 j = lane; j < len; j += 32) out[n + j] = b.lo[at + j];
+    for (u32 j = lane; j < len; j += 32) {
+        const u16 v = b.lo[at + j];
+        out[n + j] = v;
+        win[(n + j) & WIN_MASK] = v;
+    }
     n += len;
     b.pos += 8ull * len;
     return BLOCK_DONE;
 }
 
-__device__ u32 compressed_block(BitIn& b, const Tables& t, bool first, u16* out, u64 cap, u64& n) {
+// Batches: all lanes decode up to 32 symbols (token k parked in lane k's
+// registers, nothing written), then the batch is written: every literal by
+// its lane at once, then the copies in order, each by the whole warp. A
+// batch ends once its output passes BATCH_OUT, so no write of a batch lands
+// on a window slot that one of its copies reads (see WIN_REACH).
+__device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool first, u16* out,
+                                                u16* win, u64 cap, u64& n) {
     const u32 lane = threadIdx.x & 31;
+    Fast f = fast_at(b);
+    const u64 end_bits = 8 * b.len;
     for (;;) {
-        u32 e = decode_sym(peek32(b), t.lit, LIT_BITS, t.lit_count, t.lit_sorted);
-        if (e == ~0u) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
-        b.pos += e >> 16;
-        if (past_end(b)) return S_TRUNCATED;
-        const u32 sym = e & 0xffff;
-        if (sym < 256) {
-            if (n == cap) return S_FULL;
-            if (lane == 0) out[n] = (u16)sym;
-            n++;
-            continue;
+        u32 kind = 0, val = 0, dist = 0;  // kind: 0 none, 1 literal, 2 copy
+        u64 at = 0;
+        u64 m = n;
+        u32 stop = BLOCK_DONE;
+        bool more = true;
+        for (u32 k = 0; k < 32 && m - n <= BATCH_OUT; k++) {
+            u32 e = decode_sym(fpeek(b, f), t.lit, LIT_BITS, t.lit_count, t.lit_sorted);
+            if (e == ~0u) {
+                stop = (f.pos > end_bits) ? S_TRUNCATED : S_CORRUPT;
+                more = false;
+                break;
+            }
+            fconsume(f, e >> 16);
+            if (f.pos > end_bits) {
+                stop = S_TRUNCATED;
+                more = false;
+                break;
+            }
+            const u32 sym = e & 0xffff;
+            if (sym < 256) {
+                if (m == cap) {
+                    stop = S_FULL;
+                    more = false;
+                    break;
+                }
+                if (lane == k) {
+                    kind = 1;
+                    val = sym;
+                    at = m;
+                }
+                m++;
+                continue;
+            }
+            if (sym == 256) {
+                more = false;
+                break;
+            }
+            const u32 li = sym - 257;
+            if (li >= 29) {
+                stop = S_CORRUPT;
+                more = false;
+                break;
+            }
+            const u32 L = LEN_BASE[li] + ftake(b, f, LEN_EXTRA[li]);
+            e = decode_sym(fpeek(b, f), t.dist, DIST_BITS, t.dist_count, t.dist_sorted);
+            const u32 di = e & 0xffff;
+            if (e == ~0u || di >= 30) {
+                if (e != ~0u) fconsume(f, e >> 16);
+                stop = (f.pos > end_bits) ? S_TRUNCATED : S_CORRUPT;
+                more = false;
+                break;
+            }
+            fconsume(f, e >> 16);
+            const u32 D = DIST_BASE[di] + ftake(b, f, DIST_EXTRA[di]);
+            if (f.pos > end_bits) {
+                stop = S_TRUNCATED;
+                more = false;
+                break;
+            }
+            if (first && D > m) {
+                stop = S_CORRUPT;
+                more = false;
+                break;
+            }
+            if (m + L > cap) {
+                stop = S_FULL;
+                more = false;
+                break;
+            }
+            if (lane == k) {
+                kind = 2;
+                val = L;
+                dist = D;
+                at = m;
+            }
+            m += L;
         }
-        if (sym == 256) return BLOCK_DONE;
-        const u32 li = sym - 257;
-        if (li >= 29) return S_CORRUPT;
-        const u32 L = LEN_BASE[li] + take(b, LEN_EXTRA[li]);
-        e = decode_sym(peek32(b), t.dist, DIST_BITS, t.dist_count, t.dist_sorted);
-        if (e == ~0u) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
-        b.pos += e >> 16;
-        const u32 di = e & 0xffff;
-        if (di >= 30) return past_end(b) ? S_TRUNCATED : S_CORRUPT;
-        const u32 D = DIST_BASE[di] + take(b, DIST_EXTRA[di]);
-        if (past_end(b)) return S_TRUNCATED;
-        if (first && D > n) return S_CORRUPT;
-        if (n + L > cap) return S_FULL;
-        // Every byte the copy reads was written before it (lane 0's
-        // literals included): order those writes before these reads.
+        // Every symbol a copy reads was written before it: earlier batches
+        // (ordered by this barrier), this batch's literals (written first)
+        // and its earlier copies (each followed by a barrier).
         __syncwarp();
-        for (u32 j = lane; j < L; j += 32) {
-            const i64 src = (i64)n - (i64)D + (i64)(j % D);
-            out[n + j] = src < 0 ? (u16)(MARKER + WINDOW + src) : out[src];
+        if (kind == 1) {
+            out[at] = (u16)val;
+            win[at & WIN_MASK] = (u16)val;
         }
-        n += L;
+        u32 copies = __ballot_sync(FULL_MASK, kind == 2);
+        while (copies) {
+            const u32 c = __ffs(copies) - 1;
+            copies &= copies - 1;
+            const u32 L = __shfl_sync(FULL_MASK, val, c);
+            const u32 D = __shfl_sync(FULL_MASK, dist, c);
+            const u64 p = __shfl_sync(FULL_MASK, at, c);
+            __syncwarp();
+            const bool near = D <= WIN_REACH;
+            for (u32 j = lane; j < L; j += 32) {
+                const i64 src = (i64)p - (i64)D + (i64)(j < D ? j : j % D);
+                const u16 v = src < 0 ? (u16)(MARKER + WINDOW + src) : near ? win[src & WIN_MASK] : out[src];
+                out[p + j] = v;
+                win[(p + j) & WIN_MASK] = v;
+            }
+        }
+        n = m;
+        if (!more) {
+            b.pos = f.pos;
+            return stop;
+        }
     }
 }
 
 __device__ void decode_span(const u8* in, const Job& job, const Task& task, u16* scratch, Tables& t,
-                            Result& res) {
+                            u16* win, Result& res) {
     const u32 lane = threadIdx.x & 31;
     BitIn b = bit_in(in + job.in_off, job.in_len, task.start_bit);
     u16* out = scratch + task.slot_at;
@@ -403,14 +572,18 @@ __device__ void decode_span(const u8* in, const Job& job, const Task& task, u16*
         const u32 type = head >> 1;
         u32 stop;
         if (type == 0) {
-            stop = stored_block(b, out, cap, n);
+            stop = stored_block(b, out, win, cap, n);
         } else if (type == 3) {
             stop = S_CORRUPT;
         } else {
-            const u32 s = start_block(b, type, t);
+            // Through a copy: `b` stays in registers (start_block is not
+            // inlined, and an address taken would put `b` in local memory).
+            BitIn hb = b;
+            const u32 s = start_block(hb, type, t);
+            b.pos = hb.pos;
             stop = s == TRUNCATED ? S_TRUNCATED
                    : s != 0       ? S_CORRUPT
-                                  : compressed_block(b, t, task.first != 0, out, cap, n);
+                                  : compressed_block(b, t, task.first != 0, out, win, cap, n);
         }
         if (stop == S_FULL) {
             end = blocks == 0 ? TOO_LARGE : STOPPED;
@@ -460,64 +633,170 @@ __device__ __forceinline__ u32 span_of(const u64* starts, u32 count, u64 g) {
 
 using namespace span;
 
+// Each thread tests 32 consecutive bit offsets from one 64-bit window
+// (the cheap prefilters), the few that pass in full; a block tests 8192
+// offsets per step and stops at the first step that holds a dynamic
+// candidate. Stored candidates count only where a span has no dynamic one
+// (`block_start::find_block_start`).
 extern "C" __global__ void __launch_bounds__(256)
     inflate_find_block_starts(const u8* in, const Job* jobs, const u32* span_job, const u64* span_bit,
                               u32 n_spans, u64 span_bits, u64* found) {
-    __shared__ unsigned long long best;
+    __shared__ unsigned long long best_dynamic, best_stored;
     const u32 s = blockIdx.x;
     if (s >= n_spans) return;
     const Job job = jobs[span_job[s]];
+    const u8* lo = in + job.in_off;
     const u64 from = span_bit[s];
     const u64 end = min(from + span_bits, 8 * job.in_len);
-    if (threadIdx.x == 0) best = NO_STOP;
-    __syncthreads();
-    for (u64 base = from; base < end; base += blockDim.x) {
-        const u64 bit = base + threadIdx.x;
-        if (bit < end && is_block_start(in + job.in_off, job.in_len, bit)) atomicMin(&best, bit);
-        __syncthreads();
-        if (best != NO_STOP) break;
+    if (threadIdx.x == 0) {
+        best_dynamic = NO_STOP;
+        best_stored = NO_STOP;
     }
-    if (threadIdx.x == 0) found[s] = best;
+    __syncthreads();
+    for (u64 base = from; base < end; base += 32 * blockDim.x) {
+        const u64 first = base + 32 * threadIdx.x;
+        if (first < end) {
+            // 128 bits from `first`: every test below reads at most 17 + 57
+            // bits from an offset below first + 32.
+            BitIn b = bit_in(lo, job.in_len, first);
+            u64 w0 = peek32(b);
+            b.pos += 32;
+            w0 |= (u64)peek32(b) << 32;
+            b.pos += 32;
+            u64 w1 = peek32(b);
+            b.pos += 32;
+            w1 |= (u64)peek32(b) << 32;
+            u64 dyn = NO_STOP, sto = NO_STOP;
+            for (u32 k = 0; k < 32 && first + k < end; k++) {
+                const u64 h = k == 0 ? w0 : (w0 >> k) | (w1 << (64 - k));
+                const u64 bit = first + k;
+                if (dynamic_prefilter(h) && code_length_code_complete(h, (w0 >> (k + 17)) | (w1 << (47 - k))) &&
+                    is_dynamic_start(lo, job.in_len, bit)) {
+                    dyn = bit;
+                    break;
+                }
+                if (sto == NO_STOP && stored_prefilter(h, bit) && is_stored_start(lo, job.in_len, bit))
+                    sto = bit;
+            }
+            if (dyn != NO_STOP) atomicMin(&best_dynamic, dyn);
+            if (sto != NO_STOP) atomicMin(&best_stored, sto);
+        }
+        __syncthreads();
+        if (best_dynamic != NO_STOP) break;
+    }
+    if (threadIdx.x == 0) found[s] = best_dynamic != NO_STOP ? best_dynamic : best_stored;
 }
 
 extern "C" __global__ void __launch_bounds__(SPAN_WARPS * 32)
     inflate_decode_spans(const u8* in, const Job* jobs, const Task* tasks, u32 n_tasks, u16* scratch,
                          Result* results) {
     __shared__ Tables tables[SPAN_WARPS];
+    __shared__ u16 windows[SPAN_WARPS][WIN];
     const u32 w = threadIdx.x / 32;
     const u32 i = blockIdx.x * SPAN_WARPS + w;
     if (i >= n_tasks) return;
     const Task task = tasks[i];
-    decode_span(in, jobs[task.job], task, scratch, tables[w], results[i]);
+    decode_span(in, jobs[task.job], task, scratch, tables[w], windows[w], results[i]);
 }
 
+// One round of resolving the chain's spans' last WINDOW symbols all at
+// once: a marker is followed up to 4 hops back (each into an earlier span)
+// and replaced where that ends at a byte; `pending` is set where it does
+// not. Rounds repeat until none is pending (chains of markers through
+// several spans' tails take as many rounds as hops / 4), and a chain still
+// pending after a few rounds falls back to `inflate_resolve_tails`.
 extern "C" __global__ void __launch_bounds__(256)
-    inflate_resolve_markers(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
-                            u64 total, u8* out, u32* error) {
-    for (u64 p = blockIdx.x * (u64)blockDim.x + threadIdx.x; p < total; p += (u64)gridDim.x * blockDim.x) {
-        u32 t = span_of(chain_start, count, p);
-        u64 at = chain_slot[t] + (p - chain_start[t]);
-        u32 v = scratch[at];
-        const u64 own = at;
-        const bool marker = v >= MARKER;
-        // Each hop lands in an earlier span: at most `count` hops.
-        for (u32 hop = 0; v >= MARKER && hop < count; hop++) {
-            const u64 back = chain_start[t] + (v - MARKER);
+    inflate_resolve_tails_round(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
+                                u64 total, u32* pending, u32* error) {
+    const u64 n = (u64)count * WINDOW;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        const u32 t = (u32)(i / WINDOW);
+        const u64 start = chain_start[t];
+        const u64 len = (t + 1 < count ? chain_start[t + 1] : total) - start;
+        const u64 tail = len < WINDOW ? len : WINDOW;
+        const u64 k = i % WINDOW;
+        if (k >= tail) continue;
+        const u64 e = len - tail + k;
+        u16* sym = scratch + chain_slot[t] + e;
+        u32 v = *sym;
+        u64 s0 = start;
+        for (u32 hop = 0; hop < 4 && v >= MARKER; hop++) {
+            const u64 back = s0 + (v - MARKER);
             if (back < WINDOW) {
                 atomicOr(error, 1u);
                 v = 0;
                 break;
             }
             const u64 g = back - WINDOW;
-            t = span_of(chain_start, count, g);
-            at = chain_slot[t] + (g - chain_start[t]);
-            v = scratch[at];
+            const u32 u = span_of(chain_start, count, g);
+            s0 = chain_start[u];
+            v = scratch[chain_slot[u] + (g - s0)];
         }
+        if (v >= MARKER)
+            atomicOr(pending, 1u);
+        else
+            *sym = (u16)v;
+    }
+}
+
+// The chain's spans' last WINDOW symbols, span after span in stream order
+// (one block): every marker there names a symbol of an earlier span's
+// tail, resolved by the steps before. Afterwards every marker anywhere is
+// one hop from its byte.
+extern "C" __global__ void __launch_bounds__(1024)
+    inflate_resolve_tails(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
+                          u64 total, u32* error) {
+    for (u32 t = 0; t < count; t++) {
+        const u64 start = chain_start[t];
+        const u64 len = (t + 1 < count ? chain_start[t + 1] : total) - start;
+        const u64 from = len > WINDOW ? len - WINDOW : 0;
+        u16* syms = scratch + chain_slot[t];
+        for (u64 e = from + threadIdx.x; e < len; e += blockDim.x) {
+            const u32 v = syms[e];
+            if (v < MARKER) continue;
+            const u64 back = start + (v - MARKER);
+            u32 r = 0;
+            if (back < WINDOW) {
+                atomicOr(error, 1u);
+            } else {
+                const u64 g = back - WINDOW;
+                const u32 u = span_of(chain_start, count, g);
+                r = scratch[chain_slot[u] + (g - chain_start[u])];
+                if (r >= MARKER) {
+                    atomicOr(error, 1u);
+                    r = 0;
+                }
+            }
+            syms[e] = (u16)r;
+        }
+        __syncthreads();
+    }
+}
+
+// Every output byte of a chained stream, markers resolved through the
+// finished tails (one hop).
+extern "C" __global__ void __launch_bounds__(256)
+    inflate_resolve_markers(const u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
+                            u64 total, u8* out, u32* error) {
+    for (u64 p = blockIdx.x * (u64)blockDim.x + threadIdx.x; p < total; p += (u64)gridDim.x * blockDim.x) {
+        const u32 t = span_of(chain_start, count, p);
+        const u64 start = chain_start[t];
+        u32 v = scratch[chain_slot[t] + (p - start)];
         if (v >= MARKER) {
-            atomicOr(error, 1u);
-            v = 0;
+            const u64 back = start + (v - MARKER);
+            if (back < WINDOW) {
+                atomicOr(error, 1u);
+                v = 0;
+            } else {
+                const u64 g = back - WINDOW;
+                const u32 u = span_of(chain_start, count, g);
+                v = scratch[chain_slot[u] + (g - chain_start[u])];
+                if (v >= MARKER) {
+                    atomicOr(error, 1u);
+                    v = 0;
+                }
+            }
         }
-        if (marker) scratch[own] = (u16)v;
         out[p] = (u8)v;
     }
 }

@@ -193,7 +193,7 @@ pub fn run(
         .cuda
         .clone()
         .with_host_share(false)
-        .with_span_inflate(Some(cfg.spans));
+        .with_span_inflate(Some(cfg.spans.with_min_stream_bytes(0)));
     let cuda = CudaBackend::for_choice(cfg.backend, &spans_on)?;
     let one_warp = match (&cuda, cfg.one_warp) {
         (Some(_), true) => Some(CudaBackend::with_options(

@@ -12,7 +12,6 @@ use crate::bench::gsst::{self, GsstBenchConfig, GsstInput};
 use crate::bench::huffman::{self as huffman_bench, HuffmanBenchConfig, HuffmanInput};
 use crate::bench::inflate_stream::{self, InflateStreamConfig, StreamInput as InflateStreamInput};
 use crate::codecs::CodecName;
-use crate::codecs::deflate::speculative::SpanOptions;
 use crate::error::{Error, Result};
 use crate::exec::BackendChoice;
 use crate::plan::GsstLayout;
@@ -169,9 +168,6 @@ pub enum BenchCommand {
         /// zlib level of the streams.
         #[arg(long, default_value_t = 6)]
         level: u32,
-        /// Compressed KiB per span.
-        #[arg(long, default_value_t = 64)]
-        span_kib: u64,
         /// Also time one warp per stream (one run; slow).
         #[arg(long)]
         one_warp: bool,
@@ -363,7 +359,6 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             inputs,
             size_mib,
             level,
-            span_kib,
             one_warp,
             runs,
             warmup,
@@ -379,7 +374,8 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                 inputs,
                 bytes: size_mib << 20,
                 level,
-                spans: SpanOptions::default().with_span_bytes(span_kib.saturating_mul(1024)),
+                // The global --span-kib (0 or unset: the default span).
+                spans: settings.cuda.span_inflate.unwrap_or_default(),
                 backend,
                 cuda: settings.cuda.clone(),
                 warmup,

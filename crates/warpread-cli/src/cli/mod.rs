@@ -110,6 +110,10 @@ pub struct OptionArgs {
     /// same name (to compare kernel variants with one binary).
     #[arg(long, global = true, value_name = "DIR")]
     pub kernel_dir: Option<PathBuf>,
+    /// CUDA: compressed KiB per span of the speculative parallel inflate of
+    /// long streams (default 64; 0: one warp per stream).
+    #[arg(long, global = true, value_name = "KIB")]
+    pub span_kib: Option<u64>,
 }
 
 /// A three-way switch: on, off, or the library's own choice.
@@ -168,6 +172,12 @@ impl OptionArgs {
             .with_gsst_shape(shape);
         if let Some(mode) = self.cuda_sync {
             o = o.with_sync(mode);
+        }
+        if let Some(kib) = self.span_kib {
+            o = o.with_span_inflate((kib > 0).then(|| {
+                warpread::codecs::deflate::speculative::SpanOptions::default()
+                    .with_span_bytes(kib.saturating_mul(1024))
+            }));
         }
         if let Some(n) = self.pinned_larger {
             o = o.with_pinned_larger(n);

@@ -21,6 +21,10 @@ impl<'a> BitReader<'a> {
     pub(crate) fn peek32(&self) -> u32 {
         let byte = (self.pos >> 3) as usize;
         let shift = (self.pos & 7) as u32;
+        if let Some(w) = self.input.get(byte..byte.wrapping_add(8)) {
+            let w: [u8; 8] = w.try_into().expect("8 bytes");
+            return (u64::from_le_bytes(w) >> shift) as u32;
+        }
         let mut w = [0u8; 8];
         if byte < self.input.len() {
             let n = (self.input.len() - byte).min(8);

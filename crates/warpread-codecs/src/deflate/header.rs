@@ -56,6 +56,10 @@ fn read_lengths(r: &mut BitReader<'_>) -> Option<(usize, Vec<u8>)> {
     let total = nlen + ndist;
     let mut lens = vec![0u8; total];
     let mut have = 0;
+    // Kraft sums of the two codes so far (in units of 2^-15): a code that
+    // is over-subscribed already is rejected now, not after all its
+    // lengths (the block finder meets mostly such headers).
+    let mut used = [0u32; 2];
     while have < total {
         if r.past_end() {
             return None;
@@ -76,6 +80,17 @@ fn read_lengths(r: &mut BitReader<'_>) -> Option<(usize, Vec<u8>)> {
             return None;
         }
         lens[have..have + repeat].fill(value);
+        if value != 0 {
+            // A run may cross from the literal/length lengths into the
+            // distance lengths: each part counts for its own code.
+            let lit = (nlen.saturating_sub(have)).min(repeat) as u32;
+            let unit = 1u32 << (15 - value);
+            used[0] += lit * unit;
+            used[1] += (repeat as u32 - lit) * unit;
+            if used[0] > 1 << 15 || used[1] > 1 << 15 {
+                return None;
+            }
+        }
         have += repeat;
     }
     if r.past_end() || lens[256] == 0 {

@@ -22,8 +22,12 @@ use warpread_codecs::deflate;
 use warpread_codecs::deflate::span::{NO_STOP, SpanResult};
 use warpread_codecs::deflate::speculative::{SpanOptions, Speculation, Walk};
 
+/// Parallel rounds of resolving the spans' tails before the sequential
+/// kernel takes over (`inflate_resolve_tails_round`).
+const TAIL_ROUNDS: usize = 4;
+
 /// Warps per block of the decode kernel (`SPAN_WARPS` in the kernel).
-const SPAN_WARPS: u32 = 4;
+const SPAN_WARPS: u32 = 2;
 
 /// A stream of the stage input; mirrors `span::Job` in the kernel.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +52,7 @@ struct DeviceTask {
 
 /// The jobs of `stage` to inflate in spans: none unless it is an inflate
 /// stage of fewer than [`SPAN_MAX_JOBS`] streams; then those of at least
-/// [`SPAN_MIN_SPANS`] spans.
+/// [`SpanOptions::min_stream_bytes`] and [`SPAN_MIN_SPANS`] spans.
 pub(super) fn pick(stage: &Stage, options: Option<&SpanOptions>) -> Vec<usize> {
     let Some(o) = options else {
         return Vec::new();
@@ -59,7 +63,8 @@ pub(super) fn pick(stage: &Stage, options: Option<&SpanOptions>) -> Vec<usize> {
     (0..stage.jobs.len())
         .filter(|&i| {
             let r = &stage.jobs[i].input;
-            o.spans(r.end - r.start) >= SPAN_MIN_SPANS
+            let len = r.end - r.start;
+            len >= o.min_stream_bytes && o.spans(len) >= SPAN_MIN_SPANS
         })
         .collect()
 }
@@ -77,6 +82,7 @@ pub(super) struct SpanScratch {
     chain_slot: DeviceScratch,
     chain_start: DeviceScratch,
     errors: DeviceScratch,
+    pending: DeviceScratch,
     pinned_up: PinnedScratch,
     pinned_down: PinnedScratch,
 }
@@ -179,6 +185,7 @@ impl SpanRun<'_> {
         output: &mut CudaSlice<u8>,
         options: &SpanOptions,
     ) -> Result<Vec<ChunkStatus>> {
+        let t0 = std::time::Instant::now();
         let find = self
             .rt
             .function(&kernels::INFLATE_SPAN, "inflate_find_block_starts")?;
@@ -188,6 +195,12 @@ impl SpanRun<'_> {
         let resolve = self
             .rt
             .function(&kernels::INFLATE_SPAN, "inflate_resolve_markers")?;
+        let tails = self
+            .rt
+            .function(&kernels::INFLATE_SPAN, "inflate_resolve_tails")?;
+        let tails_round = self
+            .rt
+            .function(&kernels::INFLATE_SPAN, "inflate_resolve_tails_round")?;
         let jobs: Vec<DeviceJob> = stage
             .jobs
             .iter()
@@ -246,6 +259,7 @@ impl SpanRun<'_> {
                 .collect()
         };
 
+        let t_find = t0.elapsed();
         // 2. The books of each stream, and its slots in the scratch.
         let mut streams: Vec<Stream> = Vec::with_capacity(jobs.len());
         let mut at = 0usize;
@@ -278,7 +292,9 @@ impl SpanRun<'_> {
             .flat_map(|(j, s)| (0..s.spec.tasks.len()).map(move |t| (j, t)))
             .collect();
         let mut rounds = 0u32;
+        let mut decoded = Vec::new();
         while !todo.is_empty() {
+            decoded.push(todo.len());
             let tasks: Vec<DeviceTask> = todo
                 .iter()
                 .map(|&(j, t)| {
@@ -344,6 +360,7 @@ impl SpanRun<'_> {
             rounds += 1;
         }
 
+        let t_decode = t0.elapsed();
         // 4. Markers replaced, stream by stream, into the output slots.
         let mut statuses = vec![ChunkStatus::PENDING; jobs.len()];
         let mut chain_slot: Vec<u64> = Vec::new();
@@ -390,21 +407,69 @@ impl SpanRun<'_> {
             self.upload(|s| &mut s.chain_start, as_bytes(&chain_start))?;
             let zeros = vec![0u32; chained.len()];
             self.upload(|s| &mut s.errors, as_bytes(&zeros))?;
-            let s = &mut *self.scratch;
-            let sym = s.symbols.get(self.stream, 0)?;
-            let cs = s.chain_slot.get(self.stream, 0)?;
-            let cst = s.chain_start.get(self.stream, 0)?;
-            let errs = s.errors.get(self.stream, 0)?;
             for (e, &(j, first, count, total)) in chained.iter().enumerate() {
                 let at = stage.jobs[j].output_offset as usize;
-                let slot_view = cs.slice(8 * first..8 * (first + count));
-                let start_view = cst.slice(8 * first..8 * (first + count));
-                let mut out_view = output.slice_mut(at..at + total as usize);
-                let mut err_view = errs.slice_mut(4 * e..4 * e + 4);
+                let mut tail_rounds = 0;
                 let n = count as u32;
+                let chain = 8 * first..8 * (first + count);
+                // The tails: parallel rounds while few hops remain, else
+                // span after span.
+                let mut sequential = true;
+                for round in 0..TAIL_ROUNDS {
+                    tail_rounds = tail_rounds.max(round + 1);
+                    self.upload(|s| &mut s.pending, as_bytes(&[0u32]))?;
+                    {
+                        let s = &mut *self.scratch;
+                        let sym = s.symbols.get(self.stream, 0)?;
+                        let slot_view = s.chain_slot.get(self.stream, 0)?.slice(chain.clone());
+                        let start_view = s.chain_start.get(self.stream, 0)?.slice(chain.clone());
+                        let pending = s.pending.get(self.stream, 4)?;
+                        let mut err_view =
+                            s.errors.get(self.stream, 0)?.slice_mut(4 * e..4 * e + 4);
+                        let blocks =
+                            (u64::from(n) * 32 * 1024).div_ceil(256).clamp(1, 65_536) as u32;
+                        let mut b = self.stream.launch_builder(&tails_round);
+                        b.arg(&mut *sym)
+                            .arg(&slot_view)
+                            .arg(&start_view)
+                            .arg(&n)
+                            .arg(&total)
+                            .arg(&mut *pending)
+                            .arg(&mut err_view);
+                        // SAFETY: the arguments match `inflate_resolve_tails_round`;
+                        // the chain's `count` slots and starts were uploaded
+                        // above and its symbols lie in their slots.
+                        unsafe { b.launch(Self::launch_cfg(blocks, 256)) }
+                            .map_err(cuda_err("launching the marker resolution"))?;
+                    }
+                    if self.download(|s| &mut s.pending, 4)? == [0; 4] {
+                        sequential = false;
+                        break;
+                    }
+                }
+                let s = &mut *self.scratch;
+                let sym = s.symbols.get(self.stream, 0)?;
+                let slot_view = s.chain_slot.get(self.stream, 0)?.slice(chain.clone());
+                let start_view = s.chain_start.get(self.stream, 0)?.slice(chain.clone());
+                let mut err_view = s.errors.get(self.stream, 0)?.slice_mut(4 * e..4 * e + 4);
+                tracing::debug!(tail_rounds, sequential, "span inflate: tails resolved");
+                if sequential {
+                    let mut b = self.stream.launch_builder(&tails);
+                    b.arg(&mut *sym)
+                        .arg(&slot_view)
+                        .arg(&start_view)
+                        .arg(&n)
+                        .arg(&total)
+                        .arg(&mut err_view);
+                    // SAFETY: the arguments match `inflate_resolve_tails`,
+                    // as for the rounds above.
+                    unsafe { b.launch(Self::launch_cfg(1, 1024)) }
+                        .map_err(cuda_err("launching the marker resolution"))?;
+                }
+                let mut out_view = output.slice_mut(at..at + total as usize);
                 let blocks = total.div_ceil(256).clamp(1, 65_536) as u32;
                 let mut b = self.stream.launch_builder(&resolve);
-                b.arg(&mut *sym)
+                b.arg(&*sym)
                     .arg(&slot_view)
                     .arg(&start_view)
                     .arg(&n)
@@ -412,9 +477,8 @@ impl SpanRun<'_> {
                     .arg(&mut out_view)
                     .arg(&mut err_view);
                 // SAFETY: the arguments match `inflate_resolve_markers`; the
-                // chain's `count` slots and starts were uploaded above, its
-                // symbols lie in their slots, and the output view holds
-                // `total` bytes (at most the job's capacity).
+                // output view holds `total` bytes (at most the job's
+                // capacity).
                 unsafe { b.launch(Self::launch_cfg(blocks, 256)) }
                     .map_err(cuda_err("launching the marker resolution"))?;
             }
@@ -424,6 +488,21 @@ impl SpanRun<'_> {
         } else {
             self.download(|s| &mut s.errors, 4 * chained.len())?
         };
+        tracing::debug!(
+            streams = jobs.len(),
+            spans = n_spans + jobs.len(),
+            found = found.iter().filter(|&&f| f != NO_STOP).count(),
+            tasks_per_round = ?decoded,
+            largest_span = streams
+                .iter()
+                .flat_map(|s| s.spec.results.iter().map(|r| r.produced))
+                .max()
+                .unwrap_or(0),
+            find_ms = t_find.as_secs_f64() * 1e3,
+            decode_ms = (t_decode - t_find).as_secs_f64() * 1e3,
+            resolve_ms = (t0.elapsed() - t_decode).as_secs_f64() * 1e3,
+            "span inflate on the device"
+        );
         for (e, &(j, _, _, total)) in chained.iter().enumerate() {
             let bad = errors[4 * e..4 * e + 4] != [0; 4];
             statuses[j] = if bad {
@@ -456,7 +535,7 @@ mod tests {
     #[test]
     fn the_device_structs_have_the_kernels_layout() {
         assert_eq!(std::mem::size_of::<DeviceJob>(), 16);
-        assert_eq!(std::mem::size_of::<DeviceTask>(), 56);
+        assert_eq!(std::mem::size_of::<DeviceTask>(), 48);
         assert_eq!(std::mem::size_of::<SpanResult>(), 32);
         let r = SpanResult {
             end_bit: 1,
@@ -476,7 +555,9 @@ mod tests {
             values: 4 * len,
             aux: 0,
         };
-        let o = SpanOptions::default().with_span_bytes(64 * 1024);
+        let o = SpanOptions::default()
+            .with_span_bytes(64 * 1024)
+            .with_min_stream_bytes(0);
         let stage = |jobs: Vec<ChunkJob>| Stage {
             op: StageOp::Inflate,
             output_values: 0,
@@ -486,6 +567,8 @@ mod tests {
         let s = stage(vec![job(1 << 20), job(100_000), job(4 * 64 * 1024)]);
         assert_eq!(pick(&s, Some(&o)), vec![0, 2]);
         assert!(pick(&s, None).is_empty());
+        let long_only = o.with_min_stream_bytes(1 << 20);
+        assert_eq!(pick(&s, Some(&long_only)), vec![0]);
         let many = stage(vec![job(1 << 20); SPAN_MAX_JOBS]);
         assert!(pick(&many, Some(&o)).is_empty());
     }

@@ -101,8 +101,9 @@ pub struct CudaOptions {
     /// How inflate stages with few, long streams cut each stream into spans
     /// decoded in parallel (speculative parallel inflate, `cuda::span_inflate`);
     /// `None` inflates every stream with one warp. A stream is cut when it
-    /// holds at least [`SPAN_MIN_SPANS`] spans and its stage fewer than
-    /// [`SPAN_MAX_JOBS`] streams.
+    /// is at least [`SpanOptions::min_stream_bytes`] long, holds at least
+    /// [`SPAN_MIN_SPANS`] spans, and its stage fewer than [`SPAN_MAX_JOBS`]
+    /// streams.
     pub span_inflate: Option<SpanOptions>,
 }
 

@@ -14,7 +14,7 @@ use warpread::plan::{ChunkJob, Stage, StageOp};
 use crate::common::Rng;
 
 /// The CUDA backend with every stream of at least four `span_bytes`
-/// spans inflated in spans, no host share.
+/// spans inflated in spans (however short), no host share.
 fn cuda_spans(test: &str, span_bytes: u64) -> Option<&'static CudaBackend> {
     static BACKENDS: OnceLock<std::sync::Mutex<Vec<(u64, &'static CudaBackend)>>> = OnceLock::new();
     static FAILED: OnceLock<String> = OnceLock::new();
@@ -28,7 +28,11 @@ fn cuda_spans(test: &str, span_bytes: u64) -> Option<&'static CudaBackend> {
     }
     let options = CudaOptions::default()
         .with_host_share(false)
-        .with_span_inflate(Some(SpanOptions::default().with_span_bytes(span_bytes)))
+        .with_span_inflate(Some(
+            SpanOptions::default()
+                .with_span_bytes(span_bytes)
+                .with_min_stream_bytes(0),
+        ))
         .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
         .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
     match CudaBackend::with_options(0, options) {
