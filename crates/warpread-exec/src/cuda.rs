@@ -55,6 +55,9 @@ pub struct Profile {
     pub kernel_s: f64,
     /// Output and status download time (CUDA events).
     pub download_s: f64,
+    /// Deflate streams inflated in spans by many warps (`span_inflate`)
+    /// rather than one warp each.
+    pub span_streams: u64,
 }
 
 impl Profile {
@@ -74,6 +77,7 @@ impl Profile {
             upload_s: (self.upload_s - earlier.upload_s) / n,
             kernel_s: (self.kernel_s - earlier.kernel_s) / n,
             download_s: (self.download_s - earlier.download_s) / n,
+            span_streams: per(self.span_streams, earlier.span_streams),
         }
     }
 }
@@ -134,6 +138,7 @@ mod counters {
         pub upload: AtomicU64,
         pub kernel: AtomicU64,
         pub download: AtomicU64,
+        pub span_streams: AtomicU64,
         /// Per operation name: stages, kernel nanoseconds, bytes uploaded.
         pub ops: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64, u64)>>,
         /// Batches aggregated on the device, and those it refused (inputs
@@ -510,6 +515,7 @@ impl CudaBackend {
             upload_s: s(&c.upload),
             kernel_s: s(&c.kernel),
             download_s: s(&c.download),
+            span_streams: get(&c.span_streams),
         }
     }
 
@@ -1192,6 +1198,7 @@ impl Backend for CudaBackend {
         let span_statuses = match &shared {
             Some(s) if !s.spans.jobs.is_empty() => {
                 let _span = crate::trace::span("cuda.span_inflate");
+                counters::count(&self.counters.span_streams, s.spans.jobs.len() as u64);
                 self.run_spans(&mut lane, &s.spans, input, &from)?
             }
             _ => Vec::new(),

@@ -260,7 +260,16 @@ pub fn run(
         let gpu_spans = match &cuda {
             Some(c) => {
                 progress(&format!("{name}: spans on the GPU"));
-                Some(gbps(gpu(c, cfg.warmup, cfg.runs)?))
+                let before = c.profile().span_streams;
+                let s = gpu(c, cfg.warmup, cfg.runs)?;
+                // The backend's own count says the span path ran.
+                if c.profile().span_streams == before {
+                    return Err(Error::Unsupported(format!(
+                        "{name}: the stream was not inflated in spans ({} compressed bytes)",
+                        z.len()
+                    )));
+                }
+                Some(gbps(s))
             }
             None => None,
         };

@@ -786,7 +786,7 @@ fn run_read(
         if c.stages > 0 {
             println!(
                 "{:<40} cuda per run: {} stages; lane wait {:.3} s, pinned fill {:.3} s ({:.1} MiB in), \
-                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out; {:.1} MiB read from device mirrors) (thread-seconds)",
+                 device {:.3} s, pinned drain {:.3} s ({:.1} MiB out; {:.1} MiB read from device mirrors) (thread-seconds){}",
                 "",
                 c.stages,
                 c.wait_s,
@@ -795,7 +795,12 @@ fn run_read(
                 c.device_s,
                 c.drain_s,
                 c.bytes_out as f64 / (1 << 20) as f64,
-                c.bytes_mirrored as f64 / (1 << 20) as f64
+                c.bytes_mirrored as f64 / (1 << 20) as f64,
+                if c.span_streams > 0 {
+                    format!("; {} streams inflated in spans", c.span_streams)
+                } else {
+                    String::new()
+                }
             );
             let ops: Vec<String> = r
                 .kernels

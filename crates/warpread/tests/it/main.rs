@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod column_sets;
+mod concurrent_reads;
 // Shared with the other crates' test binaries, which use different parts.
 #[allow(dead_code)]
 mod common;
