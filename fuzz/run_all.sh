@@ -8,7 +8,7 @@ secs=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(orc_file parquet_file orc_rle_v2 orc_rle_v1 inflate parquet_hybrid
+    targets=(orc_file parquet_file orc_rle_v2 orc_rle_v1 inflate deflate_speculative parquet_hybrid
         parquet_ops parquet_delta_binary_packed parquet_dict parquet_plain
         parquet_delta_byte_array parquet_byte_stream_split orc_byte_rle
         orc_bool_rle gsst_block huffman lzo block gsst_container)

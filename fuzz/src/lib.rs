@@ -52,3 +52,33 @@ impl<'a> Params<'a> {
         self.data
     }
 }
+
+/// The fuzz target of an integer decoder `$codec::decode::<T>` (ORC RLE
+/// v1 and v2, Parquet DELTA_BINARY_PACKED): the first byte picks `T` (i64,
+/// i32, u16 or u8), the next two the output count, the rest is the stream.
+#[macro_export]
+macro_rules! int_decoder_target {
+    ($($codec:ident)::+) => {
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+            let mut p = $crate::Params::new(data);
+            match p.u8() % 4 {
+                0 => {
+                    let n = p.count(8);
+                    let _ = $($codec)::+::decode::<i64>(p.rest(), &mut vec![0i64; n]);
+                }
+                1 => {
+                    let n = p.count(4);
+                    let _ = $($codec)::+::decode::<i32>(p.rest(), &mut vec![0i32; n]);
+                }
+                2 => {
+                    let n = p.count(2);
+                    let _ = $($codec)::+::decode::<u16>(p.rest(), &mut vec![0u16; n]);
+                }
+                _ => {
+                    let n = p.count(1);
+                    let _ = $($codec)::+::decode::<u8>(p.rest(), &mut vec![0u8; n]);
+                }
+            }
+        });
+    };
+}

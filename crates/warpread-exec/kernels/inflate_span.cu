@@ -23,6 +23,16 @@
 // CPU) and every slot write is checked against the slot's capacity.
 #include "codag.cuh"
 
+#ifndef SPAN_WARPS
+#error "SPAN_WARPS must be defined by the launcher"
+#endif
+#ifndef SPAN_THREADS
+#error "SPAN_THREADS must be defined by the launcher"
+#endif
+#ifndef SPAN_TAIL_THREADS
+#error "SPAN_TAIL_THREADS must be defined by the launcher"
+#endif
+
 using namespace codag;
 
 namespace span {
@@ -32,9 +42,8 @@ constexpr u32 MARKER = 256;
 constexpr u64 NO_STOP = ~0ull;
 constexpr u32 LIT_BITS = 10;
 constexpr u32 DIST_BITS = 8;
-// Warps per block of the span decoder; each keeps its last WIN symbols in
-// shared memory, where most copies read their source.
-constexpr u32 SPAN_WARPS = 2;
+// Each warp of the span decoder (SPAN_WARPS a block) keeps its last WIN
+// symbols in shared memory, where most copies read their source.
 constexpr u32 WIN = 8192;
 constexpr u32 WIN_MASK = WIN - 1;
 // Copies reaching back at most this far read the window: no write of their
@@ -638,7 +647,7 @@ using namespace span;
 // offsets per step and stops at the first step that holds a dynamic
 // candidate. Stored candidates count only where a span has no dynamic one
 // (`block_start::find_block_start`).
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(SPAN_THREADS)
     inflate_find_block_starts(const u8* in, const Job* jobs, const u32* span_job, const u64* span_bit,
                               u32 n_spans, u64 span_bits, u64* found) {
     __shared__ unsigned long long best_dynamic, best_stored;
@@ -705,7 +714,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_WARPS * 32)
 // not. Rounds repeat until none is pending (chains of markers through
 // several spans' tails take as many rounds as hops / 4), and a chain still
 // pending after a few rounds falls back to `inflate_resolve_tails`.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(SPAN_THREADS)
     inflate_resolve_tails_round(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
                                 u64 total, u32* pending, u32* error) {
     const u64 n = (u64)count * WINDOW;
@@ -743,7 +752,7 @@ extern "C" __global__ void __launch_bounds__(256)
 // (one block): every marker there names a symbol of an earlier span's
 // tail, resolved by the steps before. Afterwards every marker anywhere is
 // one hop from its byte.
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(SPAN_TAIL_THREADS)
     inflate_resolve_tails(u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
                           u64 total, u32* error) {
     for (u32 t = 0; t < count; t++) {
@@ -775,7 +784,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 
 // Every output byte of a chained stream, markers resolved through the
 // finished tails (one hop).
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(SPAN_THREADS)
     inflate_resolve_markers(const u16* scratch, const u64* chain_slot, const u64* chain_start, u32 count,
                             u64 total, u8* out, u32* error) {
     for (u64 p = blockIdx.x * (u64)blockDim.x + threadIdx.x; p < total; p += (u64)gridDim.x * blockDim.x) {

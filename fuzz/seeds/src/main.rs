@@ -114,6 +114,12 @@ fn main() {
 
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
         s.put("inflate", &count(bytes.len()), &deflate::deflate(&bytes, 6));
+        // Span inflate: 1 KiB spans (first byte 0), the same stream.
+        s.put(
+            "deflate_speculative",
+            &[&[0u8][..], &count(bytes.len())].concat(),
+            &deflate::deflate(&bytes, 6),
+        );
         s.put(
             "lzo",
             &count(bytes.len()),

@@ -15,19 +15,17 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelAr
 
 use super::as_bytes;
 use crate::error::{Error, Result};
+use crate::gpu::launch::{SPAN_TAIL_THREADS, SPAN_THREADS, SPAN_WARPS};
 use crate::gpu::options::{SPAN_MAX_JOBS, SPAN_MIN_SPANS};
 use crate::gpu::{DeviceScratch, GpuRuntime, PinnedScratch, kernels};
 use crate::plan::{ChunkStatus, Stage, StageOp, StatusCode};
 use warpread_codecs::deflate;
-use warpread_codecs::deflate::span::{NO_STOP, SpanResult};
+use warpread_codecs::deflate::span::{NO_STOP, SpanResult, WINDOW};
 use warpread_codecs::deflate::speculative::{SpanOptions, Speculation, Walk};
 
 /// Parallel rounds of resolving the spans' tails before the sequential
 /// kernel takes over (`inflate_resolve_tails_round`).
 const TAIL_ROUNDS: usize = 4;
-
-/// Warps per block of the decode kernel (`SPAN_WARPS` in the kernel).
-const SPAN_WARPS: u32 = 2;
 
 /// A stream of the stage input; mirrors `span::Job` in the kernel.
 #[derive(Debug, Clone, Copy)]
@@ -250,7 +248,7 @@ impl SpanRun<'_> {
             // job and span tables were uploaded above with `n` spans, each
             // of a job whose input range lies inside `input` (the stage was
             // validated), and `found` holds `n` u64s.
-            unsafe { b.launch(Self::launch_cfg(n, 256)) }
+            unsafe { b.launch(Self::launch_cfg(n, SPAN_THREADS)) }
                 .map_err(cuda_err("launching the block finder"))?;
             let bytes = self.download(|s| &mut s.found, 8 * n_spans)?;
             bytes
@@ -426,8 +424,9 @@ impl SpanRun<'_> {
                         let pending = s.pending.get(self.stream, 4)?;
                         let mut err_view =
                             s.errors.get(self.stream, 0)?.slice_mut(4 * e..4 * e + 4);
-                        let blocks =
-                            (u64::from(n) * 32 * 1024).div_ceil(256).clamp(1, 65_536) as u32;
+                        let blocks = (u64::from(n) * WINDOW)
+                            .div_ceil(u64::from(SPAN_THREADS))
+                            .clamp(1, 65_536) as u32;
                         let mut b = self.stream.launch_builder(&tails_round);
                         b.arg(&mut *sym)
                             .arg(&slot_view)
@@ -439,7 +438,7 @@ impl SpanRun<'_> {
                         // SAFETY: the arguments match `inflate_resolve_tails_round`;
                         // the chain's `count` slots and starts were uploaded
                         // above and its symbols lie in their slots.
-                        unsafe { b.launch(Self::launch_cfg(blocks, 256)) }
+                        unsafe { b.launch(Self::launch_cfg(blocks, SPAN_THREADS)) }
                             .map_err(cuda_err("launching the marker resolution"))?;
                     }
                     if self.download(|s| &mut s.pending, 4)? == [0; 4] {
@@ -463,11 +462,11 @@ impl SpanRun<'_> {
                         .arg(&mut err_view);
                     // SAFETY: the arguments match `inflate_resolve_tails`,
                     // as for the rounds above.
-                    unsafe { b.launch(Self::launch_cfg(1, 1024)) }
+                    unsafe { b.launch(Self::launch_cfg(1, SPAN_TAIL_THREADS)) }
                         .map_err(cuda_err("launching the marker resolution"))?;
                 }
                 let mut out_view = output.slice_mut(at..at + total as usize);
-                let blocks = total.div_ceil(256).clamp(1, 65_536) as u32;
+                let blocks = total.div_ceil(u64::from(SPAN_THREADS)).clamp(1, 65_536) as u32;
                 let mut b = self.stream.launch_builder(&resolve);
                 b.arg(&*sym)
                     .arg(&slot_view)
@@ -479,7 +478,7 @@ impl SpanRun<'_> {
                 // SAFETY: the arguments match `inflate_resolve_markers`; the
                 // output view holds `total` bytes (at most the job's
                 // capacity).
-                unsafe { b.launch(Self::launch_cfg(blocks, 256)) }
+                unsafe { b.launch(Self::launch_cfg(blocks, SPAN_THREADS)) }
                     .map_err(cuda_err("launching the marker resolution"))?;
             }
         }

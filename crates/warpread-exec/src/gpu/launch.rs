@@ -18,6 +18,15 @@ pub const RING_BYTES: u32 = 512;
 /// job): each decodes one range of the block's bits.
 pub const HUFFMAN_THREADS: u32 = 128;
 
+/// Warps per thread block of the span decoder (`kernels/inflate_span.cu`,
+/// a warp per span; each warp keeps a 16 KiB window in shared memory).
+pub const SPAN_WARPS: u32 = 2;
+/// Threads of a block of the span block finder (one block per span) and of
+/// the marker resolution kernels.
+pub const SPAN_THREADS: u32 = 256;
+/// Threads of the one block that resolves a chain's tails in order.
+pub const SPAN_TAIL_THREADS: u32 = 1024;
+
 pub use warpread_codecs::gsst::shape::*;
 
 /// The `-D` options that pass the constants to NVRTC, with the GSST
@@ -27,6 +36,9 @@ pub fn defines(shape: &GsstShape) -> Vec<String> {
         format!("-DCODAG_WARPS_PER_BLOCK={WARPS_PER_BLOCK}"),
         format!("-DCODAG_RING_BYTES={RING_BYTES}"),
         format!("-DHUFF_THREADS={HUFFMAN_THREADS}"),
+        format!("-DSPAN_WARPS={SPAN_WARPS}"),
+        format!("-DSPAN_THREADS={SPAN_THREADS}"),
+        format!("-DSPAN_TAIL_THREADS={SPAN_TAIL_THREADS}"),
     ];
     d.extend(shape.defines());
     d
@@ -77,8 +89,12 @@ mod tests {
         let framework = include_str!("../../kernels/codag.cuh");
         let gsst = include_str!("../../kernels/gsst.cu");
         let huffman = include_str!("../../kernels/huffman.cu");
+        let spans = include_str!("../../kernels/inflate_span.cu");
         for name in [
             "HUFF_THREADS",
+            "SPAN_WARPS",
+            "SPAN_THREADS",
+            "SPAN_TAIL_THREADS",
             "CODAG_WARPS_PER_BLOCK",
             "CODAG_RING_BYTES",
             "GSST_THREADS",
@@ -88,7 +104,9 @@ mod tests {
         ] {
             let guard = format!("#ifndef {name}\n#error");
             assert!(
-                framework.contains(&guard) || gsst.contains(&guard) || huffman.contains(&guard),
+                [framework, gsst, huffman, spans]
+                    .iter()
+                    .any(|k| k.contains(&guard)),
                 "the kernels must require {name} from the launcher"
             );
             assert!(
@@ -105,8 +123,9 @@ mod tests {
                 !src.text.contains("__launch_bounds__(")
                     || src.text.contains("__launch_bounds__(WARPS_PER_BLOCK")
                     || src.text.contains("__launch_bounds__(GSST_THREADS")
-                    || src.text.contains("__launch_bounds__(HUFF_THREADS"),
-                "{} must size blocks by WARPS_PER_BLOCK, GSST_THREADS or HUFF_THREADS",
+                    || src.text.contains("__launch_bounds__(HUFF_THREADS")
+                    || src.text.contains("__launch_bounds__(SPAN_"),
+                "{} must size blocks by WARPS_PER_BLOCK, GSST_THREADS, HUFF_THREADS or SPAN_*",
                 src.file
             );
         }
