@@ -18,8 +18,8 @@ use crate::backend::Backend;
 use crate::errors::IntoPy;
 use crate::export::NativeSchema;
 use crate::filter::{self, Value};
-use crate::location::{Remote, Where};
 use crate::read::{BatchSource, NativeReader, RemoteSource, Request, apply_request};
+use warpread_url::{Input as Where, Object as Remote};
 
 /// A file of one format whose footer is parsed, and where to read it
 /// from.
@@ -35,7 +35,7 @@ impl<F: GroupedFile + Debug> Opened<F> {
                 file: ReaderBuilder::<F>::try_new(path)?.file().clone(),
                 remote: None,
             }),
-            Where::Remote(r) => {
+            Where::Object(r) => {
                 let runtime = RemoteSource::runtime()?;
                 let builder = runtime
                     .block_on(StreamBuilder::<F>::new(r.store.clone(), r.location.clone()))?;

@@ -16,7 +16,6 @@ mod errors;
 mod export;
 mod file;
 mod filter;
-mod location;
 mod provider;
 mod read;
 

@@ -48,7 +48,7 @@ use warpread_datafusion::{
 use crate::backend::Backend;
 use crate::errors::IntoPy;
 use crate::export::NativeSchema;
-use crate::location::Where;
+use warpread_url::Input as Where;
 
 /// Worker threads of a provider's runtime: its async work is listing
 /// files and fetching bytes; decoding runs on blocking threads and the
@@ -370,7 +370,7 @@ impl TableProvider {
             .map_err(|e| Error::io("tokio runtime", e))
             .py_err()?;
         let ctx = session(WarpreadConfig::with_backend(backend.inner.clone()), config);
-        if let Where::Remote(r) = &at {
+        if let Where::Object(r) = &at {
             ctx.register_object_store(&r.root, r.store.clone());
         }
         let registered = py.detach(|| {
