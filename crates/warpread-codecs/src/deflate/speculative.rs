@@ -508,6 +508,62 @@ mod tests {
         check(b"short", 1, 1024);
     }
 
+    /// Decodes `todo`'s tasks into their slots and records the results.
+    fn decode_tasks(z: &[u8], spec: &mut Speculation, slots: &mut [Vec<u16>], todo: &[usize]) {
+        for &i in todo {
+            let t = spec.tasks[i];
+            spec.results[i] = decode_span(z, &t, &mut slots[t.slot as usize]);
+        }
+    }
+
+    #[test]
+    fn a_false_candidate_is_redone_from_where_its_predecessor_ended() {
+        let data = text(2_000_000, 17);
+        let z = deflate(&data, 6);
+        // The true block starts, from one sequential span.
+        let mut all = vec![0u16; data.len() + 1];
+        let whole = SpanTask {
+            start_bit: 0,
+            stop_bit: NO_STOP,
+            stop_key: NO_STOP,
+            slot: 0,
+            first: 1,
+        };
+        assert_eq!(decode_span(&z, &whole, &mut all).end(), SpanEnd::Final);
+        // A block start a quarter in: not the final block's.
+        let mid = 8 * z.len() as u64 / 4;
+        let true_start = find_block_start(&z, mid, 8 * z.len() as u64).unwrap();
+        // A candidate a few bits past a true block start is no block start:
+        // the chain must notice and decode that span again.
+        let bogus = true_start + 5;
+        assert_ne!(block_key(&z, bogus), block_key(&z, true_start));
+        let mut spec = Speculation::new(&z, &[None, Some(bogus)], 8);
+        let mut slots = vec![vec![0u16; data.len() + 300]; 8];
+        decode_tasks(&z, &mut spec, &mut slots, &[0, 1]);
+        let walk = spec.walk(&z);
+        let Walk::Redo(ids) = walk else {
+            panic!("a false start must be redone: {walk:?}, {:?}", spec.results);
+        };
+        assert_eq!(ids, vec![1]);
+        assert_eq!(spec.tasks[1].start_bit, spec.results[0].end_bit);
+        decode_tasks(&z, &mut spec, &mut slots, &ids);
+        let Walk::Done { count } = spec.walk(&z) else {
+            panic!("the redone span chains");
+        };
+        assert_eq!(count, 2);
+        let (starts, total) = spec.offsets(count);
+        assert_eq!(total, data.len() as u64);
+        let chain: Vec<(&[u16], u64)> = (0..count)
+            .map(|t| {
+                let slot = &slots[spec.tasks[t].slot as usize];
+                (&slot[..spec.results[t].produced as usize], starts[t])
+            })
+            .collect();
+        let mut out = vec![0u8; data.len()];
+        resolve(&chain, &mut out).unwrap();
+        assert_eq!(out, data);
+    }
+
     #[test]
     fn slots_smaller_than_a_span_split_it() {
         // Highly compressible: each span's output far exceeds an even share,
