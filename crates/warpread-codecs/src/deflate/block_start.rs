@@ -59,6 +59,24 @@ pub fn is_dynamic_start(input: &[u8], bit: u64) -> bool {
     if (head >> 1) & 3 != 2 || (head >> 3) & 31 > 29 || (head >> 8) & 31 > 29 {
         return false;
     }
+    // The code-length code must be complete (Kraft sum 1): checked from
+    // two peeks before anything is decoded; most offsets fail here.
+    let ncode = ((head >> 13) & 15) as usize + 4;
+    let lo = BitReader::new(input, bit + 17).peek32();
+    let hi = BitReader::new(input, bit + 17 + 30).peek32();
+    let sum: u32 = (0..ncode)
+        .map(|i| {
+            let l = if i < 10 {
+                lo >> (3 * i)
+            } else {
+                hi >> (3 * (i - 10))
+            } & 7;
+            if l == 0 { 0 } else { 128 >> l }
+        })
+        .sum();
+    if sum != 128 {
+        return false;
+    }
     r.take(3);
     header::is_valid_dynamic(&mut r)
 }

@@ -264,6 +264,12 @@ fn compressed(
         if *n + len > out.len() {
             return Err(Stop::Full);
         }
+        if dist <= *n && dist >= len {
+            // Source wholly inside the span and not overlapping the copy.
+            out.copy_within(*n - dist..*n - dist + len, *n);
+            *n += len;
+            continue;
+        }
         for _ in 0..len {
             let src = *n as i64 - dist as i64;
             out[*n] = if src < 0 {
