@@ -433,9 +433,15 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
     }
 }
 
-fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<()> {
+/// Runs a benchmark behind a spinner that shows its progress; with `json`
+/// prints the report as JSON and gives `None`, else gives the report for
+/// the caller's table.
+fn behind_spinner<R: serde::Serialize>(
+    json: bool,
+    run: impl FnOnce(&dyn Fn(&str)) -> Result<R>,
+) -> Result<Option<R>> {
     let bar = spinner();
-    let report = crate::bench::sql::run(cfg, |m| bar.set_message(m.to_string()));
+    let report = run(&|m: &str| bar.set_message(m.to_string()));
     bar.finish_and_clear();
     let r = report?;
     if json {
@@ -443,8 +449,15 @@ fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<
             "{}",
             serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
         );
-        return Ok(());
+        return Ok(None);
     }
+    Ok(Some(r))
+}
+
+fn run_sql_bench(cfg: &crate::bench::sql::SqlBenchConfig, json: bool) -> Result<()> {
+    let Some(r) = behind_spinner(json, |progress| crate::bench::sql::run(cfg, progress))? else {
+        return Ok(());
+    };
     println!(
         "TPC-H scale {}: warpread {} ({}) against DataFusion {} (median of {} runs after {} untimed)",
         r.scale,
@@ -519,17 +532,9 @@ fn spinner() -> ProgressBar {
 }
 
 fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
-    let bar = spinner();
-    let report = gsst::run(cfg, |m| bar.set_message(m.to_string()));
-    bar.finish_and_clear();
-    let r = report?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+    let Some(r) = behind_spinner(json, |progress| gsst::run(cfg, progress))? else {
         return Ok(());
-    }
+    };
     println!("gsst on {}", r.device);
     println!("GSST kernel shape: {}", r.shape);
     println!(
@@ -559,17 +564,9 @@ fn run_gsst(cfg: &GsstBenchConfig, json: bool) -> Result<()> {
 }
 
 fn run_inflate_stream(cfg: &InflateStreamConfig, json: bool) -> Result<()> {
-    let bar = spinner();
-    let report = inflate_stream::run(cfg, |m| bar.set_message(m.to_string()));
-    bar.finish_and_clear();
-    let r = report?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+    let Some(r) = behind_spinner(json, |progress| inflate_stream::run(cfg, progress))? else {
         return Ok(());
-    }
+    };
     println!("inflate-stream on {}", r.device);
     println!(
         "one raw deflate stream per row; wall time host input -> host output, median of {} runs; CPU spans on {} threads; {} KiB spans",
@@ -598,17 +595,9 @@ fn run_inflate_stream(cfg: &InflateStreamConfig, json: bool) -> Result<()> {
 }
 
 fn run_huffman(cfg: &HuffmanBenchConfig, json: bool) -> Result<()> {
-    let bar = spinner();
-    let report = huffman_bench::run(cfg, |m| bar.set_message(m.to_string()));
-    bar.finish_and_clear();
-    let r = report?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+    let Some(r) = behind_spinner(json, |progress| huffman_bench::run(cfg, progress))? else {
         return Ok(());
-    }
+    };
     println!("huffman on {}", r.device);
     println!(
         "GPU: kernel time, CUDA events, data on device, median of {} runs; CPU: wall time on {} threads",

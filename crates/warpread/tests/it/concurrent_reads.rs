@@ -43,12 +43,18 @@ fn is_orc(path: &std::path::Path) -> bool {
     path.extension().is_some_and(|e| e == "orc")
 }
 
-fn read_sync(path: &std::path::Path, backend: Arc<dyn Backend>) -> Option<Vec<RecordBatch>> {
+/// An ORC or Parquet file (by extension) read whole through the sync
+/// builder on `backend`; `None` if the reader refuses it.
+pub(crate) fn read_sync(
+    path: &std::path::Path,
+    backend: Arc<dyn Backend>,
+    batch_size: usize,
+) -> Option<Vec<RecordBatch>> {
     let out: Result<Vec<RecordBatch>, _> = if is_orc(path) {
         OrcReaderBuilder::try_new(path)
             .ok()?
             .with_backend(backend)
-            .with_batch_size(4096)
+            .with_batch_size(batch_size)
             .build()
             .ok()?
             .collect()
@@ -56,7 +62,7 @@ fn read_sync(path: &std::path::Path, backend: Arc<dyn Backend>) -> Option<Vec<Re
         ParquetReaderBuilder::try_new(path)
             .ok()?
             .with_backend(backend)
-            .with_batch_size(4096)
+            .with_batch_size(batch_size)
             .build()
             .ok()?
             .collect()
@@ -64,18 +70,21 @@ fn read_sync(path: &std::path::Path, backend: Arc<dyn Backend>) -> Option<Vec<Re
     out.ok()
 }
 
-async fn read_async(
+/// An ORC (`orc`) or Parquet object read whole through the async builder
+/// on `backend`.
+pub(crate) async fn read_async(
     store: Arc<dyn ObjectStore>,
     location: ObjectPath,
     orc: bool,
     backend: Arc<dyn Backend>,
+    batch_size: usize,
 ) -> Vec<RecordBatch> {
     if orc {
         OrcStreamBuilder::new(store, location)
             .await
             .unwrap()
             .with_backend(backend)
-            .with_batch_size(4096)
+            .with_batch_size(batch_size)
             .build()
             .await
             .unwrap()
@@ -87,7 +96,7 @@ async fn read_async(
             .await
             .unwrap()
             .with_backend(backend)
-            .with_batch_size(4096)
+            .with_batch_size(batch_size)
             .build()
             .await
             .unwrap()
@@ -136,11 +145,17 @@ fn read_all_at_once(
             for k in 0..n {
                 let (path, expected) = &want[(reader + k) % n];
                 let got = if reader % 2 == 0 {
-                    read_sync(path, backend.clone())
+                    read_sync(path, backend.clone(), 4096)
                         .unwrap_or_else(|| panic!("{what}: {}: read failed", path.display()))
                 } else {
                     let at = ObjectPath::from(path.file_name().unwrap().to_string_lossy().as_ref());
-                    rt.block_on(read_async(store.clone(), at, is_orc(path), backend.clone()))
+                    rt.block_on(read_async(
+                        store.clone(),
+                        at,
+                        is_orc(path),
+                        backend.clone(),
+                        4096,
+                    ))
                 };
                 assert!(
                     &got == expected,
@@ -172,7 +187,7 @@ fn sixteen_readers_share_one_backend() {
     // refuse (the corrupt fixtures) are left out.
     let want: Vec<(PathBuf, Vec<RecordBatch>)> = fixtures()
         .into_iter()
-        .filter_map(|p| read_sync(&p, cpu.clone()).map(|b| (p, b)))
+        .filter_map(|p| read_sync(&p, cpu.clone(), 4096).map(|b| (p, b)))
         .collect();
     assert!(want.len() >= 40, "only {} readable fixtures", want.len());
     let want = Arc::new(want);

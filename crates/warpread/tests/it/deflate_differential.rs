@@ -81,7 +81,9 @@ fn random_stage(rng: &mut Rng, raw: &[u8]) -> (Vec<u8>, Stage) {
     (bytes, stage)
 }
 
-fn assert_same(stage: &Stage, got: &StageOutput, want: &StageOutput, what: &str) {
+/// Statuses and bytes of an inflate stage on the device against the CPU's:
+/// the same acceptance, and where accepted the same size and bytes.
+pub(crate) fn assert_same(stage: &Stage, got: &StageOutput, want: &StageOutput, what: &str) {
     for (i, (g, w)) in got.statuses.iter().zip(&want.statuses).enumerate() {
         assert_eq!(g.is_ok(), w.is_ok(), "{what}: chunk {i}: gpu {g}, cpu {w}");
         if w.is_ok() {

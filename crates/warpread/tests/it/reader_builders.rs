@@ -433,26 +433,8 @@ fn cuda_builders_read_what_the_cpu_reads() {
     let mut checked = 0;
     for path in fixtures("parquet").into_iter().chain(fixtures("orc")) {
         let is_orc = path.extension().is_some_and(|e| e == "orc");
-        let read = |backend: Arc<dyn Backend>| -> Option<Vec<RecordBatch>> {
-            let out: Result<Vec<RecordBatch>, _> = if is_orc {
-                OrcReaderBuilder::try_new(&path)
-                    .ok()?
-                    .with_backend(backend)
-                    .with_batch_size(5000)
-                    .build()
-                    .ok()?
-                    .collect()
-            } else {
-                ParquetReaderBuilder::try_new(&path)
-                    .ok()?
-                    .with_backend(backend)
-                    .with_batch_size(5000)
-                    .build()
-                    .ok()?
-                    .collect()
-            };
-            out.ok()
-        };
+        let read =
+            |backend: Arc<dyn Backend>| crate::concurrent_reads::read_sync(&path, backend, 5000);
         let Some(want) = read(cpu()) else { continue };
         let got =
             read(cuda.clone()).unwrap_or_else(|| panic!("{}: CUDA read failed", path.display()));
@@ -464,31 +446,8 @@ fn cuda_builders_read_what_the_cpu_reads() {
         let bytes = std::fs::read(&path).unwrap();
         let got: Vec<RecordBatch> = rt.block_on(async {
             store.put(&location, PutPayload::from(bytes)).await.unwrap();
-            if is_orc {
-                OrcStreamBuilder::new(store.clone(), location.clone())
-                    .await
-                    .unwrap()
-                    .with_backend(cuda.clone())
-                    .with_batch_size(5000)
-                    .build()
-                    .await
-                    .unwrap()
-                    .try_collect()
-                    .await
-                    .unwrap()
-            } else {
-                ParquetStreamBuilder::new(store.clone(), location.clone())
-                    .await
-                    .unwrap()
-                    .with_backend(cuda.clone())
-                    .with_batch_size(5000)
-                    .build()
-                    .await
-                    .unwrap()
-                    .try_collect()
-                    .await
-                    .unwrap()
-            }
+            let (store, location) = (store.clone(), location.clone());
+            crate::concurrent_reads::read_async(store, location, is_orc, cuda.clone(), 5000).await
         });
         assert_eq!(got, want, "{}: object store", path.display());
         checked += 1;

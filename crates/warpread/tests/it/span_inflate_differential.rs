@@ -128,22 +128,7 @@ fn compare(what: &str, stage: &Stage, bytes: &[u8], span_bytes: u64) {
         return;
     };
     let got = gpu.run_stage(stage, bytes).unwrap();
-    for (i, (g, w)) in got.statuses.iter().zip(&want.statuses).enumerate() {
-        assert_eq!(
-            g.is_ok(),
-            w.is_ok(),
-            "{what}: stream {i} on the GPU: {g} vs {w}"
-        );
-        if w.is_ok() {
-            assert_eq!(g.produced, w.produced, "{what}: stream {i} size on the GPU");
-            let j = &stage.jobs[i];
-            let r = j.output_offset as usize..(j.output_offset + j.values) as usize;
-            assert!(
-                got.data.as_bytes()[r.clone()] == want.data.as_bytes()[r],
-                "{what}: stream {i} bytes on the GPU"
-            );
-        }
-    }
+    crate::deflate_differential::assert_same(stage, &got, &want, &format!("{what} on the GPU"));
 }
 
 #[test]
