@@ -46,11 +46,6 @@ pub fn find_block_start(input: &[u8], from: u64, to: u64) -> Option<u64> {
     stored
 }
 
-/// Whether a dynamic or stored block zlib would accept starts at `bit`.
-pub fn is_block_start(input: &[u8], bit: u64) -> bool {
-    is_dynamic_start(input, bit) || is_stored_start(input, bit)
-}
-
 /// Whether a dynamic block whose header zlib accepts starts at `bit`.
 pub fn is_dynamic_start(input: &[u8], bit: u64) -> bool {
     let mut r = BitReader::new(input, bit);
@@ -110,7 +105,7 @@ mod tests {
         let text = b"a deflate stream of text long enough for a dynamic block ".repeat(40);
         let z = deflate(&text, 6);
         // zlib starts this stream with a dynamic block.
-        assert!(is_block_start(&z, 0));
+        assert!(is_dynamic_start(&z, 0));
         assert_eq!(find_block_start(&z, 0, 64), Some(0));
         assert_eq!(block_key(&z, 0), 0);
     }
@@ -119,20 +114,20 @@ mod tests {
     fn stored_blocks_match_from_any_zero_bit_before_their_length() {
         let data: Vec<u8> = (0..300u32).map(|i| (i * 7919 % 251) as u8).collect();
         let z = deflate(&data, 0);
-        assert!(is_block_start(&z, 0));
+        assert!(is_stored_start(&z, 0));
         // The same final stored block with its header at bit 2 instead of
         // bit 0 (zeros up to the byte boundary either way): the same key.
         let k0 = block_key(&z, 0);
         assert_eq!(k0, 1 << 3 | 1 << 1 | 1);
         let mut shifted = z.clone();
         shifted[0] = z[0] << 2;
-        assert!(is_block_start(&shifted, 2));
+        assert!(is_stored_start(&shifted, 2));
         assert_eq!(block_key(&shifted, 2), k0);
         // From bit 1 of the original: a stored block too, but not final.
         assert_ne!(block_key(&z, 1), k0);
         // LEN != !NLEN is no stored block.
         let mut bad = z.clone();
         bad[3] ^= 1;
-        assert!(!is_block_start(&bad, 0));
+        assert!(!is_stored_start(&bad, 0));
     }
 }

@@ -69,6 +69,13 @@ impl SpanOptions {
         input_bytes.div_ceil(self.span_bytes.max(1024)).max(1)
     }
 
+    /// Output slots for a stream of `spans` spans: one per span and spares
+    /// for spans split when a slot fills (a split frees the slots of the
+    /// spans it passes, so a quarter more, at least 16, is plenty).
+    pub fn slots(&self, spans: u64) -> u64 {
+        spans + (spans / 4).max(16)
+    }
+
     /// Symbols one span's slot holds for a stream whose output is at most
     /// `capacity` bytes: four times an even share (spans without a block
     /// start of their own are decoded by the span before, and a full slot
@@ -273,7 +280,7 @@ pub fn inflate_speculative(input: &[u8], out: &mut [u8], options: &SpanOptions) 
     let cands = candidates(input, options);
     let t_find = t0.elapsed();
     let slot_len = options.slot_symbols(out.len() as u64, spans) as usize;
-    let slot_count = 2 * spans as u32 + 16;
+    let slot_count = options.slots(spans) as u32;
     let mut spec = Speculation::new(input, &cands, slot_count);
     let mut slots: Vec<Vec<u16>> = vec![Vec::new(); slot_count as usize];
     let mut todo: Vec<usize> = (0..spec.tasks.len()).collect();

@@ -269,7 +269,7 @@ impl SpanRun<'_> {
                 cands.push((f != NO_STOP).then_some(f));
             }
             at += (spans - 1) as usize;
-            let slots = spans + (spans / 4).max(16);
+            let slots = options.slots(spans);
             let slot_len = options.slot_symbols(stage.jobs[j].values, spans);
             streams.push(Stream {
                 spec: Speculation::new(stream_bytes(j), &cands, slots as u32),
