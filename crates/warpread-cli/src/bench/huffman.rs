@@ -155,30 +155,63 @@ pub fn quantize(values: &[f64], eb: f64) -> Vec<u8> {
     out
 }
 
-fn taxi_fares(dir: &std::path::Path) -> Result<Vec<f64>> {
+/// One column of the real-data folder's taxi sample, cast to f64 (nulls
+/// as `None`), read on the CPU backend.
+pub(crate) fn taxi_column(dir: &std::path::Path, column: &str) -> Result<Vec<Option<f64>>> {
     use warpread::arrow::array::{Array, AsArray};
     use warpread::arrow::datatypes::Float64Type;
     let path = dir.join("nyc_yellow_taxi_2018_2020_sample_360k.parquet");
     let reader = crate::parquet::ParquetReaderBuilder::try_new(&path)?
-        .with_projection(["fare_amount"])
+        .with_projection([column])
         .with_backend(std::sync::Arc::new(CpuBackend::new()))
         .build()?;
     let mut out = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::arrow("reading taxi fares", e))?;
-        let col = batch.column(0);
-        let col =
-            warpread::arrow::compute::cast(col, &warpread::arrow::datatypes::DataType::Float64)
-                .map_err(|e| Error::arrow("casting fares", e))?;
+        let batch = batch.map_err(|e| Error::arrow(format!("reading taxi {column}"), e))?;
+        let col = warpread::arrow::compute::cast(
+            batch.column(0),
+            &warpread::arrow::datatypes::DataType::Float64,
+        )
+        .map_err(|e| Error::arrow(format!("casting taxi {column}"), e))?;
         let f = col.as_primitive::<Float64Type>();
-        out.extend((0..f.len()).filter(|&i| f.is_valid(i)).map(|i| f.value(i)));
+        out.extend((0..f.len()).map(|i| f.is_valid(i).then(|| f.value(i))));
     }
     Ok(out)
 }
 
+/// The real-data folder: the configured one, else the default; `what`
+/// names the data in the error when there is none.
+pub(crate) fn realdata_dir(
+    configured: &Option<std::path::PathBuf>,
+    what: &str,
+) -> Result<std::path::PathBuf> {
+    configured
+        .clone()
+        .or_else(super::suite::default_realdata_dir)
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{what} need ../shared/realdata or $WARPREAD_REALDATA"
+            ))
+        })
+}
+
+/// `data` cut or repeated to exactly `bytes` bytes; empty data is an error.
+pub(crate) fn fill_to(name: &str, mut data: Vec<u8>, bytes: usize) -> Result<Vec<u8>> {
+    if data.is_empty() {
+        return Err(Error::Unsupported(format!("{name} is empty")));
+    }
+    let have = data.len();
+    while data.len() < bytes {
+        let take = (bytes - data.len()).min(have);
+        data.extend_from_within(..take);
+    }
+    data.truncate(bytes);
+    Ok(data)
+}
+
 /// The name and bytes of a config's input, at exactly `cfg.bytes`.
 pub fn load(cfg: &HuffmanBenchConfig) -> Result<(String, Vec<u8>)> {
-    let (name, mut data) = match &cfg.input {
+    let (name, data) = match &cfg.input {
         HuffmanInput::Text(t) => load_input(&GsstBenchConfig {
             input: t.clone(),
             tpch_bytes: cfg.bytes,
@@ -186,30 +219,18 @@ pub fn load(cfg: &HuffmanBenchConfig) -> Result<(String, Vec<u8>)> {
             ..Default::default()
         })?,
         HuffmanInput::TaxiCodes => {
-            let dir = cfg
-                .realdata
-                .clone()
-                .or_else(super::suite::default_realdata_dir)
-                .ok_or_else(|| {
-                    Error::Unsupported(
-                        "taxi fares need ../shared/realdata or $WARPREAD_REALDATA".into(),
-                    )
-                })?;
+            let dir = realdata_dir(&cfg.realdata, "taxi fares")?;
+            let fares: Vec<f64> = taxi_column(&dir, "fare_amount")?
+                .into_iter()
+                .flatten()
+                .collect();
             (
                 format!("taxi-fare-codes-eb{}", cfg.error_bound),
-                quantize(&taxi_fares(&dir)?, cfg.error_bound),
+                quantize(&fares, cfg.error_bound),
             )
         }
     };
-    if data.is_empty() {
-        return Err(Error::Unsupported(format!("{name} is empty")));
-    }
-    let have = data.len();
-    while data.len() < cfg.bytes {
-        let take = (cfg.bytes - data.len()).min(have);
-        data.extend_from_within(..take);
-    }
-    data.truncate(cfg.bytes);
+    let data = fill_to(&name, data, cfg.bytes)?;
     Ok((name, data))
 }
 

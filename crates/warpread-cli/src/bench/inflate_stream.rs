@@ -14,10 +14,12 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::codecs::median;
-use super::huffman::{HuffmanBenchConfig, HuffmanInput, load as load_text};
+use super::huffman::{
+    HuffmanBenchConfig, HuffmanInput, fill_to, load as load_text, realdata_dir, taxi_column,
+};
 use crate::codecs::deflate::{self, speculative};
 use crate::error::{Error, Result};
-use crate::exec::{Backend, BackendChoice, CpuBackend, CudaBackend, CudaOptions};
+use crate::exec::{Backend, BackendChoice, CudaBackend, CudaOptions};
 use crate::plan::{ChunkJob, Stage, StageOp};
 
 /// Which data to compress into the stream.
@@ -100,28 +102,6 @@ pub struct InflateStreamReport {
     pub rows: Vec<InflateStreamRow>,
 }
 
-fn taxi_passengers(dir: &std::path::Path) -> Result<Vec<u8>> {
-    use warpread::arrow::array::{Array, AsArray};
-    use warpread::arrow::datatypes::Int64Type;
-    let path = dir.join("nyc_yellow_taxi_2018_2020_sample_360k.parquet");
-    let reader = crate::parquet::ParquetReaderBuilder::try_new(&path)?
-        .with_projection(["passenger_count"])
-        .with_backend(std::sync::Arc::new(CpuBackend::new()))
-        .build()?;
-    let mut out = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::arrow("reading passenger counts", e))?;
-        let col = warpread::arrow::compute::cast(
-            batch.column(0),
-            &warpread::arrow::datatypes::DataType::Int64,
-        )
-        .map_err(|e| Error::arrow("casting passenger counts", e))?;
-        let c = col.as_primitive::<Int64Type>();
-        out.extend((0..c.len()).map(|i| if c.is_valid(i) { c.value(i) as u8 } else { 0 }));
-    }
-    Ok(out)
-}
-
 fn load(cfg: &InflateStreamConfig, input: &StreamInput) -> Result<(String, Vec<u8>)> {
     match input {
         StreamInput::Text(t) => load_text(&HuffmanBenchConfig {
@@ -137,27 +117,15 @@ fn load(cfg: &InflateStreamConfig, input: &StreamInput) -> Result<(String, Vec<u
             dump: None,
         }),
         StreamInput::TaxiPassengers => {
-            let dir = cfg
-                .realdata
-                .clone()
-                .or_else(super::suite::default_realdata_dir)
-                .ok_or_else(|| {
-                    Error::Unsupported(
-                        "taxi passenger counts need ../shared/realdata or $WARPREAD_REALDATA"
-                            .into(),
-                    )
-                })?;
-            let mut data = taxi_passengers(&dir)?;
-            if data.is_empty() {
-                return Err(Error::Unsupported("no passenger counts".into()));
-            }
-            let have = data.len();
-            while data.len() < cfg.bytes {
-                let take = (cfg.bytes - data.len()).min(have);
-                data.extend_from_within(..take);
-            }
-            data.truncate(cfg.bytes);
-            Ok(("taxi-passengers".into(), data))
+            let dir = realdata_dir(&cfg.realdata, "taxi passenger counts")?;
+            let counts = taxi_column(&dir, "passenger_count")?
+                .into_iter()
+                .map(|c| c.map_or(0, |c| c as u8))
+                .collect();
+            Ok((
+                "taxi-passengers".into(),
+                fill_to("taxi passenger counts", counts, cfg.bytes)?,
+            ))
         }
     }
 }
@@ -170,17 +138,6 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
         s.push(t.elapsed().as_secs_f64());
     }
     Ok(median(&s))
-}
-
-fn check(what: &str, got: &[u8], want: &[u8]) -> Result<()> {
-    if got != want {
-        let at = got.iter().zip(want).position(|(a, b)| a != b);
-        return Err(Error::Mismatch {
-            what: format!("{what} output"),
-            detail: format!("differs from the input at byte {at:?}"),
-        });
-    }
-    Ok(())
 }
 
 /// Runs the benchmark; `progress` is told what happens next.
@@ -224,7 +181,7 @@ pub fn run(
                 .then_some(())
                 .ok_or_else(|| Error::Unsupported(format!("zlib: {st}")))
         })?;
-        check("zlib", &out, &data)?;
+        super::verify_bytes("zlib", &out, &data)?;
         progress(&format!("{name}: spans on the CPU"));
         let cpu_s = time(cfg.runs.min(5), || {
             let st = speculative::inflate_speculative(&z, &mut out, &cfg.spans);
@@ -232,7 +189,7 @@ pub fn run(
                 .then_some(())
                 .ok_or_else(|| Error::Unsupported(format!("CPU spans: {st}")))
         })?;
-        check("CPU spans", &out, &data)?;
+        super::verify_bytes("CPU spans", &out, &data)?;
         let stage = Stage {
             op: StageOp::Inflate,
             jobs: vec![ChunkJob {

@@ -20,11 +20,16 @@ pub(crate) fn verify_output(
     want: &[u8],
 ) -> crate::error::Result<()> {
     got.check(stage)?;
-    let bytes = got.data.as_bytes();
-    if bytes != want {
-        let at = (bytes.iter().zip(want))
+    verify_bytes(what, got.data.as_bytes(), want)
+}
+
+/// That a decoder's output `got` is `want` byte for byte; else a mismatch
+/// naming the first differing byte.
+pub(crate) fn verify_bytes(what: &str, got: &[u8], want: &[u8]) -> crate::error::Result<()> {
+    if got != want {
+        let at = (got.iter().zip(want))
             .position(|(a, b)| a != b)
-            .unwrap_or(want.len().min(bytes.len()));
+            .unwrap_or(want.len().min(got.len()));
         return Err(crate::error::Error::Mismatch {
             what: format!("{what} output"),
             detail: format!("differs from the input at byte {at}"),
