@@ -28,6 +28,7 @@ from . import _cuda, _filters
 from ._warpread import Backend as Backend
 from ._warpread import __version__ as __version__
 from ._warpread import open_file as _open_file
+from . import errors as _errors
 from .errors import (
     ArrowConversionError,
     CorruptDataError,
@@ -47,15 +48,7 @@ __all__ = [
     "read_parquet",
     "read_orc",
     "backend",
-    "WarpreadError",
-    "CorruptDataError",
-    "FileFormatError",
-    "ArrowConversionError",
-    "CudaError",
-    "MismatchError",
-    "UnsupportedError",
-    "WarpreadIOError",
-    "QueryError",
+    *_errors.__all__,
 ]
 
 #: A path, a ``file://`` or object store URL.
