@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Streaming `cat` on the GPU host: TPC-H lineitem SF ${SCALE:-10} Parquet
 # GZIP to an Arrow IPC file on each backend, wall clock and peak resident
-# memory by /usr/bin/time -v, both outputs compared byte for byte.
-#   [ROUNDS=2] bash scripts/gpu_streaming.sh BUNDLE
+# memory by /usr/bin/time, outputs compared byte for byte.
+#   [ROUNDS=3] bash scripts/gpu_streaming.sh BUNDLE [cat|sweep|sink|all]
+# cat:   rounds alternating CUDA and CPU, to /dev/null and to a file in /tmp
+#        (previous output removed and `sync`ed first), then cmp;
+# sweep: CUDA to /dev/null over group MiB x groups in flight;
+# sink:  how fast this host writes 10 GB into one file (the floor of `cat`).
 set -u
 B=$1
+what=${2:-all}
 root=$PWD
 . scripts/gpu_bundle_env.sh
 unpack_bundle "$B"
@@ -19,14 +24,44 @@ if [ ! -f $f ]; then
 fi
 nvidia-smi --query-gpu=name --format=csv,noheader
 nproc
-for round in $(seq "${ROUNDS:-2}"); do
-  for b in cuda cpu; do
-    rm -f $d/out-$b.arrow
-    /usr/bin/time -v $N --backend $b cat --format arrow -o $d/out-$b.arrow $f 2> $d/time-$b.txt
-    rc=$?
-    echo "-- round $round $b rc=$rc: $(grep -E 'Elapsed \(wall' $d/time-$b.txt | sed 's/.*): //') wall, $(grep 'Maximum resident' $d/time-$b.txt | sed 's/.*: //') KB max RSS, out $(stat -c %s $d/out-$b.arrow 2>/dev/null) bytes"
-    grep -E "rows decoded|rror" $d/time-$b.txt | head -3
+# Kernels compiled into the cache before anything is timed.
+$N --backend cuda cat --format arrow -o /dev/null $f 2> /dev/null
+# One timed `cat`: "inside" is cat's own span (input opened to footer
+# written), wall and peak RSS are /usr/bin/time's.
+run() {
+  /usr/bin/time -f "%e s wall, %M KB peak" "$@" 2>&1 |
+    grep -E "wall|rror|rows decoded" | sed -e 's/.*written in/inside/' | tr '\n' ' '
+  echo
+}
+if [ "$what" = cat ] || [ "$what" = all ]; then
+  for round in $(seq "${ROUNDS:-3}"); do
+    for b in cuda cpu; do
+      echo -n "round $round $b /dev/null: "; run $N --backend $b cat --format arrow -o /dev/null $f
+      rm -f $d/out-$b.arrow; sync
+      echo -n "round $round $b file: "; run $N --backend $b cat --format arrow -o $d/out-$b.arrow $f
+    done
+    cmp $d/out-cuda.arrow $d/out-cpu.arrow && echo "outputs identical ($(stat -c %s $d/out-cpu.arrow) bytes)"
+    rm -f $d/out-*.arrow; sync
   done
-  cmp $d/out-cuda.arrow $d/out-cpu.arrow && echo "outputs identical"
-done
-rm -f $d/out-*.arrow
+fi
+if [ "$what" = sweep ] || [ "$what" = all ]; then
+  for gf in "64 1" "32 2" "32 3" "32 4" "64 2" "16 4" "24 4"; do
+    set -- $gf
+    echo -n "CUDA /dev/null, $1 MiB x $2 in flight: "
+    run $N --backend cuda --group-mib $1 --groups-in-flight $2 cat --format arrow -o /dev/null $f
+  done
+fi
+if [ "$what" = sink ] || [ "$what" = all ]; then
+  python3 - <<'PY'
+import os, time
+block = bytearray(64 << 20)
+for path in ("/tmp/stream/sink", "/dev/shm/sink"):
+    t = time.time()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    for _ in range(151):  # 10.1 GB, the size of lineitem SF 10 as Arrow
+        os.write(fd, block)
+    os.close(fd)
+    print("sink %s: 10.1 GB in 64 MiB writes, %.2f s" % (path, time.time() - t))
+    os.remove(path)
+PY
+fi

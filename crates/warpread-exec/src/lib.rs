@@ -108,6 +108,13 @@ impl fmt::Display for BackendChoice {
     }
 }
 
+/// Compressed bytes of a read group in a streaming read unless the tuning
+/// sets one (the default of [`Backend::stream_group_bytes`]): a group's
+/// decoded batches are what a stream holds at once, so it is smaller than
+/// a whole-file read's ([`Backend::group_bytes`]). 64 MiB of TPC-H
+/// lineitem Parquet GZIP is about 370 MB of Arrow.
+pub const STREAM_GROUP_BYTES: u64 = 64 << 20;
+
 /// A decoder of plan stages.
 pub trait Backend: Send + Sync {
     /// Short name: `cpu` or `cuda`.
@@ -162,6 +169,16 @@ pub trait Backend: Send + Sync {
     /// splits any stage into tasks, so 256 MiB (bounded memory) is plenty.
     fn group_bytes(&self) -> u64 {
         256 << 20
+    }
+    /// Compressed bytes of a read group in a streaming read, whose memory
+    /// holds a few groups' decoded batches at once: [`STREAM_GROUP_BYTES`].
+    fn stream_group_bytes(&self) -> u64 {
+        STREAM_GROUP_BYTES
+    }
+    /// Read groups a streaming read decodes side by side: 1, as any one
+    /// group keeps the host's cores busy.
+    fn stream_groups_in_flight(&self) -> usize {
+        1
     }
     /// How many scan partitions of a query should read files side by side
     /// (`None`: as many as the query engine plans). A device decodes one

@@ -15,6 +15,7 @@
 //! that waits for a CUDA lane it holds.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::sync::{Condvar, Mutex};
 
 use crate::error::Result;
@@ -117,37 +118,84 @@ pub fn run<G: Send, R: Send>(
     depth: usize,
     read: impl Fn(G, &Front) -> Result<R> + Sync,
 ) -> Result<Vec<R>> {
-    if depth <= 1 || groups.len() <= 1 {
-        return groups
-            .into_iter()
-            .map(|g| {
-                let front = Front::new();
-                read(g, &front)
-            })
-            .collect();
+    let mut done = Vec::with_capacity(groups.len());
+    let mut failed = None;
+    run_each(groups, depth, read, |r| match r {
+        Ok(r) => {
+            done.push(r);
+            ControlFlow::Continue(())
+        }
+        Err(e) => {
+            failed = Some(e);
+            ControlFlow::Break(())
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
+/// [`run`], handing each group's result to `deliver` in group order as
+/// soon as it and every group before it have finished, so a caller can
+/// stream results while later groups decode. `deliver` may block (the
+/// groups in flight go on meanwhile); when it returns `Break`, or after
+/// it is handed an error, no group starts and the groups in flight are
+/// waited for and dropped.
+pub fn run_each<G: Send, R: Send>(
+    groups: impl IntoIterator<Item = G>,
+    depth: usize,
+    read: impl Fn(G, &Front) -> Result<R> + Sync,
+    mut deliver: impl FnMut(Result<R>) -> ControlFlow<()>,
+) {
+    let mut groups = groups.into_iter().peekable();
+    if depth <= 1 {
+        for g in groups {
+            let front = Front::new();
+            let r = read(g, &front);
+            let err = r.is_err();
+            if deliver(r).is_break() || err {
+                return;
+            }
+        }
+        return;
     }
     let read = &read;
     let failed = std::sync::atomic::AtomicBool::new(false);
     let failed = &failed;
     std::thread::scope(|s| {
-        let mut done: Vec<Result<R>> = Vec::new();
         let mut flight: VecDeque<std::thread::ScopedJoinHandle<'_, Result<R>>> = VecDeque::new();
         let mut last: Option<std::sync::Arc<Front>> = None;
+        let mut stopped = false;
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<R>>| {
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         };
-        for g in groups {
+        // Hands over the oldest group's result; false once the read stops.
+        let mut hand = |r: Result<R>, stopped: &mut bool| {
+            if !*stopped {
+                let err = r.is_err();
+                *stopped = deliver(r).is_break() || err;
+            }
+            !*stopped
+        };
+        while let Some(g) = groups.next() {
             if flight.len() >= depth
                 && let Some(h) = flight.pop_front()
+                && !hand(join(h), &mut stopped)
             {
-                done.push(join(h));
+                break;
             }
             if let Some(front) = &last {
                 front.wait();
             }
-            if failed.load(std::sync::atomic::Ordering::Acquire) || done.iter().any(|r| r.is_err())
-            {
+            if failed.load(std::sync::atomic::Ordering::Acquire) {
                 break;
+            }
+            // The last group runs here: no thread to spawn and join.
+            if groups.peek().is_none() && flight.is_empty() {
+                let front = Front::new();
+                hand(read(g, &front), &mut stopped);
+                return;
             }
             let front = std::sync::Arc::new(Front::new());
             let mine = front.clone();
@@ -171,11 +219,15 @@ pub fn run<G: Send, R: Send>(
                 Err(e) => {
                     tracing::debug!("no thread for a read group ({e}); reading it here");
                     while let Some(h) = flight.pop_front() {
-                        done.push(join(h));
+                        if !hand(join(h), &mut stopped) {
+                            break;
+                        }
                     }
                     let g = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-                    if let Some(g) = g {
-                        done.push(read(g, &front));
+                    if let Some(g) = g
+                        && !stopped
+                    {
+                        hand(read(g, &front), &mut stopped);
                     }
                     front.open();
                 }
@@ -183,9 +235,9 @@ pub fn run<G: Send, R: Send>(
             last = Some(front);
         }
         while let Some(h) = flight.pop_front() {
-            done.push(join(h));
+            let r = join(h);
+            hand(r, &mut stopped);
         }
-        done.into_iter().collect()
     })
 }
 
@@ -258,6 +310,58 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("group 3"), "{err}");
         assert!(started.load(Ordering::SeqCst) <= 5);
+    }
+
+    #[test]
+    fn run_each_delivers_while_later_groups_run_and_stops_on_break() {
+        let started = AtomicUsize::new(0);
+        let mut got = Vec::new();
+        run_each(
+            0..100usize,
+            3,
+            |g, front| {
+                started.fetch_add(1, Ordering::SeqCst);
+                front.arrive();
+                std::thread::sleep(Duration::from_millis(2));
+                Ok(g)
+            },
+            |r| {
+                got.push(r.unwrap());
+                if got.len() == 4 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
+        assert_eq!(got, vec![0, 1, 2, 3]);
+        // Group 4 was handed over only after 3 more had started.
+        let started = started.load(Ordering::SeqCst);
+        assert!((4..=8).contains(&started), "{started} groups started");
+    }
+
+    #[test]
+    fn run_each_hands_over_the_first_error_in_order_and_nothing_after() {
+        for depth in [1, 2, 4] {
+            let mut got = Vec::new();
+            run_each(
+                0..10usize,
+                depth,
+                |g, _front| {
+                    if g == 5 || g == 7 {
+                        Err(Error::InvalidPlan(format!("group {g}")))
+                    } else {
+                        Ok(g)
+                    }
+                },
+                |r| {
+                    got.push(r.map_err(|e| e.to_string()));
+                    ControlFlow::Continue(())
+                },
+            );
+            assert_eq!(got.len(), 6, "depth {depth}: {got:?}");
+            assert!(got[5].as_ref().unwrap_err().contains("group 5"));
+        }
     }
 
     #[test]

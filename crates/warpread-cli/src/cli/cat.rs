@@ -48,6 +48,8 @@ pub struct CatArgs {
     pub output: Option<PathBuf>,
     /// Rows per batch.
     pub batch_size: usize,
+    /// Read groups decoded side by side (`None`: the backend's choice).
+    pub groups_in_flight: Option<usize>,
 }
 
 /// Batches as a read hands them out, one read group at a time.
@@ -69,6 +71,9 @@ macro_rules! configure {
             .with_backend($backend)
             .with_batch_size($args.batch_size)
             .with_tuning($tuning);
+        if let Some(n) = $args.groups_in_flight {
+            b = b.with_groups_in_flight(n);
+        }
         if !$args.columns.is_empty() {
             b = b.with_projection($args.columns.clone());
         }
@@ -188,7 +193,13 @@ fn open(args: &CatArgs, backend: Arc<dyn Backend>, tuning: ReadTuning) -> Result
 /// holds a read group or two (see `ReaderBuilder::with_read_ahead`), not
 /// the file.
 pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
+    let opening = Instant::now();
     let backend: Arc<dyn Backend> = Arc::from(settings.select()?);
+    tracing::debug!(
+        "{} opened in {:.3} s",
+        backend.name(),
+        opening.elapsed().as_secs_f64()
+    );
     let start = Instant::now();
     let opened = open(&args, backend.clone(), settings.tuning.clone())?;
     let out_name = args
@@ -203,7 +214,13 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     let sink = BufWriter::with_capacity(1 << 20, sink);
     let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
     let mut rows = 0usize;
-    let mut counted = opened.batches.inspect(|b| {
+    // Traced as waits for the read and writes, to tell which sets the pace.
+    let mut batches = opened.batches;
+    let mut counted = std::iter::from_fn(|| {
+        let _wait = crate::trace::span("cat.wait");
+        batches.next()
+    })
+    .inspect(|b| {
         if let Ok(b) = b {
             rows += b.num_rows();
         }
@@ -220,8 +237,9 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
             };
             let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &plain).map_err(err)?;
             for b in &mut counted {
-                w.write(&with_schema(&b?, &plain).map_err(err)?)
-                    .map_err(err)?;
+                let b = with_schema(&b?, &plain).map_err(err)?;
+                let _write = crate::trace::span("cat.write");
+                w.write(&b).map_err(err)?;
             }
             w.finish().map_err(err)?;
         }
@@ -242,12 +260,16 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         }
     }
     drop(counted);
+    drop(batches);
     tracing::info!(
         "{}: {rows} rows decoded on {} and written in {:.3} s",
         args.input,
         backend.describe(),
         start.elapsed().as_secs_f64()
     );
+    let closing = Instant::now();
+    drop(backend);
+    tracing::debug!("backend closed in {:.3} s", closing.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -46,7 +46,8 @@ pub struct OptionArgs {
     /// (default: the backend's, 1 GiB on CUDA, 256 MiB on the CPU).
     #[arg(long, global = true, value_name = "MIB")]
     pub group_mib: Option<u64>,
-    /// Read groups in flight side by side (default 1).
+    /// Read groups in flight side by side (default 1; `cat`'s streaming
+    /// read: the backend's choice).
     #[arg(long, global = true, value_name = "N")]
     pub groups_in_flight: Option<usize>,
     /// Most column sets a read group splits into, decoded side by side
@@ -468,6 +469,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 format,
                 output,
                 batch_size,
+                groups_in_flight: cli.options.groups_in_flight,
             },
             &settings,
         ),

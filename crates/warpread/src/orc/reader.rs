@@ -754,4 +754,15 @@ impl crate::read::GroupedFile for OrcFile {
         let front = Front::new();
         OrcFile::read_group(self, group, options, backend, &front, stats)
     }
+
+    fn read_group_in_flight(
+        &self,
+        group: &Vec<usize>,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        OrcFile::read_group(self, group, options, backend, front, stats)
+    }
 }

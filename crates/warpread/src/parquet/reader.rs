@@ -974,4 +974,15 @@ impl crate::read::GroupedFile for ParquetFile {
         let front = Front::new();
         self.read_group_set(group, options, backend, &front, stats)
     }
+
+    fn read_group_in_flight(
+        &self,
+        group: &RowGroupSet,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
+        self.read_group_set(group, options, backend, front, stats)
+    }
 }

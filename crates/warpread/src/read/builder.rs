@@ -4,9 +4,10 @@
 //! [`RecordBatchReader`] whose batches come out as read groups finish.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use arrow::array::{RecordBatch, RecordBatchReader};
 use arrow::datatypes::SchemaRef;
@@ -15,15 +16,11 @@ use arrow::error::ArrowError;
 use super::selection::{RowSelection, Shaper};
 use super::{GroupedFile, ReadOptions, ReadStats};
 use crate::error::{Error, Result};
+use crate::exec::pipeline::{self, Front};
 use crate::exec::{self, Backend, BackendChoice};
 use crate::source::Source;
 
-/// Compressed bytes of a read group in a streaming read unless the tuning
-/// sets [`ReadTuning::group_bytes`](super::ReadTuning::group_bytes): a group's decoded batches are what a
-/// stream holds at once, so it is smaller than a whole-file read's (the
-/// backend's [`Backend::group_bytes`], 256 MiB on the CPU and 1 GiB on
-/// CUDA). 64 MiB of TPC-H lineitem Parquet GZIP is about 400 MB of Arrow.
-pub const STREAM_GROUP_BYTES: u64 = 64 << 20;
+pub use crate::exec::STREAM_GROUP_BYTES;
 
 /// What a reader builder was asked for, sync or async alike.
 #[derive(Clone)]
@@ -33,6 +30,7 @@ pub(crate) struct Settings {
     pub limit: Option<usize>,
     pub filter_rows: bool,
     pub read_ahead: usize,
+    pub groups_in_flight: Option<usize>,
     pub backend: Option<Arc<dyn Backend>>,
 }
 
@@ -44,6 +42,7 @@ impl Default for Settings {
             limit: None,
             filter_rows: false,
             read_ahead: 1,
+            groups_in_flight: None,
             backend: None,
         }
     }
@@ -57,6 +56,7 @@ impl std::fmt::Debug for Settings {
             .field("limit", &self.limit)
             .field("filter_rows", &self.filter_rows)
             .field("read_ahead", &self.read_ahead)
+            .field("groups_in_flight", &self.groups_in_flight)
             .field("backend", &self.backend.as_ref().map(|b| b.name()))
             .finish()
     }
@@ -90,10 +90,10 @@ impl Settings {
 
     /// The options the groups are read with: the filter's columns added to
     /// the projection, and the streaming group size unless one is set.
-    fn read_options<F: GroupedFile>(&self, file: &F) -> Result<ReadOptions> {
+    fn read_options<F: GroupedFile>(&self, file: &F, backend: &dyn Backend) -> Result<ReadOptions> {
         let mut read = self.options.clone();
         if read.tuning.group_bytes.is_none() {
-            read.tuning.group_bytes = Some(STREAM_GROUP_BYTES);
+            read.tuning.group_bytes = Some(backend.stream_group_bytes());
         }
         if self.filter_rows
             && let Some(cols) = &mut read.columns
@@ -125,7 +125,7 @@ impl Settings {
     /// Plans the read of `file`: its groups, the backend and the row steps.
     pub fn plan<F: GroupedFile>(&self, file: Arc<F>) -> Result<Planned<F>> {
         let backend = self.backend()?;
-        let read = self.read_options(file.as_ref())?;
+        let read = self.read_options(file.as_ref(), backend.as_ref())?;
         let shaper = Shaper {
             schema: self.schema(file.as_ref())?,
             selection: self.selection.clone(),
@@ -212,9 +212,9 @@ macro_rules! settings_methods {
             self
         }
 
-        /// How the read runs. A streaming read's groups are
-        /// [`STREAM_GROUP_BYTES`](crate::read::STREAM_GROUP_BYTES) of
-        /// compressed bytes unless the tuning sets
+        /// How the read runs. A streaming read's groups are the backend's
+        /// [`stream_group_bytes`](crate::exec::Backend::stream_group_bytes)
+        /// of compressed bytes unless the tuning sets
         /// [`group_bytes`](crate::read::ReadTuning::group_bytes).
         pub fn with_tuning(mut self, tuning: $crate::read::ReadTuning) -> Self {
             self.settings.options.tuning = tuning;
@@ -227,6 +227,18 @@ macro_rules! settings_methods {
         /// holds up to this many groups plus the current.
         pub fn with_read_ahead(mut self, groups: usize) -> Self {
             self.settings.read_ahead = groups;
+            self
+        }
+
+        /// Read groups decoded side by side (at least 1; default the
+        /// backend's [`stream_groups_in_flight`](crate::exec::Backend::stream_groups_in_flight):
+        /// 1 on the CPU, whose cores one group keeps busy). A group starts
+        /// once the one before it has read and decompressed its bytes.
+        /// Memory holds these plus the read-ahead and the current group.
+        /// The async [`StreamBuilder`](crate::read::StreamBuilder) decodes
+        /// one group at a time and ignores it.
+        pub fn with_groups_in_flight(mut self, groups: usize) -> Self {
+            self.settings.groups_in_flight = Some(groups.max(1));
             self
         }
 
@@ -293,17 +305,13 @@ impl<F: GroupedFile + std::fmt::Debug> ReaderBuilder<F> {
             // A rendezvous for one group ahead: the reading thread holds the
             // group it decoded until the caller takes it.
             let (tx, rx) = sync_channel(self.settings.read_ahead - 1);
-            let mut planned = planned;
+            let depth = self
+                .settings
+                .groups_in_flight
+                .unwrap_or_else(|| planned.backend.stream_groups_in_flight());
             let spawned = std::thread::Builder::new()
                 .name("warpread-read".into())
-                .spawn(move || {
-                    while let Some(out) = planned.next_group() {
-                        let last = out.is_err();
-                        if tx.send(out).is_err() || last {
-                            return;
-                        }
-                    }
-                });
+                .spawn(move || planned.send_groups(depth, &tx));
             match spawned {
                 Ok(_) => State::Ahead(rx),
                 Err(e) => return Err(Error::io("warpread-read thread", e)),
@@ -318,6 +326,61 @@ impl<F: GroupedFile + std::fmt::Debug> ReaderBuilder<F> {
 }
 
 impl<F: GroupedFile> Planned<F> {
+    /// Reads the groups on this thread with up to `depth` in flight
+    /// ([`pipeline::run_each`]) and sends each group's shaped batches to
+    /// `tx` in file order, until the read ends, fails (the error is sent
+    /// last) or the receiver is gone.
+    fn send_groups(mut self, depth: usize, tx: &SyncSender<Result<Vec<RecordBatch>>>) {
+        if depth <= 1 {
+            while let Some(out) = self.next_group() {
+                let last = out.is_err();
+                if tx.send(out).is_err() || last {
+                    return;
+                }
+            }
+            return;
+        }
+        let Planned {
+            file,
+            read,
+            backend,
+            mut shaper,
+            groups,
+            mut stats,
+        } = self;
+        // The limit can only rule out more groups as rows come back: those
+        // then in flight are decoded and dropped.
+        let wanted = groups
+            .into_iter()
+            .filter(|g| shaper.wants(&file.group_span(g)))
+            .collect::<Vec<_>>();
+        let read_one = |g: F::Group, front: &Front| {
+            let mut own = ReadStats::default();
+            file.read_group_in_flight(&g, &read, backend.as_ref(), front, &mut own)
+                .map(|(batches, rows)| (batches, rows, own))
+        };
+        pipeline::run_each(wanted, depth, read_one, |out| {
+            let shaped = out.and_then(|(batches, rows, own)| {
+                stats.add(&own);
+                shaper.shape(batches, &rows)
+            });
+            let last = shaped.is_err();
+            match shaped {
+                Ok(b) if b.is_empty() => {}
+                other => {
+                    if tx.send(other).is_err() {
+                        return ControlFlow::Break(());
+                    }
+                }
+            }
+            if last || shaper.done() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+    }
+
     /// Reads and shapes the next group that hands out rows; `None` when
     /// none is left or the limit is reached.
     pub fn next_group(&mut self) -> Option<Result<Vec<RecordBatch>>> {

@@ -9,6 +9,7 @@ use arrow::datatypes::SchemaRef;
 use super::{ReadOptions, ReadStats};
 use crate::error::Result;
 use crate::exec::Backend;
+use crate::exec::pipeline::Front;
 use crate::source::Source;
 
 /// A file whose footer is parsed, read one read group at a time: the ORC
@@ -71,4 +72,21 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
         backend: &dyn Backend,
         stats: &mut ReadStats,
     ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)>;
+
+    /// [`read_group`](Self::read_group) as one of several groups in
+    /// flight: `front` is passed once the group's file reads and
+    /// decompression are done, and the next group starts then, its front
+    /// beneath this one's back. By default the front opens when the group
+    /// ends (the groups then run one after another).
+    fn read_group_in_flight(
+        &self,
+        group: &Self::Group,
+        options: &ReadOptions,
+        backend: &dyn Backend,
+        front: &Front,
+        stats: &mut ReadStats,
+    ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)> {
+        let _ = front;
+        self.read_group(group, options, backend, stats)
+    }
 }

@@ -18,7 +18,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use warpread::exec::{Backend, CpuBackend};
 use warpread::orc::{OrcFile, OrcReaderBuilder, OrcStreamBuilder};
 use warpread::parquet::{ParquetFile, ParquetReaderBuilder, ParquetStreamBuilder};
-use warpread::read::{GroupedFile, ReadOptions, RowSelection};
+use warpread::read::{GroupedFile, ReadOptions, ReadTuning, RowSelection};
 
 use crate::common::root;
 
@@ -78,12 +78,22 @@ fn check_format<F: GroupedFile + std::fmt::Debug>(
         let schema = GroupedFile::file_schema(&file);
         let want = concat(&schema, &want);
         let name = path.display().to_string();
-        for read_ahead in [0, 1] {
+        // Groups of one stripe or row group each, three in flight: the
+        // order and the rows are those of one group at a time.
+        let one_each = ReadTuning::default().with_group_bytes(Some(1));
+        for (read_ahead, in_flight, tuning) in [
+            (0, 1, ReadTuning::default()),
+            (1, 1, ReadTuning::default()),
+            (1, 3, one_each.clone()),
+            (2, 2, one_each),
+        ] {
             let reader = warpread::read::ReaderBuilder::<F>::try_new(&path)
                 .unwrap()
                 .with_backend(cpu())
                 .with_batch_size(777)
                 .with_read_ahead(read_ahead)
+                .with_groups_in_flight(in_flight)
+                .with_tuning(tuning)
                 .build()
                 .unwrap();
             let got: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
@@ -94,7 +104,7 @@ fn check_format<F: GroupedFile + std::fmt::Debug>(
             assert_eq!(
                 concat(&schema, &got),
                 want,
-                "{name}: sync, read-ahead {read_ahead}"
+                "{name}: sync, read-ahead {read_ahead}, {in_flight} in flight"
             );
         }
         let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
@@ -192,6 +202,25 @@ fn selection_limit_and_row_filter_match_the_whole_read() {
         .unwrap();
     assert_eq!(concat(&schema, &got), whole.slice(0, 1234));
     assert_eq!(got.len(), 3);
+    // The same with one stripe per group and three in flight: the groups
+    // in flight past the limit are dropped.
+    for (sel, limit) in [(None, 1234), (Some(sel), n)] {
+        let mut b = OrcReaderBuilder::try_new(&path)
+            .unwrap()
+            .with_backend(cpu())
+            .with_limit(limit)
+            .with_groups_in_flight(3)
+            .with_tuning(ReadTuning::default().with_group_bytes(Some(1)));
+        let want = match &sel {
+            Some(s) => take_rows(&whole, |i| s.intersects(&(i as u64..i as u64 + 1))),
+            None => whole.slice(0, limit),
+        };
+        if let Some(s) = sel {
+            b = b.with_row_selection(s);
+        }
+        let got: Vec<RecordBatch> = b.build().unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(concat(&schema, &got), want);
+    }
     // A limit of 0 reads nothing.
     let none = OrcReaderBuilder::try_new(&path)
         .unwrap()
