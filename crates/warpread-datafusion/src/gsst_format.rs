@@ -1,6 +1,7 @@
-//! GSST containers (Arrow IPC files with GSST-compressed string columns)
-//! as a warpread table format: units are the file's record batches; string
-//! columns decode on the session's backend. `STORED AS GSST`.
+//! GSST containers (Arrow IPC files with GSST- and Huffman-compressed
+//! columns) as a warpread table format: units are the file's record
+//! batches; compressed columns decode on the session's backend. `STORED AS
+//! GSST`.
 
 use std::ops::Range;
 use std::path::Path;
@@ -17,7 +18,8 @@ use crate::gsst::container_file::ContainerFile;
 use crate::orc::{ReadStats, split_batch};
 use warpread::source::Source;
 
-/// The GSST container format (`warpread convert --strings gsst` writes it).
+/// The GSST container format (`warpread convert` writes it: GSST and
+/// Huffman columns, decoded on the session's backend).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GsstFormat;
 

@@ -204,7 +204,7 @@ pub trait SessionContextExt {
     ) -> DfResult<()>;
 
     /// Registers a table of GSST containers (`.arrow` files written by
-    /// `warpread convert --strings gsst`): one file, a folder or a glob.
+    /// `warpread convert`): one file, a folder or a glob.
     async fn register_gsst(&self, name: &str, path: &str, options: WarpReadOptions)
     -> DfResult<()>;
 

@@ -280,20 +280,26 @@ pub enum Command {
         query: Option<String>,
     },
     /// Converts a Parquet, ORC, CSV or Arrow IPC file to an Arrow IPC file
-    /// whose string columns are GSST-compressed (docs/gsst-format.md, "File
-    /// container"); `cat` decodes it.
+    /// whose columns are GSST- or Huffman-compressed (docs/gsst-format.md,
+    /// "File container"), printing what each column became and its ratio;
+    /// `cat`, `sql` (`STORED AS GSST`) and the libraries decode it.
     Convert {
         /// Parquet, ORC, CSV (header line, types inferred) or Arrow IPC.
         input: PathBuf,
         /// The Arrow IPC file to write.
         output: PathBuf,
-        /// String columns: gsst or plain.
-        #[arg(long, value_enum, default_value = "gsst")]
-        strings: convert::Strings,
-        /// GSST code layout: splits or coalesced.
+        /// How columns are stored [default: gsst].
+        #[arg(long, value_enum)]
+        codec: Option<convert::Codec>,
+        /// Deprecated: `--strings gsst` is `--codec gsst`, `--strings plain`
+        /// is `--codec none`.
+        #[arg(long, value_enum, conflicts_with = "codec")]
+        strings: Option<convert::Strings>,
+        /// GSST code layout: splits or coalesced (GSST and GSST+Huffman
+        /// columns).
         #[arg(long, default_value = "splits")]
         layout: crate::gsst::GsstLayout,
-        /// Rows per record batch; each batch's string column is one GSST
+        /// Rows per record batch; each batch of a compressed column is one
         /// frame, so larger batches give the GPU more blocks at once.
         #[arg(long, default_value_t = 1 << 20)]
         batch_size: usize,
@@ -405,6 +411,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Convert {
             input,
             output,
+            codec,
             strings,
             layout,
             batch_size,
@@ -414,7 +421,7 @@ pub fn run(cli: Cli) -> Result<()> {
             convert::ConvertArgs {
                 input,
                 output,
-                strings,
+                codec: convert::codec_of(codec, strings),
                 layout,
                 batch_size,
                 block_kib,

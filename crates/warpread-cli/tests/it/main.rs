@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod gsst;
 mod gsst_container;
+mod huffman_container;
 mod object_store_http;
 mod object_store_s3;
 mod sql_cli;

@@ -876,37 +876,105 @@ fn parquet_reader_errors_name_file_and_row_group() {
     damaged_scan_names(&data().1, "orders.parquet", 4..4000, "row group");
 }
 
+/// The TPC-H Parquet tables converted to containers in `folder` (batches
+/// of 4096 rows), table `i` with `options(i)`.
+fn containers(
+    folder: &str,
+    options: impl Fn(usize) -> warpread::gsst::container::ContainerOptions,
+) -> PathBuf {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use warpread::gsst::container::write_container;
+    let (_, parquet) = data();
+    let dir = parquet.parent().unwrap().join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, t) in tpch::TABLES.iter().enumerate() {
+        let file = std::fs::File::open(parquet.join(format!("{t}.parquet"))).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .with_batch_size(4096)
+            .build()
+            .unwrap();
+        let schema = arrow::array::RecordBatchReader::schema(&reader);
+        let out = std::fs::File::create(dir.join(format!("{t}.arrow"))).unwrap();
+        write_container(
+            out,
+            &schema,
+            reader.map(|b| b.map_err(|e| warpread::Error::arrow("reading", e))),
+            &options(i),
+        )
+        .unwrap();
+    }
+    dir
+}
+
 /// The TPC-H Parquet tables converted to GSST containers (string columns
 /// GSST-compressed, batches of 4096 rows), once per run.
 fn gsst_data() -> &'static PathBuf {
     static DATA: OnceLock<PathBuf> = OnceLock::new();
     DATA.get_or_init(|| {
-        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         use warpread::gsst::GsstLayout;
-        use warpread::gsst::container::{ContainerOptions, write_container};
-        let (_, parquet) = data();
-        let dir = parquet.parent().unwrap().join("gsst");
-        std::fs::create_dir_all(&dir).unwrap();
-        for (i, t) in tpch::TABLES.iter().enumerate() {
-            let file = std::fs::File::open(parquet.join(format!("{t}.parquet"))).unwrap();
-            let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-                .unwrap()
-                .with_batch_size(4096)
-                .build()
-                .unwrap();
-            let schema = arrow::array::RecordBatchReader::schema(&reader);
-            let out = std::fs::File::create(dir.join(format!("{t}.arrow"))).unwrap();
-            let layout = [GsstLayout::Splits, GsstLayout::Coalesced][i % 2];
-            write_container(
-                out,
-                &schema,
-                reader.map(|b| b.map_err(|e| warpread::Error::arrow("reading", e))),
-                &ContainerOptions::new(layout),
-            )
-            .unwrap();
-        }
-        dir
+        use warpread::gsst::container::ContainerOptions;
+        containers("gsst", |i| {
+            ContainerOptions::new([GsstLayout::Splits, GsstLayout::Coalesced][i % 2])
+        })
     })
+}
+
+/// The TPC-H Parquet tables converted with Huffman columns: every eligible
+/// column Huffman-coded, or each the smallest encoding (`auto`), table by
+/// table.
+fn huffman_data() -> &'static PathBuf {
+    static DATA: OnceLock<PathBuf> = OnceLock::new();
+    DATA.get_or_init(|| {
+        use warpread::gsst::GsstLayout;
+        use warpread::gsst::codec_choice::CodecPolicy;
+        use warpread::gsst::container::ContainerOptions;
+        containers("huffman", |i| {
+            ContainerOptions::new(GsstLayout::Splits)
+                .with_codec([CodecPolicy::Huffman, CodecPolicy::Auto][i % 2])
+        })
+    })
+}
+
+#[test]
+fn tpch_22_queries_on_huffman_containers_match_datafusion_parquet() {
+    rt().block_on(async {
+        let dir = huffman_data();
+        let warp = cpu_session();
+        register_tpch(&warp, dir, "arrow").await.unwrap();
+        let (_, parquet) = data();
+        let df = cpu_session();
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        tpch_22_match(&warp, &df).await;
+
+        // STORED AS GSST, split into byte ranges over several partitions:
+        // decimals, dates, integers and strings of Huffman columns.
+        let split = session(
+            cpu_config(),
+            SessionConfig::new()
+                .with_target_partitions(4)
+                .with_repartition_file_min_size(1),
+        );
+        let path = dir.join("lineitem.arrow");
+        run_sql(
+            &split,
+            &format!(
+                "CREATE EXTERNAL TABLE li STORED AS GSST LOCATION '{}'",
+                path.display()
+            ),
+        )
+        .await
+        .unwrap();
+        let q = "SELECT count(*), sum(l_extendedprice), min(l_shipdate), max(l_orderkey), \
+                 count(DISTINCT l_comment) FROM li WHERE l_discount > 0.05";
+        let a = run_sql(&split, q).await.unwrap();
+        let b = run_sql(&df, &q.replace("FROM li", "FROM lineitem"))
+            .await
+            .unwrap();
+        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+    });
 }
 
 #[test]

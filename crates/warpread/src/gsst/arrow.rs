@@ -4,20 +4,16 @@
 //! or eight), the validity bitmap as it is. The container's byte layout is
 //! in docs/gsst-format.md ("String column container").
 
-use std::sync::Arc;
-
 use arrow::array::{
     Array, ArrayRef, GenericStringArray, LargeStringArray, OffsetSizeTrait, StringArray,
 };
-use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::DataType;
 
 use super::GsstParams;
+use super::column_parts::{null_buffer, string_array, validity_bits, value_lengths};
 use super::decompress_with;
-use crate::codecs::varint;
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
-use crate::plan::IntType;
 
 /// The container's first four bytes.
 pub const COLUMN_MAGIC: [u8; 4] = *b"GSSC";
@@ -58,24 +54,11 @@ fn compress_generic<O: OffsetSizeTrait>(
     let offsets = a.value_offsets();
     let first = offsets[0].as_usize();
     let last = offsets[a.len()].as_usize();
-    let mut lengths = Vec::with_capacity(a.len() * 2);
-    for w in offsets.windows(2) {
-        varint::write(&mut lengths, (w[1] - w[0]).as_usize() as u64);
-    }
-    let validity = a.nulls().filter(|n| n.null_count() > 0).map(|n| {
-        let mut bits = vec![0u8; a.len().div_ceil(8)];
-        for (i, valid) in n.iter().enumerate() {
-            if valid {
-                bits[i / 8] |= 1 << (i % 8);
-            }
-        }
-        bits
-    });
     GsstColumn {
         rows: a.len(),
         large: O::IS_LARGE,
-        lengths,
-        validity,
+        lengths: value_lengths(a),
+        validity: validity_bits(a.nulls(), a.len()),
         frame: super::compress(&a.value_data()[first..last], params),
     }
 }
@@ -100,38 +83,6 @@ pub fn compress_strings(array: &dyn Array, params: &GsstParams) -> Result<GsstCo
     }
 }
 
-fn build<O: OffsetSizeTrait>(
-    col: &GsstColumn,
-    values: Buffer,
-    nulls: Option<NullBuffer>,
-) -> Result<ArrayRef> {
-    let mut offsets = Vec::with_capacity(col.rows + 1);
-    let mut at = 0usize;
-    let mut total = 0usize;
-    offsets.push(O::usize_as(0));
-    for _ in 0..col.rows {
-        let (len, n) = varint::read(&col.lengths, at, IntType::U64)
-            .map_err(|s| malformed(format!("length varint at byte {at}: {s:?}")))?;
-        at += n;
-        total = total
-            .checked_add(len as usize)
-            .filter(|&t| t <= values.len())
-            .ok_or_else(|| malformed("value lengths exceed the decompressed values"))?;
-        offsets.push(
-            O::from_usize(total).ok_or_else(|| malformed("values too long for 32-bit offsets"))?,
-        );
-    }
-    if at != col.lengths.len() || total != values.len() {
-        return Err(malformed(
-            "value lengths disagree with the row count or the values",
-        ));
-    }
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-    let array = GenericStringArray::<O>::try_new(offsets, values, nulls)
-        .map_err(|e| malformed(e.to_string()))?;
-    Ok(Arc::new(array))
-}
-
 /// Decompresses a column with a backend (the values frame runs as one GSST
 /// stage) and rebuilds the Arrow array, checking lengths and UTF-8.
 pub fn decompress_strings(col: &GsstColumn, backend: &dyn Backend) -> Result<ArrayRef> {
@@ -144,25 +95,14 @@ pub fn decompress_strings(col: &GsstColumn, backend: &dyn Backend) -> Result<Arr
         )));
     }
     let values = decompress_with(backend, &col.frame, &Location::default())?;
-    let values = Buffer::from_vec(values.as_bytes().to_vec());
-    let nulls = match &col.validity {
-        Some(bits) => {
-            if bits.len() != col.rows.div_ceil(8) {
-                return Err(malformed("validity bitmap size disagrees with the rows"));
-            }
-            Some(NullBuffer::new(arrow::buffer::BooleanBuffer::new(
-                Buffer::from_vec(bits.clone()),
-                0,
-                col.rows,
-            )))
-        }
-        None => None,
-    };
+    let values = values.into_arrow();
+    let nulls = null_buffer(col.validity.as_deref(), col.rows).map_err(malformed)?;
     if col.large {
-        build::<i64>(col, values, nulls)
+        string_array::<i64>(col.rows, &col.lengths, values, nulls)
     } else {
-        build::<i32>(col, values, nulls)
+        string_array::<i32>(col.rows, &col.lengths, values, nulls)
     }
+    .map_err(malformed)
 }
 
 impl GsstColumn {

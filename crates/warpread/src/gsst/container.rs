@@ -1,24 +1,36 @@
-//! The GSST file container: an Arrow IPC file in which each top-level Utf8
-//! or LargeUtf8 column is stored as a LargeBinary column marked with the
-//! `warpread.gsst` Arrow extension type. Row 0 of each record batch holds
-//! that batch's string column container ([`GsstColumn`] bytes: varint
-//! lengths, validity, GSST frame); the other rows are empty. Tools that do
-//! not know the extension still open the file and see every other column as
-//! it was (docs/gsst-format.md, "File container").
+//! The GSST file container: an Arrow IPC file in which top-level columns
+//! may be stored compressed, each marked with an Arrow extension type:
+//! Utf8 or LargeUtf8 columns as LargeBinary columns marked `warpread.gsst`
+//! (row 0 of each record batch holds that batch's [`GsstColumn`] bytes:
+//! varint lengths, validity, GSST frame; the other rows are empty), and
+//! fixed-width or string columns as run-end encoded LargeBinary columns
+//! marked `warpread.huffman` (`huffman_extension.rs`, `huffman_column.rs`).
+//! Which columns, and how, is [`ContainerOptions::codec`]'s choice
+//! (`codec_choice.rs`). Tools that do not know the extensions still open
+//! the file and see every other column as it was (docs/gsst-format.md,
+//! "File container").
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, LargeBinaryArray, RecordBatch, new_empty_array};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::array::{
+    Array, ArrayRef, Int64Array, LargeBinaryArray, RecordBatch, RunArray, new_empty_array,
+};
+use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
 use arrow::ipc::writer::FileWriter;
 use serde::{Deserialize, Serialize};
 
 use super::arrow::{GsstColumn, compress_strings, decompress_strings};
+use super::codec_choice::{
+    CodecPolicy, ColumnChoice, ColumnEncoding, SAMPLE_BYTES, choose, needs_sample, stored_bytes,
+};
 use super::container_file::ContainerFile;
 use super::format::Frame;
+use super::huffman_column::{compress_column, decompress_column};
+use super::huffman_extension::{HuffmanField, decoded_field, huffman_field_of, stored_field};
 use super::{GsstParams, TargetDevice};
 use crate::error::{Error, Location, Result};
 use crate::exec::Backend;
@@ -43,10 +55,12 @@ pub struct GsstExtension {
     pub value_type: String,
 }
 
-/// How string columns are compressed.
+/// How columns are compressed.
 #[derive(Debug, Clone, Copy)]
 pub struct ContainerOptions {
-    /// Code layout.
+    /// Which columns are compressed, and how (default: strings GSST).
+    pub codec: CodecPolicy,
+    /// GSST code layout.
     pub layout: GsstLayout,
     /// The device the block and split defaults are derived for.
     pub target: TargetDevice,
@@ -57,9 +71,10 @@ pub struct ContainerOptions {
 }
 
 impl ContainerOptions {
-    /// Defaults for a layout, derived for an H100.
+    /// Defaults for a layout, derived for an H100; string columns GSST.
     pub fn new(layout: GsstLayout) -> Self {
         Self {
+            codec: CodecPolicy::Gsst,
             layout,
             target: TargetDevice::H100,
             block_bytes: None,
@@ -67,7 +82,13 @@ impl ContainerOptions {
         }
     }
 
-    fn params(&self, len: usize) -> GsstParams {
+    /// The same options under another codec policy.
+    pub fn with_codec(self, codec: CodecPolicy) -> Self {
+        Self { codec, ..self }
+    }
+
+    /// GSST settings for `len` bytes of values.
+    pub(super) fn params(&self, len: usize) -> GsstParams {
         let mut p = GsstParams::for_device(&self.target, len, self.layout);
         if let Some(b) = self.block_bytes {
             p.block_bytes = b.max(1);
@@ -80,16 +101,42 @@ impl ContainerOptions {
 }
 
 /// Sizes of what was written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContainerStats {
     /// Rows written.
     pub rows: u64,
     /// Record batches written.
     pub batches: u64,
-    /// String value bytes compressed (before GSST).
+    /// String value bytes of the GSST columns (before GSST).
     pub string_bytes: u64,
-    /// Bytes of the string column containers (after GSST).
+    /// Bytes of the GSST columns' column containers (after GSST).
     pub gsst_bytes: u64,
+    /// Per top-level column, in schema order.
+    pub columns: Vec<ColumnStats>,
+}
+
+/// What one column became.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnStats {
+    /// Column name.
+    pub name: String,
+    /// How it is stored.
+    pub encoding: ColumnEncoding,
+    /// Bytes its batches' arrays take plain (buffers as far as each slice
+    /// reaches).
+    pub plain_bytes: u64,
+    /// Bytes of its stored arrays (column containers and their storage).
+    pub stored_bytes: u64,
+    /// Candidate encodings and their stored bytes on the measured sample
+    /// (empty when there was no choice to make).
+    pub measured: Vec<(ColumnEncoding, u64)>,
+}
+
+impl ColumnStats {
+    /// Plain bytes over stored bytes.
+    pub fn ratio(&self) -> f64 {
+        self.plain_bytes as f64 / self.stored_bytes.max(1) as f64
+    }
 }
 
 fn container_error(location: &Location, message: impl Into<String>) -> Error {
@@ -174,32 +221,104 @@ pub fn encode_schema(schema: &Schema, layout: GsstLayout) -> SchemaRef {
         .fields()
         .iter()
         .map(|f| match f.data_type() {
-            DataType::Utf8 | DataType::LargeUtf8 => {
-                let ext = GsstExtension {
-                    version: CONTAINER_VERSION,
-                    layout: layout.name().into(),
-                    value_type: f.data_type().to_string(),
-                };
-                let mut md = f.metadata().clone();
-                md.insert(KEY_NAME.into(), EXTENSION_NAME.into());
-                md.insert(
-                    KEY_METADATA.into(),
-                    serde_json::to_string(&ext).expect("plain struct"),
-                );
-                Field::new(f.name(), DataType::LargeBinary, f.is_nullable()).with_metadata(md)
-            }
+            DataType::Utf8 | DataType::LargeUtf8 => gsst_field(f, layout),
             _ => f.as_ref().clone(),
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
+/// The container schema of a source schema whose top-level columns are
+/// stored as `encodings` says (one a field, e.g. from
+/// [`codec_choice::choose`](super::codec_choice::choose)); an encoding a
+/// column's type cannot have is an error.
+pub fn encode_schema_with(
+    schema: &Schema,
+    encodings: &[ColumnEncoding],
+    layout: GsstLayout,
+) -> Result<SchemaRef> {
+    if encodings.len() != schema.fields().len() {
+        return Err(Error::Unsupported(format!(
+            "{} encodings for {} columns",
+            encodings.len(),
+            schema.fields().len()
+        )));
+    }
+    let mut fields = Vec::with_capacity(encodings.len());
+    for (f, e) in schema.fields().iter().zip(encodings) {
+        fields.push(match e {
+            ColumnEncoding::Plain => f.as_ref().clone(),
+            ColumnEncoding::Gsst
+                if matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+            {
+                gsst_field(f, layout)
+            }
+            ColumnEncoding::Gsst => {
+                return Err(Error::Unsupported(format!(
+                    "column `{}`: GSST codes strings, not {}",
+                    f.name(),
+                    f.data_type()
+                )));
+            }
+            ColumnEncoding::Huffman(h) => stored_field(f, *h)?,
+        });
+    }
+    Ok(Arc::new(Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    )))
+}
+
+/// The marked LargeBinary field of a GSST string column.
+fn gsst_field(f: &Field, layout: GsstLayout) -> Field {
+    let ext = GsstExtension {
+        version: CONTAINER_VERSION,
+        layout: layout.name().into(),
+        value_type: f.data_type().to_string(),
+    };
+    let mut md = f.metadata().clone();
+    md.insert(KEY_NAME.into(), EXTENSION_NAME.into());
+    md.insert(
+        KEY_METADATA.into(),
+        serde_json::to_string(&ext).expect("plain struct"),
+    );
+    Field::new(f.name(), DataType::LargeBinary, f.is_nullable()).with_metadata(md)
+}
+
+/// How a stored field is marked.
+enum Marking {
+    Plain,
+    Gsst(GsstExtension),
+    Huffman(HuffmanField),
+}
+
+impl Marking {
+    fn encoding(&self) -> ColumnEncoding {
+        match self {
+            Self::Plain => ColumnEncoding::Plain,
+            Self::Gsst(_) => ColumnEncoding::Gsst,
+            Self::Huffman(h) => ColumnEncoding::Huffman(h.encoding),
+        }
+    }
+}
+
+/// The marking of a stored field; a damaged marking is an error.
+fn marking(field: &Field, location: &Location) -> Result<Marking> {
+    if let Some(ext) = extension_of(field, location)? {
+        return Ok(Marking::Gsst(ext));
+    }
+    Ok(match huffman_field_of(field, location)? {
+        Some(h) => Marking::Huffman(h),
+        None => Marking::Plain,
+    })
+}
+
 /// The decoded schema of a container schema.
 pub fn decode_schema(schema: &Schema, location: &Location) -> Result<SchemaRef> {
     let mut fields = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
-        fields.push(match extension_of(f, location)? {
-            Some(ext) => {
+        fields.push(match marking(f, location)? {
+            Marking::Gsst(ext) => {
                 let mut md: HashMap<String, String> = f.metadata().clone();
                 md.remove(KEY_NAME);
                 md.remove(KEY_METADATA);
@@ -210,7 +329,8 @@ pub fn decode_schema(schema: &Schema, location: &Location) -> Result<SchemaRef> 
                 };
                 Field::new(f.name(), ty, f.is_nullable()).with_metadata(md)
             }
-            None => f.as_ref().clone(),
+            Marking::Huffman(h) => decoded_field(f, &h),
+            Marking::Plain => f.as_ref().clone(),
         });
     }
     Ok(Arc::new(Schema::new_with_metadata(
@@ -219,8 +339,67 @@ pub fn decode_schema(schema: &Schema, location: &Location) -> Result<SchemaRef> 
     )))
 }
 
-/// Compresses one source batch into a container batch of `schema`
-/// (from [`encode_schema`]), adding to `stats`.
+/// One batch's `column` stored as `encoding`: what [`encode_batch`] writes
+/// and what measurements weigh.
+pub(super) fn encode_column(
+    column: &ArrayRef,
+    encoding: ColumnEncoding,
+    options: &ContainerOptions,
+) -> Result<ArrayRef> {
+    let rows = column.len();
+    match encoding {
+        ColumnEncoding::Plain => Ok(column.clone()),
+        ColumnEncoding::Gsst => {
+            let values = col_values_len(column.as_ref());
+            let bytes = compress_strings(column.as_ref(), &options.params(values))?.to_bytes();
+            // A batch without rows has no row to carry the column: it
+            // decodes to an empty array without one.
+            let cells = (0..rows).map(|i| if i == 0 { &bytes[..] } else { &[][..] });
+            Ok(Arc::new(LargeBinaryArray::from_iter_values(cells)))
+        }
+        ColumnEncoding::Huffman(h) => {
+            let bytes = compress_column(column.as_ref(), h, &|len| options.params(len))?;
+            // One run holds the container, a second the other rows' one
+            // empty value: two values whatever the row count. The
+            // container's bytes become the values buffer as they are.
+            let len = bytes.len() as i64;
+            let (ends, offsets): (Vec<i64>, Vec<i64>) = match rows {
+                0 => (Vec::new(), vec![0]),
+                1 => (vec![1], vec![0, len]),
+                n => (vec![1, n as i64], vec![0, len, len]),
+            };
+            let cells = LargeBinaryArray::try_new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(if rows == 0 { Vec::new() } else { bytes }),
+                None,
+            )
+            .map_err(|e| Error::arrow("building a Huffman column", e))?;
+            let run = RunArray::<Int64Type>::try_new(&Int64Array::from(ends), &cells)
+                .map_err(|e| Error::arrow("building a Huffman column", e))?;
+            Ok(Arc::new(run))
+        }
+    }
+}
+
+/// Per-column statistics for `schema`'s columns stored as `choices` say.
+fn column_stats(schema: &Schema, choices: Vec<ColumnChoice>) -> Vec<ColumnStats> {
+    schema
+        .fields()
+        .iter()
+        .zip(choices)
+        .map(|(f, c)| ColumnStats {
+            name: f.name().clone(),
+            encoding: c.encoding,
+            plain_bytes: 0,
+            stored_bytes: 0,
+            measured: c.measured,
+        })
+        .collect()
+}
+
+/// Compresses one source batch into a container batch of `schema` (from
+/// [`encode_schema`] or [`encode_schema_with`]: each column as its field is
+/// marked), adding to `stats`.
 pub fn encode_batch(
     batch: &RecordBatch,
     schema: &SchemaRef,
@@ -228,25 +407,44 @@ pub fn encode_batch(
     stats: &mut ContainerStats,
 ) -> Result<RecordBatch> {
     let rows = batch.num_rows();
+    let mut encodings = Vec::with_capacity(schema.fields().len());
+    for f in schema.fields() {
+        encodings.push(marking(f, &Location::default())?.encoding());
+    }
+    if stats.columns.len() != encodings.len() {
+        let choices = encodings.iter().map(|&encoding| ColumnChoice {
+            encoding,
+            measured: Vec::new(),
+        });
+        stats.columns = column_stats(schema, choices.collect());
+    }
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-    for (column, field) in batch.columns().iter().zip(schema.fields()) {
-        if field.metadata().get(KEY_NAME).map(String::as_str) != Some(EXTENSION_NAME) {
-            columns.push(column.clone());
-            continue;
+    for ((column, encoding), st) in batch
+        .columns()
+        .iter()
+        .zip(encodings)
+        .zip(&mut stats.columns)
+    {
+        let stored = encode_column(column, encoding, options)?;
+        if encoding == ColumnEncoding::Gsst {
+            stats.string_bytes += col_values_len(column.as_ref()) as u64;
+            stats.gsst_bytes += stored_cell_bytes(&stored);
         }
-        let values = col_values_len(column.as_ref());
-        let col = compress_strings(column.as_ref(), &options.params(values))?;
-        let bytes = col.to_bytes();
-        stats.string_bytes += values as u64;
-        stats.gsst_bytes += bytes.len() as u64;
-        // A batch without rows has no row to carry the column: it decodes
-        // to an empty array without one.
-        let cells = (0..rows).map(|i| if i == 0 { &bytes[..] } else { &[][..] });
-        columns.push(Arc::new(LargeBinaryArray::from_iter_values(cells)));
+        st.plain_bytes += stored_bytes(column.as_ref());
+        st.stored_bytes += stored_bytes(stored.as_ref());
+        columns.push(stored);
     }
     stats.rows += rows as u64;
     stats.batches += 1;
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::arrow("building a batch", e))
+}
+
+/// The column container bytes of a GSST column's stored batch.
+fn stored_cell_bytes(stored: &ArrayRef) -> u64 {
+    stored
+        .as_any()
+        .downcast_ref::<LargeBinaryArray>()
+        .map_or(0, |a| a.value_data().len() as u64)
 }
 
 fn col_values_len(a: &dyn Array) -> usize {
@@ -276,13 +474,12 @@ pub fn write_container<W: Write>(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     options: &ContainerOptions,
 ) -> Result<ContainerStats> {
-    let encoded = encode_schema(schema, options.layout);
     let err = |e| Error::arrow("writing the GSST container", e);
     let has_dictionary = schema
         .fields()
         .iter()
         .any(|f| matches!(f.data_type(), DataType::Dictionary(..)));
-    let batches: Box<dyn Iterator<Item = Result<RecordBatch>>> = if has_dictionary {
+    let mut batches: Box<dyn Iterator<Item = Result<RecordBatch>>> = if has_dictionary {
         let all = batches.into_iter().collect::<Result<Vec<_>>>()?;
         let schema = Arc::new(schema.clone());
         let one = arrow::compute::concat_batches(&schema, &all)
@@ -291,9 +488,31 @@ pub fn write_container<W: Write>(
     } else {
         Box::new(batches.into_iter())
     };
+    // The schema, written first, fixes every column's encoding: choices that
+    // need measuring are measured on the leading batches.
+    let mut sample = Vec::new();
+    if needs_sample(schema, options.codec) {
+        let mut bytes = 0u64;
+        while bytes < SAMPLE_BYTES {
+            let Some(b) = batches.next() else { break };
+            let b = b?;
+            bytes += b
+                .columns()
+                .iter()
+                .map(|c| stored_bytes(c.as_ref()))
+                .sum::<u64>();
+            sample.push(b);
+        }
+    }
+    let choices = choose(schema, &sample, options)?;
+    let encodings: Vec<ColumnEncoding> = choices.iter().map(|c| c.encoding).collect();
+    let encoded = encode_schema_with(schema, &encodings, options.layout)?;
     let mut w = FileWriter::try_new(sink, &encoded).map_err(err)?;
-    let mut stats = ContainerStats::default();
-    for b in batches {
+    let mut stats = ContainerStats {
+        columns: column_stats(schema, choices),
+        ..ContainerStats::default()
+    };
+    for b in sample.into_iter().map(Ok).chain(batches) {
         let b = encode_batch(&b?, &encoded, options, &mut stats)?;
         w.write(&b).map_err(err)?;
     }
@@ -303,7 +522,8 @@ pub fn write_container<W: Write>(
 
 /// Decodes one container batch to the decoded `schema` (from
 /// [`decode_schema`]): each GSST column's frame runs as a GSST stage on
-/// `backend`.
+/// `backend`, each Huffman column's as a Huffman stage (then a GSST stage
+/// for strings coded after GSST).
 pub fn decode_batch(
     batch: &RecordBatch,
     schema: &SchemaRef,
@@ -313,11 +533,18 @@ pub fn decode_batch(
     let rows = batch.num_rows();
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (column, field) in batch.columns().iter().zip(batch.schema().fields()) {
-        let Some(ext) = extension_of(field, location)? else {
-            columns.push(column.clone());
-            continue;
-        };
         let loc = location.clone().with_column(field.name());
+        let ext = match marking(field, location)? {
+            Marking::Plain => {
+                columns.push(column.clone());
+                continue;
+            }
+            Marking::Huffman(h) => {
+                columns.push(decode_huffman(column, rows, &h, backend, &loc)?);
+                continue;
+            }
+            Marking::Gsst(ext) => ext,
+        };
         let large = ext.value_type == "LargeUtf8";
         if rows == 0 {
             columns.push(new_empty_array(if large {
@@ -366,6 +593,47 @@ pub fn decode_batch(
     }
     RecordBatch::try_new(schema.clone(), columns)
         .map_err(|e| Error::arrow(format!("rebuilding a batch at {location}"), e))
+}
+
+/// Decodes one batch of a Huffman column: its run-end encoded storage must
+/// be row 0's column container and, after it, one empty run.
+fn decode_huffman(
+    column: &ArrayRef,
+    rows: usize,
+    field: &HuffmanField,
+    backend: &dyn Backend,
+    location: &Location,
+) -> Result<ArrayRef> {
+    if rows == 0 {
+        return Ok(new_empty_array(&field.value_type));
+    }
+    let bad = || {
+        container_error(
+            location,
+            "a Huffman column must be row 0's column container and one empty run after it",
+        )
+    };
+    let run = column
+        .as_any()
+        .downcast_ref::<RunArray<Int64Type>>()
+        .ok_or_else(bad)?;
+    let ends = run.run_ends();
+    let want: &[i64] = if rows == 1 { &[1] } else { &[1, rows as i64] };
+    if run.len() != rows || ends.offset() != 0 || ends.values() != want {
+        return Err(bad());
+    }
+    let cells = run
+        .values()
+        .as_any()
+        .downcast_ref::<LargeBinaryArray>()
+        .ok_or_else(bad)?;
+    if cells.len() != want.len()
+        || cells.is_null(0)
+        || (rows > 1 && (cells.is_null(1) || !cells.value(1).is_empty()))
+    {
+        return Err(bad());
+    }
+    decompress_column(cells.value(0), rows, field, backend, location)
 }
 
 /// Whether a file starts with the Arrow IPC file magic.

@@ -20,9 +20,13 @@
 //! ```
 
 pub mod arrow;
+pub mod codec_choice;
+mod column_parts;
 pub mod container;
 pub mod container_file;
 mod decompress;
+pub mod huffman_column;
+pub mod huffman_extension;
 mod ipc_layout;
 
 pub use decompress::{decompress, decompress_with};

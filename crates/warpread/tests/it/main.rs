@@ -13,6 +13,7 @@ mod corrupt_inputs;
 mod crc32_differential;
 mod deflate_differential;
 mod examples;
+mod huffman_container;
 mod huffman_differential;
 mod int_rle_differential;
 mod orc_corrupt;
