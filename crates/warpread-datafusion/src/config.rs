@@ -20,6 +20,11 @@ pub struct WarpreadConfig {
     /// Decodes the session's warpread scans (unless `warpread.backend` is
     /// `cpu`, or a table has a backend of its own).
     pub backend: Arc<dyn Backend>,
+    /// Every device backend the session's scans may decode on,
+    /// [`backend`](Self::backend) first: one unless the session was made
+    /// [`with_devices`](Self::with_devices). `warpread.devices` picks among
+    /// them, and scan partitions take the picked ones in turn.
+    pub devices: Vec<Arc<dyn Backend>>,
     /// Where scans add their stage timings.
     pub stats: Arc<StatsSink>,
     /// Files the session's scans opened, kept between scans.
@@ -30,6 +35,7 @@ impl std::fmt::Debug for WarpreadConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WarpreadConfig")
             .field("backend", &self.backend.describe())
+            .field("devices", &self.devices.len())
             .finish_non_exhaustive()
     }
 }
@@ -43,10 +49,24 @@ impl WarpreadConfig {
     /// Settings around an existing backend.
     pub fn with_backend(backend: Arc<dyn Backend>) -> Self {
         Self {
+            devices: vec![Arc::clone(&backend)],
             backend,
             stats: Arc::default(),
             files: Arc::default(),
         }
+    }
+
+    /// Settings around one backend per device (every GPU of a host,
+    /// opened with [`exec::devices::open`]); the first is the session's
+    /// [`backend`](Self::backend). An empty list is an error.
+    pub fn with_devices(devices: Vec<Arc<dyn Backend>>) -> Result<Self> {
+        let first = devices.first().cloned().ok_or_else(|| {
+            crate::error::Error::Unsupported("a session needs at least one device backend".into())
+        })?;
+        Ok(Self {
+            devices,
+            ..Self::with_backend(first)
+        })
     }
 
     /// The settings of a session, if it has them.

@@ -103,24 +103,29 @@ impl WarpFileFormat {
         WarpreadOptions::of(state.config_options()).with_table_options(self.table_pairs())
     }
 
-    /// The backend this table's scans decode on under `options`: the
-    /// table's own, else as `warpread.backend` says (see
-    /// [`BackendSetting`]).
-    fn backend_for(
+    /// The backends this table's scans decode on under `options`, one per
+    /// device, partitions taking them in turn: the table's own, else as
+    /// `warpread.backend` says (see [`BackendSetting`]), on the session's
+    /// devices that `warpread.devices` picks.
+    fn backends_for(
         &self,
         session: Option<&WarpreadConfig>,
         options: &WarpreadOptions,
-    ) -> DfResult<Arc<dyn Backend>> {
+    ) -> DfResult<Vec<Arc<dyn Backend>>> {
         if let Some(b) = &self.backend {
-            return Ok(Arc::clone(b));
+            return Ok(vec![Arc::clone(b)]);
         }
-        let cpu = || Arc::new(CpuBackend::new()) as Arc<dyn Backend>;
+        let cpu = || vec![Arc::new(CpuBackend::new()) as Arc<dyn Backend>];
+        let devices = |s: &WarpreadConfig| {
+            options
+                .devices
+                .pick(&s.devices)
+                .map_err(|e| DataFusionError::Configuration(format!("warpread.devices: {e}")))
+        };
         match (options.backend, session) {
             (BackendSetting::Cpu, _) | (BackendSetting::Auto, None) => Ok(cpu()),
-            (BackendSetting::Auto, Some(s)) => Ok(Arc::clone(&s.backend)),
-            (BackendSetting::Cuda, Some(s)) if s.backend.name() == "cuda" => {
-                Ok(Arc::clone(&s.backend))
-            }
+            (BackendSetting::Auto, Some(s)) => devices(s),
+            (BackendSetting::Cuda, Some(s)) if s.backend.name() == "cuda" => devices(s),
             (BackendSetting::Cuda, s) => Err(DataFusionError::Configuration(format!(
                 "warpread.backend = cuda, but the session's backend is {}: create the \
                  session's WarpreadConfig with a CUDA backend",
@@ -234,7 +239,7 @@ impl FileFormat for WarpFileFormat {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let session = WarpreadConfig::of(state.config());
         let options = self.scan_options(state)?;
-        let backend = self.backend_for(session.as_deref(), &options)?;
+        let devices = self.backends_for(session.as_deref(), &options)?;
         // Keep filters or projections already pushed into the source.
         let source = match conf.file_source().downcast_ref::<WarpSource>() {
             Some(s) => s.clone(),
@@ -244,7 +249,7 @@ impl FileFormat for WarpFileFormat {
             ),
         };
         let source = source
-            .with_backend(Some(backend))
+            .with_devices(devices)
             .with_stats(session.as_ref().map(|s| Arc::clone(&s.stats)))
             .with_files(self.files_for(state))
             .with_metadata_cache(Some(
@@ -327,7 +332,7 @@ impl FileFormatFactory for WarpFormatFactory {
         settings.sort_unstable();
         let format = WarpFileFormat::new(Arc::clone(&self.format)).with_table_options(settings)?;
         // Refuse a table this session could not scan (`warpread.backend`).
-        format.backend_for(
+        format.backends_for(
             WarpreadConfig::of(state.config()).as_deref(),
             &format.scan_options(state)?,
         )?;

@@ -248,6 +248,16 @@ impl WarpOpener {
 
     /// Opens `file` now (not taking a started read).
     pub fn open_now(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        self.open_on(file, Arc::clone(&self.backend))
+    }
+
+    /// [`open_now`](Self::open_now), decoding on `backend` (a read started
+    /// early for another partition decodes on that partition's device).
+    pub(crate) fn open_on(
+        &self,
+        file: PartitionedFile,
+        backend: Arc<dyn Backend>,
+    ) -> DfResult<FileOpenFuture> {
         let remote = self.remote.clone();
         let path: PathBuf = match &remote {
             None => LocalFileSystem::new().path_to_filesystem(&file.object_meta.location)?,
@@ -255,7 +265,6 @@ impl WarpOpener {
             Some(r) => PathBuf::from(format!("{}{}", r.name, file.object_meta.location)),
         };
         let format = Arc::clone(&self.format);
-        let backend = Arc::clone(&self.backend);
         let stats = self.stats.clone();
         let metrics = self.metrics.clone();
         let limit = self.limit;

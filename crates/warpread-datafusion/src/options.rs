@@ -100,6 +100,12 @@ pub struct WarpreadOptions {
     /// Where scans decode: `auto` the session's backend, `cpu` the CPU
     /// reference, `cuda` the session's backend, required to be CUDA.
     pub backend: BackendSetting,
+    /// Which of the session's devices scans decode on: `all` (default),
+    /// one device number or several (`0,2`); scan partitions take them in
+    /// turn. Only a session created with several device backends
+    /// ([`WarpreadConfig::with_devices`](crate::WarpreadConfig::with_devices))
+    /// has more than one.
+    pub devices: crate::exec::Devices,
     /// Partial aggregates over warpread scans run as aggregate programs on
     /// a backend without a device too (the CPU reference of the device's
     /// kernels, for tests); on the CPU DataFusion's own operators were
@@ -187,6 +193,7 @@ impl Default for WarpreadOptions {
     fn default() -> Self {
         Self {
             backend: BackendSetting::Auto,
+            devices: crate::exec::Devices::All,
             cpu_aggregates: false,
             device_aggregates: true,
             aggregate_scan_partitions: 8,
@@ -269,6 +276,11 @@ impl WarpreadOptions {
                 "backend",
                 s(&self.backend),
                 "Where scans decode: auto (the session's backend), cpu, or cuda (the session's backend, required to be CUDA).",
+            ),
+            (
+                "devices",
+                s(&self.devices),
+                "Which of the session's devices scans decode on: all, a device number, or numbers separated by commas; scan partitions take them in turn.",
             ),
             (
                 "cpu_aggregates",
@@ -446,6 +458,13 @@ impl ExtensionOptions for WarpreadOptions {
     fn set(&mut self, key: &str, value: &str) -> DfResult<()> {
         match key {
             "backend" => self.backend = parse(key, value, "expected cpu, cuda or auto")?,
+            "devices" => {
+                self.devices = parse(
+                    key,
+                    value,
+                    "expected all, a device number, or numbers separated by commas",
+                )?
+            }
             "cpu_aggregates" => self.cpu_aggregates = boolean(key, value)?,
             "device_aggregates" => self.device_aggregates = boolean(key, value)?,
             "aggregate_scan_partitions" => self.aggregate_scan_partitions = positive(key, value)?,

@@ -50,6 +50,9 @@ pub struct WarpSource {
     fixed_filters: Vec<Arc<dyn PhysicalExpr>>,
     batch_size: Option<usize>,
     backend: Option<Arc<dyn Backend>>,
+    /// One backend per device, `backend` first, that scan partitions take
+    /// in turn (empty: `backend` alone).
+    devices: Vec<Arc<dyn Backend>>,
     stats: Option<Arc<StatsSink>>,
     metrics: ExecutionPlanMetricsSet,
     /// Read each file's first unit alone before reading ahead (see
@@ -93,6 +96,7 @@ impl WarpSource {
             fixed_filters: Vec::new(),
             batch_size: None,
             backend: None,
+            devices: Vec::new(),
             stats: None,
             metrics: ExecutionPlanMetricsSet::new(),
             probe_first: false,
@@ -150,7 +154,39 @@ impl WarpSource {
     /// Decodes on `backend` (else the CPU).
     pub fn with_backend(mut self, backend: Option<Arc<dyn Backend>>) -> Self {
         self.backend = backend;
+        self.devices = Vec::new();
         self
+    }
+
+    /// Decodes on these backends, one per device: scan partition `p` on
+    /// `devices[p % devices.len()]`, and the scan reads with as many
+    /// partitions per device as one device would (an empty list: the
+    /// CPU).
+    pub fn with_devices(mut self, devices: Vec<Arc<dyn Backend>>) -> Self {
+        self.backend = devices.first().cloned();
+        self.devices = if devices.len() > 1 {
+            devices
+        } else {
+            Vec::new()
+        };
+        self
+    }
+
+    /// The backends scan partitions take in turn: the devices, else the
+    /// one backend.
+    pub(crate) fn devices(&self) -> Vec<Arc<dyn Backend>> {
+        if self.devices.is_empty() {
+            vec![self.backend()]
+        } else {
+            self.devices.clone()
+        }
+    }
+
+    /// The backend scan partition `partition` decodes on.
+    pub(crate) fn backend_of(&self, partition: usize) -> Arc<dyn Backend> {
+        crate::exec::devices::for_partition(&self.devices, partition)
+            .cloned()
+            .unwrap_or_else(|| self.backend())
     }
 
     /// Adds stage timings to `stats`.
@@ -277,9 +313,15 @@ impl WarpSource {
                 .filter_map(|g| g.files().first())
                 .collect()
         };
+        // The i-th first read on partition i's device: with several
+        // devices, every device starts reading at once.
         let reads = first
             .into_iter()
-            .filter_map(|f| Some((opener.prefetch_key(f), opener.open_now(f.clone()).ok()?)))
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let read = opener.open_on(f.clone(), self.backend_of(i)).ok()?;
+                Some((opener.prefetch_key(f), read))
+            })
             .collect();
         opener.started = self.prefetches.start_all(reads);
     }
@@ -337,7 +379,7 @@ impl FileSource for WarpSource {
             .unwrap_or_default();
         let mut opener = WarpOpener {
             format: Arc::clone(&self.format),
-            backend: self.backend(),
+            backend: self.backend_of(partition),
             columns,
             predicates,
             batch_size: self.batch_size.unwrap_or(8192),
@@ -403,7 +445,10 @@ impl FileSource for WarpSource {
         let most = match self.options.scan_partitions {
             Some(0) => None,
             Some(n) => Some(n),
-            None => self.backend().scan_partitions(),
+            None => self
+                .backend()
+                .scan_partitions()
+                .map(|n| n.saturating_mul(self.devices.len().max(1))),
         };
         let target = most.map_or(target_partitions, |n| target_partitions.min(n));
         // Spread evenly by size into `target` groups, merging the listing's
@@ -450,7 +495,11 @@ impl FileSource for WarpSource {
     }
 
     fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let backend = self.backend.as_ref().map_or("cpu", |b| b.name());
+        let name = self.backend.as_ref().map_or("cpu", |b| b.name());
+        let backend = match self.devices.len() {
+            0 | 1 => name.to_string(),
+            n => format!("{name} x{n}"),
+        };
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
                 write!(f, ", reader=warpread, backend={backend}")?;

@@ -460,7 +460,16 @@ impl CudaBackend {
     /// `Cpu`, and for `Auto` when no device is usable (logged); an error
     /// for `Cuda` without one.
     pub fn for_choice(choice: super::BackendChoice, options: &CudaOptions) -> Result<Option<Self>> {
-        let open = || Self::with_options(0, options.clone());
+        Self::for_choice_on(choice, 0, options)
+    }
+
+    /// [`for_choice`](Self::for_choice) on device `ordinal`.
+    pub fn for_choice_on(
+        choice: super::BackendChoice,
+        ordinal: usize,
+        options: &CudaOptions,
+    ) -> Result<Option<Self>> {
+        let open = || Self::with_options(ordinal, options.clone());
         match choice {
             super::BackendChoice::Cpu => Ok(None),
             super::BackendChoice::Cuda => open().map(Some),
@@ -1088,6 +1097,10 @@ impl Backend for CudaBackend {
     /// trips, which the others fill.
     fn stream_groups_in_flight(&self) -> usize {
         3
+    }
+
+    fn device_ordinal(&self) -> Option<usize> {
+        Some(self.rt.info().ordinal)
     }
 
     /// [`CudaOptions::scan_partitions`] (four by default).

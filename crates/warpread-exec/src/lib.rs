@@ -8,7 +8,9 @@
 //! - [`query`]: the aggregate programs that run over decoded columns (on
 //!   the CPU or as generated CUDA);
 //! - [`pipeline`], [`column_sets`], [`host_share`]: how a read overlaps
-//!   its groups, splits their columns and shares work with the host.
+//!   its groups, splits their columns and shares work with the host;
+//! - [`devices`]: one backend per device, and which scan partition takes
+//!   which.
 
 #![warn(missing_docs)]
 
@@ -29,6 +31,7 @@ pub mod column_sets;
 pub mod copy;
 pub mod cpu;
 pub mod cuda;
+pub mod devices;
 pub mod host_share;
 mod input;
 pub mod pipeline;
@@ -40,6 +43,7 @@ use std::str::FromStr;
 pub use buffer::HostBuffer;
 pub use cpu::CpuBackend;
 pub use cuda::CudaBackend;
+pub use devices::Devices;
 pub use gpu::{CudaOptions, SyncMode};
 pub use input::InputBuffer;
 
@@ -179,6 +183,11 @@ pub trait Backend: Send + Sync {
     /// group keeps the host's cores busy.
     fn stream_groups_in_flight(&self) -> usize {
         1
+    }
+    /// The device's ordinal for a backend of one device (CUDA); `None`
+    /// for the CPU.
+    fn device_ordinal(&self) -> Option<usize> {
+        None
     }
     /// How many scan partitions of a query should read files side by side
     /// (`None`: as many as the query engine plans). A device decodes one

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::datagen::cache::{cache_root, ensure_tpch, tpch_dir_name};
 use crate::datagen::tpch::{GenCompression, GenFormat, GenOptions};
 use crate::error::{Error, Result};
-use crate::exec::{Backend, BackendChoice, CudaOptions};
+use crate::exec::{BackendChoice, CudaOptions};
 use crate::orc::ReadStats;
 use warpread_datafusion::{
     ParquetReader, StatementResult, TPCH, WarpreadConfig, compare_results, parse_setting,
@@ -42,6 +42,8 @@ pub struct SqlBenchConfig {
     pub backends: Vec<BackendChoice>,
     /// How a CUDA backend among them runs.
     pub cuda: CudaOptions,
+    /// The CUDA devices each CUDA side spreads its scans over.
+    pub devices: crate::exec::Devices,
     /// Data folder root (default: the cache).
     pub data_dir: Option<PathBuf>,
     /// `KEY=VALUE` settings of warpread's sessions (`warpread.*` or
@@ -163,9 +165,15 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
     let backends = cfg
         .backends
         .iter()
-        .map(|&c| crate::exec::select_with(c, &cfg.cuda).map(std::sync::Arc::<dyn Backend>::from))
+        .map(|&c| crate::exec::devices::open(c, &cfg.cuda, &cfg.devices))
         .collect::<Result<Vec<_>>>()?;
-    let described = backends.iter().map(|b| b.describe()).collect();
+    let described = backends
+        .iter()
+        .map(|list| match list.len() {
+            1 => list[0].describe(),
+            n => format!("{} x{n}", list[0].describe()),
+        })
+        .collect();
     let rt = runtime()?;
     let rows = rt.block_on(async {
         let mut sides = Vec::new();
@@ -182,14 +190,14 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                 // The same files as DataFusion's side.
                 GenFormat::Parquet => (df_opts, df_dir.clone()),
             };
-            let config = WarpreadConfig::with_backend(backend.clone());
+            let config = WarpreadConfig::with_devices(backend.clone())?;
             let stats = config.stats.clone();
             let ctx = session(config, session_config());
             // After `session`, so that a join limit given here wins.
             set_options(&ctx, &settings).map_err(|e| Error::datafusion("applying --set", e))?;
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
-                input: format!("{} on {}", input_name(&opts), backend.name()),
+                input: format!("{} on {}", input_name(&opts), backend[0].name()),
                 ctx,
                 stats,
             });
@@ -280,6 +288,7 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
     })?;
     let device_aggregates = backends
         .iter()
+        .flatten()
         .filter_map(|b| b.as_cuda())
         .map(|c| c.aggregate_batches())
         .fold((0, 0), |(d, h), (bd, bh)| (d + bd, h + bh));

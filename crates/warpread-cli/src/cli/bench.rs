@@ -424,6 +424,7 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                     backends
                 },
                 cuda: settings.cuda.clone(),
+                devices: settings.devices.clone(),
                 data_dir,
                 settings: sets,
                 datafusion_settings,

@@ -13,12 +13,13 @@ mod inspect_parquet;
 mod sql;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::exec::column_sets::Split;
-use crate::exec::{Backend, BackendChoice, CudaBackend, CudaOptions, SyncMode};
+use crate::exec::{Backend, BackendChoice, CudaBackend, CudaOptions, Devices, SyncMode};
 use crate::gsst::GsstShape;
 use crate::orc::ReadTuning;
 
@@ -29,6 +30,11 @@ pub struct Cli {
     /// Which backend decodes: cpu, cuda, or auto (CUDA when a device is usable).
     #[arg(long, global = true, default_value = "auto")]
     pub backend: BackendChoice,
+    /// CUDA devices: all, one number, or numbers separated by commas. SQL
+    /// scans spread their partitions over them; commands that read one
+    /// file use the first.
+    #[arg(long, global = true, default_value = "all")]
+    pub devices: Devices,
     /// How reads and the CUDA backend run.
     #[command(flatten)]
     pub options: OptionArgs,
@@ -196,6 +202,8 @@ impl OptionArgs {
 pub struct Settings {
     /// Which backend decodes.
     pub backend: BackendChoice,
+    /// Which CUDA devices.
+    pub devices: Devices,
     /// How a CUDA backend runs.
     pub cuda: CudaOptions,
     /// How reads run.
@@ -208,6 +216,7 @@ impl Settings {
     pub fn of(cli: &Cli) -> Result<Self> {
         Ok(Self {
             backend: cli.backend,
+            devices: cli.devices.clone(),
             cuda: cli.options.cuda_options(env::kernel_cache())?,
             tuning: cli.options.read_tuning(),
         })
@@ -223,13 +232,32 @@ impl Settings {
 
     /// The backend of the choice.
     pub fn select(&self) -> Result<Box<dyn Backend>> {
-        crate::exec::select_with(self.backend, &self.cuda)
+        Ok(
+            match CudaBackend::for_choice_on(self.backend, self.first_device(), &self.cuda)? {
+                Some(cuda) => Box::new(cuda),
+                None => Box::new(crate::exec::CpuBackend::new()),
+            },
+        )
+    }
+
+    /// One backend per device of the choice (the CPU alone for `cpu`):
+    /// what SQL sessions spread their scans over.
+    pub fn select_devices(&self) -> Result<Vec<Arc<dyn Backend>>> {
+        crate::exec::devices::open(self.backend, &self.cuda, &self.devices)
     }
 
     /// The CUDA backend of the choice (`None` for the CPU, or for `auto`
     /// without a device).
     pub fn cuda_backend(&self) -> Result<Option<CudaBackend>> {
-        CudaBackend::for_choice(self.backend, &self.cuda)
+        CudaBackend::for_choice_on(self.backend, self.first_device(), &self.cuda)
+    }
+
+    /// The device a command that reads one file decodes on.
+    fn first_device(&self) -> usize {
+        match &self.devices {
+            Devices::List(l) => l.first().copied().unwrap_or(0),
+            Devices::All => 0,
+        }
     }
 }
 

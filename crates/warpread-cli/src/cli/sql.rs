@@ -62,8 +62,14 @@ pub(crate) async fn session_with_tables(
     let settings = settings(settings_list)?;
     // The command line's backend, with its CUDA options (kernel cache
     // included: without it every run compiles every kernel again).
-    let config = WarpreadConfig::with_backend(cli.select()?.into());
-    eprintln!("backend: {}", config.backend.describe());
+    let config = WarpreadConfig::with_devices(cli.select_devices()?)?;
+    for (i, b) in config.devices.iter().enumerate() {
+        eprintln!(
+            "backend{}: {}",
+            device_label(i, config.devices.len()),
+            b.describe()
+        );
+    }
     // information_schema backs SHOW TABLES and the shell's `\d`.
     // With `--parquet-reader datafusion` too: ORC and GSST tables are still
     // warpread's, and both readers plan joins with warpread's limits.
@@ -235,6 +241,15 @@ async fn shell(ctx: &SessionContext, format: OutputFormat) -> Result<()> {
         eprintln!("warning: input ended inside a statement (missing `;`)");
     }
     Ok(())
+}
+
+/// ` 1` for the second of several devices, nothing for one.
+fn device_label(i: usize, of: usize) -> String {
+    if of > 1 {
+        format!(" {i}")
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]

@@ -193,22 +193,40 @@ impl ParquetTable {
         Ok(())
     }
 
-    /// The first `rows` pending rows as row groups of `rows_per_group`.
+    /// The first `rows` pending rows as row groups of `rows_per_group`,
+    /// each joined from the slices it covers: joining all pending batches
+    /// at once overflowed 32-bit string offsets at scale 30 (partsupp's
+    /// comments).
     fn cut(&mut self, rows: usize, path: &Path) -> Result<Vec<RecordBatch>> {
         let schema = self.pending[0].schema();
-        let all = arrow::compute::concat_batches(&schema, &self.pending)
-            .map_err(|e| Error::arrow(format!("{}: joining batches", path.display()), e))?;
-        let rest = all.slice(rows, all.num_rows() - rows);
-        self.pending_rows = rest.num_rows();
-        self.pending = if rest.num_rows() > 0 {
-            vec![rest]
-        } else {
-            Vec::new()
+        let join = |parts: &[RecordBatch]| {
+            arrow::compute::concat_batches(&schema, parts)
+                .map_err(|e| Error::arrow(format!("{}: joining batches", path.display()), e))
         };
-        Ok((0..rows)
-            .step_by(self.rows_per_group)
-            .map(|at| all.slice(at, self.rows_per_group.min(rows - at)))
-            .collect())
+        let (mut groups, mut parts, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut in_group, mut taken) = (0usize, 0usize);
+        for mut b in std::mem::take(&mut self.pending) {
+            while b.num_rows() > 0 && taken < rows {
+                let n = (self.rows_per_group - in_group)
+                    .min(rows - taken)
+                    .min(b.num_rows());
+                parts.push(b.slice(0, n));
+                b = b.slice(n, b.num_rows() - n);
+                in_group += n;
+                taken += n;
+                if in_group == self.rows_per_group || taken == rows {
+                    groups.push(join(&parts)?);
+                    parts.clear();
+                    in_group = 0;
+                }
+            }
+            if b.num_rows() > 0 {
+                rest.push(b);
+            }
+        }
+        self.pending_rows -= taken;
+        self.pending = rest;
+        Ok(groups)
     }
 
     /// Encodes `groups` (every column of every group a task), then appends

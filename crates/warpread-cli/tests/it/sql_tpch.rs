@@ -445,6 +445,9 @@ fn split_parquet_files_scan_in_parallel_partitions() {
 struct TwoScans {
     cpu: CpuBackend,
     aggregates: bool,
+    /// Stages run and batches aggregated "on the device".
+    stages: std::sync::atomic::AtomicUsize,
+    aggregated: std::sync::atomic::AtomicUsize,
 }
 
 impl TwoScans {
@@ -452,7 +455,14 @@ impl TwoScans {
         Self {
             cpu: CpuBackend::new(),
             aggregates,
+            stages: Default::default(),
+            aggregated: Default::default(),
         }
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.stages.load(Relaxed), self.aggregated.load(Relaxed))
     }
 }
 
@@ -468,6 +478,8 @@ impl warpread::exec::Backend for TwoScans {
         stage: &warpread::plan::Stage,
         input: &[u8],
     ) -> warpread::Result<warpread::exec::StageOutput> {
+        self.stages
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.cpu.run_stage(stage, input)
     }
     fn reads_host_input(&self, op: &warpread::plan::StageOp) -> bool {
@@ -495,8 +507,57 @@ impl warpread::exec::Backend for TwoScans {
             }
             g.merge(&part);
         }
+        self.aggregated
+            .fetch_add(batches.len(), std::sync::atomic::Ordering::Relaxed);
         Ok(Some(g))
     }
+}
+
+#[test]
+fn scan_partitions_spread_over_the_session_devices() {
+    let (_, parquet) = data();
+    rt().block_on(async {
+        for aggregates in [false, true] {
+            let devices = [
+                Arc::new(TwoScans::new(aggregates)),
+                Arc::new(TwoScans::new(aggregates)),
+            ];
+            let list: Vec<Arc<dyn warpread::exec::Backend>> =
+                devices.iter().map(|d| d.clone() as _).collect();
+            let config = WarpreadConfig::with_devices(list).unwrap();
+            let (warp, df) = lineitem_in_four_partitions(config, parquet).await;
+            let sql = "SELECT l_returnflag, l_linestatus, count(*) AS n, \
+                       sum(l_quantity) AS q FROM lineitem \
+                       GROUP BY l_returnflag, l_linestatus";
+            // Two scan partitions per device, as one device would read.
+            let explain = run_sql(&warp, &format!("EXPLAIN {sql}")).await.unwrap();
+            let text = plan_text(&explain[0].batches);
+            assert!(text.contains("backend=cpu x2"), "{text}");
+            assert!(text.contains("4 groups"), "{text}");
+            let want = run_sql(&df, sql).await.unwrap();
+            let got = run_sql(&warp, sql).await.unwrap();
+            compare_results(&got[0].batches, &want[0].batches, 0.0).unwrap();
+            // Each device decoded (and, as a device that aggregates,
+            // aggregated) its partitions.
+            for (i, d) in devices.iter().enumerate() {
+                let (stages, aggregated) = d.counts();
+                assert!(stages > 0, "device {i} ran no stage");
+                assert_eq!(aggregated > 0, aggregates, "device {i}: {aggregated}");
+            }
+            // `warpread.devices` picks one: only it decodes, same answer.
+            let before = devices[0].counts().0;
+            run_sql(&warp, "SET warpread.devices = '1'").await.unwrap();
+            let got = run_sql(&warp, sql).await.unwrap();
+            compare_results(&got[0].batches, &want[0].batches, 0.0).unwrap();
+            assert_eq!(devices[0].counts().0, before, "device 0 decoded");
+            let bad = run_sql(&warp, "SET warpread.devices = '2'").await;
+            let err = match bad {
+                Ok(_) => run_sql(&warp, sql).await.map(|_| ()).unwrap_err(),
+                Err(e) => e,
+            };
+            assert!(err.to_string().contains("device 2"), "{err}");
+        }
+    });
 }
 
 #[test]

@@ -34,6 +34,9 @@ pub struct ScanAggregateExec {
     input: Arc<dyn ExecutionPlan>,
     program: Arc<AggProgram>,
     backend: Arc<dyn Backend>,
+    /// One backend per device, `backend` first, as the scan's partitions
+    /// take them (empty: `backend` alone).
+    devices: Vec<Arc<dyn Backend>>,
     /// DataFusion's partial aggregate, per scan partition.
     fallback: Arc<Fallback>,
     properties: Arc<PlanProperties>,
@@ -71,10 +74,32 @@ impl ScanAggregateExec {
             input,
             program: Arc::new(program),
             backend,
+            devices: Vec::new(),
             fallback,
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
+    }
+
+    /// The same, partition `p` aggregating on `devices[p % devices.len()]`:
+    /// the device its scan partition decoded on, where the decoded columns
+    /// lie (the scan must take the same list in the same turn).
+    pub fn with_devices(mut self, devices: Vec<Arc<dyn Backend>>) -> Self {
+        if let Some(first) = devices.first() {
+            self.backend = Arc::clone(first);
+        }
+        self.devices = if devices.len() > 1 {
+            devices
+        } else {
+            Vec::new()
+        };
+        self
+    }
+
+    /// The backend partition `partition` aggregates on.
+    fn backend_of(&self, partition: usize) -> Arc<dyn Backend> {
+        crate::exec::devices::for_partition(&self.devices, partition)
+            .map_or_else(|| Arc::clone(&self.backend), Arc::clone)
     }
 
     /// The program.
@@ -171,12 +196,15 @@ impl ExecutionPlan for ScanAggregateExec {
                 "ScanAggregateExec's scan cannot change its schema".into(),
             ));
         }
-        Ok(Arc::new(Self::new(
-            input,
-            (*self.program).clone(),
-            Arc::clone(&self.backend),
-            Arc::clone(&self.fallback),
-        )))
+        Ok(Arc::new(
+            Self::new(
+                input,
+                (*self.program).clone(),
+                Arc::clone(&self.backend),
+                Arc::clone(&self.fallback),
+            )
+            .with_devices(self.devices.clone()),
+        ))
     }
 
     fn execute(
@@ -184,7 +212,8 @@ impl ExecutionPlan for ScanAggregateExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
-        let retain = Retain::new(Arc::clone(&self.backend));
+        let backend = self.backend_of(partition);
+        let retain = Retain::new(Arc::clone(&backend));
         // A batch size no read unit reaches: DataFusion's scan splits its
         // source's batches to the session's batch size, and a unit should
         // reach the backend as one batch (one launch over its decoded
@@ -193,7 +222,6 @@ impl ExecutionPlan for ScanAggregateExec {
             .input
             .execute(partition, scan_context(&context, super::SCAN_BATCH_ROWS))?;
         let program = Arc::clone(&self.program);
-        let backend = Arc::clone(&self.backend);
         let metrics = BaselineMetrics::new(&self.metrics, partition);
         let restarted =
             MetricBuilder::new(&self.metrics).counter("restarted_partitions", partition);

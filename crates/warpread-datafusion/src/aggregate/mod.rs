@@ -95,7 +95,13 @@ fn rewrite(
     }
     let on_device = backend.aggregates_on_device();
     let config = &if on_device {
-        spread(config, settings.aggregate_scan_partitions, options)
+        // As many partitions per device as one device would read with.
+        let devices = warp.devices().len().max(1);
+        spread(
+            config,
+            settings.aggregate_scan_partitions.saturating_mul(devices),
+            options,
+        )
     } else {
         config.clone()
     };
@@ -119,12 +125,10 @@ fn rewrite(
         .with_probe_first(on_device)
         .with_device_values(on_device);
     let scan = probing.scan(config);
-    Some(Arc::new(ScanAggregateExec::new(
-        scan,
-        program,
-        backend,
-        Arc::new(fallback),
-    )))
+    Some(Arc::new(
+        ScanAggregateExec::new(scan, program, backend, Arc::new(fallback))
+            .with_devices(warp.devices()),
+    ))
 }
 
 /// `config` with its files spread over `partitions` groups

@@ -14,5 +14,5 @@ mod runtime;
 
 pub use options::{CudaOptions, SyncMode};
 pub use pinned_pool::{PinnedBlock, PinnedPool};
-pub use probe::{DeviceInfo, probe};
+pub use probe::{DeviceInfo, device_count, probe};
 pub use runtime::{DeviceScratch, GpuRuntime, PinnedScratch};

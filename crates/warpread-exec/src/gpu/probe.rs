@@ -66,6 +66,17 @@ pub fn probe() -> Result<(), String> {
     }
 }
 
+/// How many CUDA devices the driver reports, after [`probe`] has found the
+/// libraries and at least one; never panics.
+pub fn device_count() -> Result<usize, String> {
+    probe()?;
+    match catch_unwind(AssertUnwindSafe(CudaContext::device_count)) {
+        Ok(Ok(n)) => usize::try_from(n).map_err(|_| format!("driver reports {n} devices")),
+        Ok(Err(e)) => Err(format!("no CUDA device ({e})")),
+        Err(_) => Err("no CUDA device (driver failed to initialise)".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
