@@ -507,6 +507,14 @@ impl CudaBackend {
         self.options.clone().with_host_share(self.host_share)
     }
 
+    /// Memory that reads on this backend hold now: pinned bytes lent out
+    /// of its pool and device bytes kept as mirrors of them. Both are 0
+    /// once every read has ended and its batches are dropped (a read
+    /// dropped mid-way included).
+    pub fn held_memory(&self) -> (usize, usize) {
+        (self.pool.in_use(), self.pool.mirrored())
+    }
+
     /// This backend's counters so far (see [`Profile`]).
     pub fn profile(&self) -> Profile {
         use counters::get;

@@ -114,6 +114,67 @@ fn tpch_22_queries_match_datafusion_parquet() {
     });
 }
 
+/// Sixteen TPC-H queries at once, over ORC and Parquet sessions that share
+/// one backend and one file cache, each give the answer DataFusion's reader
+/// gives alone, and all finish (a deadlock fails the test after ten
+/// minutes instead of hanging it).
+#[test]
+fn sixteen_concurrent_queries_on_one_backend_match_their_answers_alone() {
+    let (orc, parquet) = data();
+    let rt = rt();
+    let run = rt.block_on(async {
+        let config = cpu_config();
+        let mut aggregates = warpread_datafusion::session_config();
+        aggregates
+            .options_mut()
+            .set("warpread.cpu_aggregates", "true")
+            .unwrap();
+        let warp = session(config.clone(), aggregates);
+        register_tpch(&warp, orc, "orc").await.unwrap();
+        let warp_pq = session(config, Default::default());
+        register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
+            .await
+            .unwrap();
+        let df = cpu_session();
+        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+            .await
+            .unwrap();
+        let mut want = Vec::new();
+        for sql in TPCH {
+            want.push(run_sql(&df, sql).await.unwrap().pop().unwrap().batches);
+        }
+        // Queries 1, 6, 11, ... (every fifth, wrapping): joins, aggregates
+        // and sorts side by side, half on each format.
+        let tasks: Vec<_> = (0..16)
+            .map(|i| {
+                let q = i * 5 % TPCH.len();
+                let ctx = if i % 2 == 0 { warp.clone() } else { warp_pq.clone() };
+                tokio::spawn(async move {
+                    let got = run_sql(&ctx, TPCH[q]).await.map(|mut r| r.pop().unwrap().batches);
+                    (q, got)
+                })
+            })
+            .collect();
+        let all = futures::future::join_all(tasks);
+        let done = tokio::time::timeout(std::time::Duration::from_secs(600), all).await;
+        (done, want)
+    });
+    // Not waiting on blocking reads that may hang: the assertion below
+    // reports them.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let (done, want) = run;
+    let done = done.expect("16 concurrent queries still running after 10 minutes");
+    let mut failures = Vec::new();
+    for r in done {
+        let (q, got) = r.expect("query task panicked");
+        let got = got.unwrap_or_else(|e| panic!("Q{}: {e}", q + 1));
+        if let Err(e) = compare_results(&got, &want[q], 1e-12) {
+            failures.push(format!("Q{}: {e}", q + 1));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 #[test]
 fn tpch_22_queries_on_warpread_parquet_match_datafusion_parquet() {
     rt().block_on(async {

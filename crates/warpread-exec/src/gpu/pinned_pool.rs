@@ -248,6 +248,25 @@ impl PinnedPool {
         self.inner.held.load(Ordering::Relaxed)
     }
 
+    /// Pinned bytes lent out: blocks taken and not yet back (Arrow buffers
+    /// still holding them, or reads still running).
+    pub fn in_use(&self) -> usize {
+        let free: usize = self
+            .inner
+            .free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|b| b.len())
+            .sum();
+        self.held().saturating_sub(free)
+    }
+
+    /// Device bytes the mirrors of lent blocks hold.
+    pub fn mirrored(&self) -> usize {
+        self.inner.mirrored.load(Ordering::Relaxed)
+    }
+
     /// Whether `bytes` lie inside one of the pool's blocks: pinned memory a
     /// transfer can read directly, without staging it first.
     pub fn contains(&self, bytes: &[u8]) -> bool {

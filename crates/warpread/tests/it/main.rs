@@ -4,6 +4,7 @@
 // environment (the library under test takes options instead).
 #![allow(clippy::disallowed_methods)]
 
+mod cancellation;
 mod column_sets;
 mod concurrent_reads;
 // Shared with the other crates' test binaries, which use different parts.

@@ -1,0 +1,205 @@
+//! A read dropped mid-way stops decoding the rest of its file, and on CUDA
+//! gives back every pinned block and device mirror it held; the backend
+//! then reads on as before.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use arrow::array::{Int64Array, RecordBatch, StringArray};
+use futures::StreamExt;
+use object_store::memory::InMemory;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions, StageOutput};
+use warpread::parquet::{ParquetReaderBuilder, ParquetStreamBuilder};
+use warpread::plan::{Stage, StageOp};
+use warpread::read::ReadTuning;
+
+/// Row groups in the test file: many more than a read keeps in flight.
+const GROUPS: usize = 40;
+
+/// The CPU backend, counting the stages it runs.
+#[derive(Default)]
+struct Counting {
+    cpu: CpuBackend,
+    stages: AtomicUsize,
+}
+
+impl Counting {
+    fn stages(&self) -> usize {
+        self.stages.load(Ordering::SeqCst)
+    }
+}
+
+impl Backend for Counting {
+    fn name(&self) -> &'static str {
+        self.cpu.name()
+    }
+    fn describe(&self) -> String {
+        self.cpu.describe()
+    }
+    fn run_stage(&self, stage: &Stage, input: &[u8]) -> warpread::Result<StageOutput> {
+        self.stages.fetch_add(1, Ordering::SeqCst);
+        self.cpu.run_stage(stage, input)
+    }
+    fn reads_host_input(&self, op: &StageOp) -> bool {
+        self.cpu.reads_host_input(op)
+    }
+}
+
+/// A GZIP Parquet file of [`GROUPS`] row groups of 2,000 rows.
+fn file() -> PathBuf {
+    let path = std::env::temp_dir().join(format!("warpread-cancel-{}.parquet", std::process::id()));
+    if path.exists() {
+        return path;
+    }
+    let n = (GROUPS * 2000) as i64;
+    let batch = RecordBatch::try_from_iter([
+        (
+            "k",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * 31 % 977))) as _,
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("row {i} of the cancelled read")),
+            )) as _,
+        ),
+    ])
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2000))
+        .set_compression(parquet::basic::Compression::GZIP(Default::default()))
+        .build();
+    let tmp = path.with_extension("tmp");
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&tmp).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    path
+}
+
+/// One row group per read group, three in flight.
+fn builder(backend: Arc<dyn Backend>) -> ParquetReaderBuilder {
+    ParquetReaderBuilder::try_new(file())
+        .unwrap()
+        .with_backend(backend)
+        .with_batch_size(500)
+        .with_groups_in_flight(3)
+        .with_tuning(ReadTuning::default().with_group_bytes(Some(1)))
+}
+
+/// `count()` once it has stopped changing for 300 ms (at most 10 s).
+fn settled(count: impl Fn() -> usize) -> usize {
+    let start = Instant::now();
+    let mut last = count();
+    let mut since = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = count();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > Duration::from_millis(300) {
+            break;
+        }
+    }
+    last
+}
+
+#[test]
+fn a_dropped_reader_stops_decoding_its_file() {
+    let whole = Arc::new(Counting::default());
+    let rows: usize = builder(whole.clone())
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(rows, GROUPS * 2000);
+    let all = whole.stages();
+    let per_group = all / GROUPS;
+    assert!(per_group > 0, "{all} stages");
+    // Sync builder: one batch taken, then the reader dropped.
+    let part = Arc::new(Counting::default());
+    let mut reader = builder(part.clone()).build().unwrap();
+    assert_eq!(reader.next().unwrap().unwrap().num_rows(), 500);
+    drop(reader);
+    let ran = settled(|| part.stages());
+    // The group handed out, one waiting, three in flight, and one whose
+    // thread had started: at most six groups' stages, not forty.
+    assert!(ran <= 6 * per_group, "{ran} of {all} stages ran");
+    // Async builder over an object store: the stream dropped after its
+    // first batch.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let part = Arc::new(Counting::default());
+    let bytes = std::fs::read(file()).unwrap();
+    rt.block_on(async {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let location = ObjectPath::from("cancel.parquet");
+        store.put(&location, PutPayload::from(bytes)).await.unwrap();
+        let mut stream = ParquetStreamBuilder::new(store, location)
+            .await
+            .unwrap()
+            .with_backend(part.clone())
+            .with_tuning(ReadTuning::default().with_group_bytes(Some(1)))
+            .build()
+            .await
+            .unwrap();
+        stream.next().await.unwrap().unwrap();
+    });
+    let ran = settled(|| part.stages());
+    assert!(ran <= 3 * per_group, "{ran} of {all} stages ran after the drop");
+}
+
+#[test]
+fn a_dropped_cuda_read_gives_back_its_pinned_blocks_and_mirrors() {
+    let options = CudaOptions::default()
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    // A backend of its own: other tests' reads would hold memory of the
+    // shared one.
+    let cuda = match CudaBackend::with_options(0, options) {
+        Ok(b) => Arc::new(b),
+        Err(e) => {
+            println!("cancellation: skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    let want: Vec<RecordBatch> = builder(Arc::new(CpuBackend::new()))
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect();
+    for round in 0..3 {
+        let mut reader = builder(cuda.clone()).build().unwrap();
+        let first = reader.next().unwrap().unwrap();
+        assert_eq!(first, want[0], "round {round}");
+        let during = cuda.held_memory();
+        drop((reader, first));
+        let held = || {
+            let (pinned, mirrored) = cuda.held_memory();
+            pinned + mirrored
+        };
+        assert_eq!(
+            settled(held),
+            0,
+            "round {round}: pinned and mirrored bytes held after the drop (during: {during:?})"
+        );
+    }
+    // The backend reads on, and the whole read is the CPU's.
+    let got: Vec<RecordBatch> = builder(cuda.clone())
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(got, want);
+    drop(got);
+    let (pinned, mirrored) = cuda.held_memory();
+    assert_eq!((pinned, mirrored), (0, 0), "held after a whole read");
+}
