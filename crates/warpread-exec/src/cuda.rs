@@ -290,6 +290,8 @@ pub struct CudaBackend {
     /// Holders of [`Backend::retain_decoded`]: while any, decode stages'
     /// outputs stay on the device as their blocks' mirrors too.
     retain_decoded: std::sync::atomic::AtomicUsize,
+    /// Operations counted for [`CudaOptions::faults`].
+    faults: crate::gpu::faults::FaultCounters,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -498,6 +500,7 @@ impl CudaBackend {
             counters: counters::Counters::default(),
             programs: Mutex::default(),
             retain_decoded: std::sync::atomic::AtomicUsize::new(0),
+            faults: crate::gpu::faults::FaultCounters::default(),
         })
     }
 
@@ -665,6 +668,9 @@ impl CudaBackend {
         input: &[u8],
     ) -> Result<(CudaFunction, DeviceInput, std::time::Duration)> {
         stage.validate(input.len() as u64)?;
+        self.faults
+            .alloc(&self.options.faults)
+            .map_err(|e| Error::cuda("allocating device memory", e))?;
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(
                 "{} jobs in one stage (at most {})",
@@ -794,6 +800,9 @@ impl CudaBackend {
         // one, `kernels::launch_param`); buffers hold what `upload` and
         // `reset` sized them for, and the kernel bounds-checks every access
         // against the job table.
+        self.faults
+            .launch(&self.options.faults)
+            .map_err(|e| Error::cuda("launching a kernel", e))?;
         unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("launching a kernel", e))?;
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! launch constants shared with the kernels, and the options of a backend
 //! ([`CudaOptions`]).
 
+pub mod faults;
 mod host_block;
 pub mod kernels;
 pub mod launch;
@@ -12,6 +13,7 @@ pub mod pinned_pool;
 mod probe;
 mod runtime;
 
+pub use faults::Faults;
 pub use options::{CudaOptions, SyncMode};
 pub use pinned_pool::{PinnedBlock, PinnedPool};
 pub use probe::{DeviceInfo, device_count, probe};

@@ -105,6 +105,10 @@ pub struct CudaOptions {
     /// [`SPAN_MIN_SPANS`] spans, and its stage fewer than [`SPAN_MAX_JOBS`]
     /// streams.
     pub span_inflate: Option<SpanOptions>,
+    /// Operations that fail on purpose, to test how reads and callers
+    /// handle a device that runs out of memory or fails a launch
+    /// ([`Faults`](super::Faults); default: none).
+    pub faults: super::Faults,
 }
 
 /// Fewest spans a stream must hold to be inflated in spans.
@@ -133,6 +137,7 @@ impl Default for CudaOptions {
             gsst_shape: GsstShape::DEFAULT,
             scan_partitions: Some(SCAN_PARTITIONS),
             span_inflate: Some(SpanOptions::default()),
+            faults: super::Faults::default(),
         }
     }
 }
@@ -177,6 +182,12 @@ impl CudaOptions {
     /// Sets [`span_inflate`](Self::span_inflate).
     pub fn with_span_inflate(mut self, spans: Option<SpanOptions>) -> Self {
         self.span_inflate = spans;
+        self
+    }
+
+    /// Sets [`faults`](Self::faults).
+    pub fn with_faults(mut self, faults: super::Faults) -> Self {
+        self.faults = faults;
         self
     }
 

@@ -50,7 +50,7 @@ impl Backend for Counting {
 }
 
 /// A GZIP Parquet file of [`GROUPS`] row groups of 2,000 rows.
-fn file() -> PathBuf {
+pub fn file() -> PathBuf {
     let path = std::env::temp_dir().join(format!("warpread-cancel-{}.parquet", std::process::id()));
     if path.exists() {
         return path;

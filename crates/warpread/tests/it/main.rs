@@ -13,6 +13,7 @@ mod common;
 mod corrupt_inputs;
 mod crc32_differential;
 mod deflate_differential;
+mod device_faults;
 mod examples;
 mod huffman_container;
 mod huffman_differential;
