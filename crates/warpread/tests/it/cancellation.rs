@@ -51,10 +51,12 @@ impl Backend for Counting {
 
 /// A GZIP Parquet file of [`GROUPS`] row groups of 2,000 rows.
 pub fn file() -> PathBuf {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(write_file).clone()
+}
+
+fn write_file() -> PathBuf {
     let path = std::env::temp_dir().join(format!("warpread-cancel-{}.parquet", std::process::id()));
-    if path.exists() {
-        return path;
-    }
     let n = (GROUPS * 2000) as i64;
     let batch = RecordBatch::try_from_iter([
         (
@@ -73,16 +75,14 @@ pub fn file() -> PathBuf {
         .set_max_row_group_row_count(Some(2000))
         .set_compression(parquet::basic::Compression::GZIP(Default::default()))
         .build();
-    let tmp = path.with_extension("tmp");
     let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(&tmp).unwrap(),
+        std::fs::File::create(&path).unwrap(),
         batch.schema(),
         Some(props),
     )
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    std::fs::rename(&tmp, &path).unwrap();
     path
 }
 
@@ -97,7 +97,7 @@ fn builder(backend: Arc<dyn Backend>) -> ParquetReaderBuilder {
 }
 
 /// `count()` once it has stopped changing for 300 ms (at most 10 s).
-fn settled(count: impl Fn() -> usize) -> usize {
+pub fn settled(count: impl Fn() -> usize) -> usize {
     let start = Instant::now();
     let mut last = count();
     let mut since = Instant::now();

@@ -1,6 +1,7 @@
 //! A device allocation or kernel launch that fails (injected with
-//! `CudaOptions::faults`) fails that read with the driver's error, gives
-//! back what the read held, and leaves the backend reading as before.
+//! `CudaOptions::faults`) fails that read with the driver's error (or is
+//! recovered by a host path, giving the CPU's answer), gives back what the
+//! read held, and leaves the backend reading as before.
 
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
         ("launch", Faults::default().with_launch(Some(1)), "launching a kernel"),
         ("launch", Faults::default().with_launch(Some(7)), "launching a kernel"),
     ];
+    let mut failed = 0;
     for (what, faults, message) in cases {
         // Every job on the device, so that every stage allocates and
         // launches there.
@@ -43,12 +45,30 @@ fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
                 return;
             }
         };
-        let err = read(cuda.clone()).expect_err(what).to_string();
-        assert!(err.contains(message), "{what} {faults:?}: {err}");
-        assert_eq!(cuda.held_memory(), (0, 0), "{what}: held after the failed read");
+        // The read fails with the driver's error, or, where the failed
+        // stage has a host path (the device CRC-32 check of Parquet pages
+        // falls back to the host's), gives the CPU's batches.
+        match read(cuda.clone()) {
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains(message), "{what} {faults:?}: {e}");
+                failed += 1;
+            }
+            Ok(got) => assert_eq!(got, want, "{what} {faults:?}: recovered read"),
+        }
+        // The groups still in flight when the read failed end and give
+        // back what they held.
+        let held = || {
+            let (pinned, mirrored) = cuda.held_memory();
+            pinned + mirrored
+        };
+        assert_eq!(super::cancellation::settled(held), 0, "{what}: held after the faulty read");
         let again = read(cuda.clone()).unwrap();
         assert_eq!(again, want, "{what} {faults:?}: the read after the fault");
         drop(again);
         assert_eq!(cuda.held_memory(), (0, 0), "{what}: held after the second read");
     }
+    // The first allocation and the first launch belong to the first
+    // stage, which has no host path.
+    assert!(failed >= 2, "only {failed} of the faulty reads failed");
 }
