@@ -24,6 +24,24 @@ copy "$root/testdata" '*.gsst' gsst_container
 # No GSST container ships in testdata: the reference Arrow IPC files give
 # the container target the Arrow file structure it starts from.
 copy "$root/testdata" '*.arrow' gsst_container
+# Containers with GSST, Huffman and GSST-then-Huffman columns, written
+# from small fixtures by a warpread binary of this checkout when one is
+# built (`cargo build`).
+bin=""
+for b in "$root/target/debug/warpread" "$root/target/release/warpread"; do
+    [ -x "$b" ] && bin=$b
+done
+if [ -n "$bin" ]; then
+    for f in "$root"/testdata/parquet/*.parquet "$root"/testdata/orc/*.orc; do
+        [ "$(stat -c %s "$f")" -lt 262144 ] || continue
+        for codec in gsst huffman auto; do
+            out="$corpus/gsst_container/$codec-$(basename "$f").arrow"
+            "$bin" --backend cpu convert --codec "$codec" --batch-size 512 "$f" "$out" \
+                > /dev/null 2>&1 || rm -f "$out"
+            [ -f "$out" ] && [ "$(stat -c %s "$out")" -ge 1048576 ] && rm -f "$out"
+        done
+    done
+fi
 shared="$root/../shared/corpora"
 if [ -d "$shared" ]; then
     copy "$shared" '*.orc' orc_file

@@ -148,9 +148,15 @@ fn sixteen_concurrent_queries_on_one_backend_match_their_answers_alone() {
         let tasks: Vec<_> = (0..16)
             .map(|i| {
                 let q = i * 5 % TPCH.len();
-                let ctx = if i % 2 == 0 { warp.clone() } else { warp_pq.clone() };
+                let ctx = if i % 2 == 0 {
+                    warp.clone()
+                } else {
+                    warp_pq.clone()
+                };
                 tokio::spawn(async move {
-                    let got = run_sql(&ctx, TPCH[q]).await.map(|mut r| r.pop().unwrap().batches);
+                    let got = run_sql(&ctx, TPCH[q])
+                        .await
+                        .map(|mut r| r.pop().unwrap().batches);
                     (q, got)
                 })
             })
@@ -1058,44 +1064,50 @@ fn huffman_data() -> &'static PathBuf {
     })
 }
 
+/// The 22 queries over the containers in `dir` match DataFusion's reader
+/// on the Parquet twins, and so does `q` (over `li`) over `lineitem.arrow`
+/// registered `STORED AS GSST` and split into byte ranges over several
+/// partitions.
+async fn containers_match_datafusion(dir: &std::path::Path, warp: &SessionContext, q: &str) {
+    let (_, parquet) = data();
+    let df = cpu_session();
+    register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
+        .await
+        .unwrap();
+    tpch_22_match(warp, &df).await;
+    let split = session(
+        cpu_config(),
+        SessionConfig::new()
+            .with_target_partitions(4)
+            .with_repartition_file_min_size(1),
+    );
+    let path = dir.join("lineitem.arrow");
+    run_sql(
+        &split,
+        &format!(
+            "CREATE EXTERNAL TABLE li STORED AS GSST LOCATION '{}'",
+            path.display()
+        ),
+    )
+    .await
+    .unwrap();
+    let a = run_sql(&split, q).await.unwrap();
+    let b = run_sql(&df, &q.replace("FROM li", "FROM lineitem"))
+        .await
+        .unwrap();
+    compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+}
+
 #[test]
 fn tpch_22_queries_on_huffman_containers_match_datafusion_parquet() {
     rt().block_on(async {
         let dir = huffman_data();
         let warp = cpu_session();
         register_tpch(&warp, dir, "arrow").await.unwrap();
-        let (_, parquet) = data();
-        let df = cpu_session();
-        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
-            .await
-            .unwrap();
-        tpch_22_match(&warp, &df).await;
-
-        // STORED AS GSST, split into byte ranges over several partitions:
-        // decimals, dates, integers and strings of Huffman columns.
-        let split = session(
-            cpu_config(),
-            SessionConfig::new()
-                .with_target_partitions(4)
-                .with_repartition_file_min_size(1),
-        );
-        let path = dir.join("lineitem.arrow");
-        run_sql(
-            &split,
-            &format!(
-                "CREATE EXTERNAL TABLE li STORED AS GSST LOCATION '{}'",
-                path.display()
-            ),
-        )
-        .await
-        .unwrap();
+        // Decimals, dates, integers and strings of Huffman columns.
         let q = "SELECT count(*), sum(l_extendedprice), min(l_shipdate), max(l_orderkey), \
                  count(DISTINCT l_comment) FROM li WHERE l_discount > 0.05";
-        let a = run_sql(&split, q).await.unwrap();
-        let b = run_sql(&df, &q.replace("FROM li", "FROM lineitem"))
-            .await
-            .unwrap();
-        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        containers_match_datafusion(dir, &warp, q).await;
     });
 }
 
@@ -1110,36 +1122,8 @@ fn tpch_22_queries_on_gsst_containers_match_datafusion_parquet() {
             .unwrap();
         let text = plan_text(&explain[0].batches);
         assert!(text.contains("file_type=gsst"), "{text}");
-        let (_, parquet) = data();
-        let df = cpu_session();
-        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
-            .await
-            .unwrap();
-        tpch_22_match(&warp, &df).await;
-
-        // STORED AS GSST, split into byte ranges over several partitions.
-        let split = session(
-            cpu_config(),
-            SessionConfig::new()
-                .with_target_partitions(4)
-                .with_repartition_file_min_size(1),
-        );
-        let path = dir.join("lineitem.arrow");
-        run_sql(
-            &split,
-            &format!(
-                "CREATE EXTERNAL TABLE li STORED AS GSST LOCATION '{}'",
-                path.display()
-            ),
-        )
-        .await
-        .unwrap();
         let q = "SELECT count(*), count(DISTINCT l_comment), max(l_shipinstruct) FROM li";
-        let a = run_sql(&split, q).await.unwrap();
-        let b = run_sql(&df, &q.replace("FROM li", "FROM lineitem"))
-            .await
-            .unwrap();
-        compare_results(&a[0].batches, &b[0].batches, 0.0).unwrap();
+        containers_match_datafusion(dir, &warp, q).await;
     });
 }
 

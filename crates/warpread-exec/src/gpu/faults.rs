@@ -45,13 +45,21 @@ impl FaultCounters {
     /// Counts a stage allocation; the driver's out-of-memory error when it
     /// is the one `faults` fails.
     pub fn alloc(&self, faults: &Faults) -> Result<(), DriverError> {
-        Self::count(&self.allocs, faults.alloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+        Self::count(
+            &self.allocs,
+            faults.alloc,
+            CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+        )
     }
 
     /// Counts a kernel launch; the driver's launch failure when it is the
     /// one `faults` fails.
     pub fn launch(&self, faults: &Faults) -> Result<(), DriverError> {
-        Self::count(&self.launches, faults.launch, CUresult::CUDA_ERROR_LAUNCH_FAILED)
+        Self::count(
+            &self.launches,
+            faults.launch,
+            CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        )
     }
 
     fn count(n: &AtomicU64, fail: Option<u64>, error: CUresult) -> Result<(), DriverError> {

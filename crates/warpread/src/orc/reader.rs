@@ -744,17 +744,6 @@ impl crate::read::GroupedFile for OrcFile {
         OrcFile::group_ranges(self, group, options)
     }
 
-    fn read_group(
-        &self,
-        group: &Vec<usize>,
-        options: &ReadOptions,
-        backend: &dyn Backend,
-        stats: &mut ReadStats,
-    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
-        let front = Front::new();
-        OrcFile::read_group(self, group, options, backend, &front, stats)
-    }
-
     fn read_group_in_flight(
         &self,
         group: &Vec<usize>,

@@ -964,17 +964,6 @@ impl crate::read::GroupedFile for ParquetFile {
         ParquetFile::group_ranges(self, group, options)
     }
 
-    fn read_group(
-        &self,
-        group: &RowGroupSet,
-        options: &ReadOptions,
-        backend: &dyn Backend,
-        stats: &mut ReadStats,
-    ) -> Result<(Vec<RecordBatch>, Vec<std::ops::Range<u64>>)> {
-        let front = Front::new();
-        self.read_group_set(group, options, backend, &front, stats)
-    }
-
     fn read_group_in_flight(
         &self,
         group: &RowGroupSet,

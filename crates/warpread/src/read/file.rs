@@ -64,14 +64,18 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
     fn group_ranges(&self, group: &Self::Group, options: &ReadOptions) -> Result<Vec<Range<u64>>>;
 
     /// Reads a group: its batches and, in order, the file rows they hold
-    /// (fewer than its span where an index pruned rows).
+    /// (fewer than its span where an index pruned rows). By default
+    /// [`read_group_in_flight`](Self::read_group_in_flight) with a front
+    /// of its own: a format implements at least one of the two.
     fn read_group(
         &self,
         group: &Self::Group,
         options: &ReadOptions,
         backend: &dyn Backend,
         stats: &mut ReadStats,
-    ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)>;
+    ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)> {
+        self.read_group_in_flight(group, options, backend, &Front::new(), stats)
+    }
 
     /// [`read_group`](Self::read_group) as one of several groups in
     /// flight: `front` is passed once the group's file reads and

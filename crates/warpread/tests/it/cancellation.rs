@@ -154,7 +154,10 @@ fn a_dropped_reader_stops_decoding_its_file() {
         stream.next().await.unwrap().unwrap();
     });
     let ran = settled(|| part.stages());
-    assert!(ran <= 3 * per_group, "{ran} of {all} stages ran after the drop");
+    assert!(
+        ran <= 3 * per_group,
+        "{ran} of {all} stages ran after the drop"
+    );
 }
 
 #[test]

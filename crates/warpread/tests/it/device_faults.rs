@@ -24,10 +24,26 @@ fn read(backend: Arc<dyn Backend>) -> warpread::Result<Vec<RecordBatch>> {
 fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
     let want = read(Arc::new(CpuBackend::new())).unwrap();
     let cases = [
-        ("alloc", Faults::default().with_alloc(Some(1)), "allocating device memory"),
-        ("alloc", Faults::default().with_alloc(Some(5)), "allocating device memory"),
-        ("launch", Faults::default().with_launch(Some(1)), "launching a kernel"),
-        ("launch", Faults::default().with_launch(Some(7)), "launching a kernel"),
+        (
+            "alloc",
+            Faults::default().with_alloc(Some(1)),
+            "allocating device memory",
+        ),
+        (
+            "alloc",
+            Faults::default().with_alloc(Some(5)),
+            "allocating device memory",
+        ),
+        (
+            "launch",
+            Faults::default().with_launch(Some(1)),
+            "launching a kernel",
+        ),
+        (
+            "launch",
+            Faults::default().with_launch(Some(7)),
+            "launching a kernel",
+        ),
     ];
     let mut failed = 0;
     for (what, faults, message) in cases {
@@ -62,11 +78,19 @@ fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
             let (pinned, mirrored) = cuda.held_memory();
             pinned + mirrored
         };
-        assert_eq!(super::cancellation::settled(held), 0, "{what}: held after the faulty read");
+        assert_eq!(
+            super::cancellation::settled(held),
+            0,
+            "{what}: held after the faulty read"
+        );
         let again = read(cuda.clone()).unwrap();
         assert_eq!(again, want, "{what} {faults:?}: the read after the fault");
         drop(again);
-        assert_eq!(cuda.held_memory(), (0, 0), "{what}: held after the second read");
+        assert_eq!(
+            cuda.held_memory(),
+            (0, 0),
+            "{what}: held after the second read"
+        );
     }
     // The first allocation and the first launch belong to the first
     // stage, which has no host path.
