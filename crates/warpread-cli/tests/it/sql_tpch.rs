@@ -50,23 +50,25 @@ fn cpu_session() -> SessionContext {
     session(cpu_config(), Default::default())
 }
 
-/// A CPU session whose partial aggregates over warpread scans run as
-/// aggregate programs (the CPU reference of the device's kernels).
-fn cpu_program_session() -> SessionContext {
-    let mut config = warpread_datafusion::session_config();
-    config
+/// A session on `config` whose partial aggregates over warpread scans run
+/// as aggregate programs (the CPU reference of the device's kernels).
+fn program_session(config: WarpreadConfig) -> SessionContext {
+    let mut options = warpread_datafusion::session_config();
+    options
         .options_mut()
         .set("warpread.cpu_aggregates", "true")
         .unwrap();
-    session(cpu_config(), config)
+    session(config, options)
 }
 
-/// warpread on ORC, warpread on Parquet, DataFusion on the same Parquet.
+/// warpread on ORC, warpread on Parquet (one backend and file cache for
+/// both), DataFusion on the same Parquet.
 async fn sessions() -> (SessionContext, SessionContext, SessionContext) {
     let (orc, parquet) = data();
-    let warp = cpu_program_session();
+    let shared = cpu_config();
+    let warp = program_session(shared.clone());
     register_tpch(&warp, orc, "orc").await.unwrap();
-    let warp_pq = cpu_program_session();
+    let warp_pq = program_session(shared);
     register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
         .await
         .unwrap();
@@ -120,25 +122,9 @@ fn tpch_22_queries_match_datafusion_parquet() {
 /// minutes instead of hanging it).
 #[test]
 fn sixteen_concurrent_queries_on_one_backend_match_their_answers_alone() {
-    let (orc, parquet) = data();
     let rt = rt();
     let run = rt.block_on(async {
-        let config = cpu_config();
-        let mut aggregates = warpread_datafusion::session_config();
-        aggregates
-            .options_mut()
-            .set("warpread.cpu_aggregates", "true")
-            .unwrap();
-        let warp = session(config.clone(), aggregates);
-        register_tpch(&warp, orc, "orc").await.unwrap();
-        let warp_pq = session(config, Default::default());
-        register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
-            .await
-            .unwrap();
-        let df = cpu_session();
-        register_tpch_with(&df, parquet, "parquet", ParquetReader::Datafusion)
-            .await
-            .unwrap();
+        let (warp, warp_pq, df) = sessions().await;
         let mut want = Vec::new();
         for sql in TPCH {
             want.push(run_sql(&df, sql).await.unwrap().pop().unwrap().batches);
