@@ -18,7 +18,7 @@ use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 
-use super::{Backend, HostBuffer, STREAM_GROUP_BYTES, StageOutput};
+use super::{Backend, HostBuffer, StageOutput};
 use crate::error::{Error, Result};
 pub use crate::gpu::{CudaOptions, SyncMode};
 use crate::gpu::{
@@ -1101,13 +1101,13 @@ impl Backend for CudaBackend {
         1 << 30
     }
 
-    /// [`STREAM_GROUP_BYTES`] / 2 of compressed bytes: a streaming
-    /// read's groups are small for the device, whose per-stage round
-    /// trips then set the pace, so several run side by side
+    /// 32 MiB of compressed bytes: a streaming read's groups are small for
+    /// the device, whose per-stage round trips then set the pace, so
+    /// several run side by side
     /// ([`stream_groups_in_flight`](Self::stream_groups_in_flight)) in the
     /// memory one larger group would hold.
     fn stream_group_bytes(&self) -> u64 {
-        STREAM_GROUP_BYTES / 2
+        32 << 20
     }
 
     /// 3: one group's stages leave the device idle between their round

@@ -115,9 +115,11 @@ impl fmt::Display for BackendChoice {
 /// Compressed bytes of a read group in a streaming read unless the tuning
 /// sets one (the default of [`Backend::stream_group_bytes`]): a group's
 /// decoded batches are what a stream holds at once, so it is smaller than
-/// a whole-file read's ([`Backend::group_bytes`]). 64 MiB of TPC-H
-/// lineitem Parquet GZIP is about 370 MB of Arrow.
-pub const STREAM_GROUP_BYTES: u64 = 64 << 20;
+/// a whole-file read's ([`Backend::group_bytes`]). 48 MiB of TPC-H
+/// lineitem Parquet GZIP is about 280 MB of Arrow; `cat` of lineitem SF 10
+/// on the CPU backend took as long as with 64 MiB at 1.45 GB peak instead
+/// of 1.92 GB (benchmarks/streaming.md).
+pub const STREAM_GROUP_BYTES: u64 = 48 << 20;
 
 /// A decoder of plan stages.
 pub trait Backend: Send + Sync {
