@@ -829,6 +829,30 @@ mod tests {
         assert!(e.contains("node.arrow") && e.contains("validity"), "{e}");
     }
 
+    /// The fuzzed finding after the struct one: an integer node (any node
+    /// with nulls) longer than its validity buffer.
+    #[test]
+    fn a_primitive_node_longer_than_its_validity_is_an_error() {
+        use arrow::array::ArrayRef;
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(7), None, Some(9)]));
+        let b = RecordBatch::try_from_iter([("a", a)]).unwrap();
+        let mut bytes = Vec::new();
+        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut bytes, &b.schema()).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        let node: Vec<u8> = [3i64.to_le_bytes(), 1i64.to_le_bytes()].concat();
+        let at: Vec<usize> = (0..bytes.len() - 16)
+            .filter(|&i| bytes[i..i + 16] == node[..])
+            .collect();
+        assert_eq!(at.len(), 1);
+        bytes[at[0]..at[0] + 8].copy_from_slice(&6_124_895_493_223_874_660i64.to_le_bytes());
+        let read = ContainerFile::from_bytes("int.arrow", bytes::Bytes::from(bytes))
+            .and_then(|f| f.read(&[0], &[], &CpuBackend::new()));
+        let e = read.unwrap_err().to_string();
+        assert!(e.contains("int.arrow") && e.contains("validity"), "{e}");
+    }
+
     #[test]
     fn blocks_give_offsets_rows_and_random_access() {
         let dir = std::env::temp_dir().join(format!("warpread-cf-{}", std::process::id()));

@@ -3,11 +3,13 @@
 //! or wraps without checking.
 //!
 //! arrow-ipc validates most arrays through `ArrayData`, which returns
-//! errors, but it builds a struct's validity as a `BooleanBuffer` of the
-//! node's length (which panics when the buffer is shorter) and slices a
-//! union's type ids and dense offsets to the node's length (which panics
-//! the same way). A hostile file reaches both, so they are checked here
-//! first, against the bytes each buffer holds once decompressed.
+//! errors, but any node's validity becomes a `BooleanBuffer` of the node's
+//! length before that validation (which panics when the buffer is shorter:
+//! a struct's directly, every other type's inside `ArrayDataBuilder::build`),
+//! and a union's type ids and dense offsets are sliced to the node's length
+//! (which panics the same way). A hostile file reaches all of them, so they
+//! are checked here first, against the bytes each buffer holds once
+//! decompressed.
 
 use arrow::datatypes::{DataType, Field, UnionMode};
 use arrow::ipc::MetadataVersion;
@@ -91,39 +93,43 @@ impl Walk<'_> {
         let Some((i, node)) = self.node() else {
             return Ok(None);
         };
+        // Every type but these starts with its validity buffer, read when
+        // the node has nulls.
+        if !matches!(t, Null | Union(..) | RunEndEncoded(..)) {
+            let Some(validity) = self.buffer() else {
+                return Ok(None);
+            };
+            if node.nulls > 0 && validity.saturating_mul(8) < node.length {
+                return Err(format!(
+                    "field node {i}: {} rows ({t}) with {} nulls have a \
+                     {validity}-byte validity buffer",
+                    node.length, node.nulls
+                ));
+            }
+        }
         let walked = match t {
             Null => Some(()),
-            Utf8 | Binary | LargeUtf8 | LargeBinary => self.skip(3),
+            Utf8 | Binary | LargeUtf8 | LargeBinary => self.skip(2),
             BinaryView | Utf8View => {
                 let Some(&c) = self.variadic.get(self.counts) else {
                     return Ok(None);
                 };
                 self.counts += 1;
-                self.skip(c.saturating_add(2))
+                self.skip(c.saturating_add(1))
             }
             List(f) | LargeList(f) | Map(f, _) => {
                 let child = f.data_type().clone();
-                self.nested(2, &[child])?
+                self.nested(1, &[child])?
             }
             ListView(f) | LargeListView(f) => {
                 let child = f.data_type().clone();
-                self.nested(3, &[child])?
+                self.nested(2, &[child])?
             }
             FixedSizeList(f, _) => {
                 let child = f.data_type().clone();
-                self.nested(1, &[child])?
+                self.nested(0, &[child])?
             }
             Struct(fields) => {
-                let Some(validity) = self.buffer() else {
-                    return Ok(None);
-                };
-                if node.nulls > 0 && validity.saturating_mul(8) < node.length {
-                    return Err(format!(
-                        "field node {i}: a struct of {} rows with {} nulls has a \
-                         {validity}-byte validity buffer",
-                        node.length, node.nulls
-                    ));
-                }
                 let children: Vec<DataType> =
                     fields.iter().map(|f| f.data_type().clone()).collect();
                 self.nested(0, &children)?
@@ -133,7 +139,7 @@ impl Walk<'_> {
                 self.nested(0, &children)?
             }
             // The dictionary's values come from its own batch.
-            Dictionary(..) => self.skip(2),
+            Dictionary(..) => self.skip(1),
             Union(fields, mode) => {
                 if self.version < MetadataVersion::V5 && self.buffer().is_none() {
                     return Ok(None);
@@ -163,7 +169,7 @@ impl Walk<'_> {
                     fields.iter().map(|(_, f)| f.data_type().clone()).collect();
                 self.nested(0, &children)?
             }
-            _ => self.skip(2),
+            _ => self.skip(1),
         };
         Ok(walked)
     }
@@ -221,6 +227,35 @@ mod tests {
         // Without nulls the validity buffer is not read.
         let nodes = [node(100, 0), node(100, 0), node(100, 0)];
         check_layout([&f], MetadataVersion::V5, &nodes, &short, &[]).unwrap();
+    }
+
+    #[test]
+    fn any_validity_shorter_than_its_rows_is_an_error() {
+        // A fuzzed container: an Int32 node of 6e18 rows with nulls and a
+        // 13-byte validity buffer made arrow-data panic.
+        for t in [DataType::Int32, DataType::Utf8, DataType::Boolean] {
+            let f = Field::new("v", t.clone(), true);
+            let buffers = if t == DataType::Utf8 { 3 } else { 2 };
+            let holds: Vec<u64> = std::iter::once(13).chain([4000; 2]).take(buffers).collect();
+            let fine = [node(100, 3)];
+            check_layout([&f], MetadataVersion::V5, &fine, &holds, &[]).unwrap();
+            for length in [105, 6_124_895_493_223_874_660] {
+                let e = check_layout([&f], MetadataVersion::V5, &[node(length, 3)], &holds, &[])
+                    .unwrap_err();
+                assert!(
+                    e.contains("field node 0") && e.contains("13-byte validity"),
+                    "{e}"
+                );
+            }
+            // Without nulls arrow-ipc does not read it.
+            check_layout([&f], MetadataVersion::V5, &[node(105, 0)], &holds, &[]).unwrap();
+        }
+        // A list's child is checked too, after the list's own buffers.
+        let l = Field::new_list("l", Field::new_list_field(DataType::Int64, true), true);
+        let nodes = [node(10, 0), node(100, 5)];
+        let holds = [0, 44, 12, 800];
+        let e = check_layout([&l], MetadataVersion::V5, &nodes, &holds, &[]).unwrap_err();
+        assert!(e.contains("field node 1"), "{e}");
     }
 
     #[test]
