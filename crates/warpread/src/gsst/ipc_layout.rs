@@ -6,10 +6,12 @@
 //! errors, but any node's validity becomes a `BooleanBuffer` of the node's
 //! length before that validation (which panics when the buffer is shorter:
 //! a struct's directly, every other type's inside `ArrayDataBuilder::build`),
-//! and a union's type ids and dense offsets are sliced to the node's length
-//! (which panics the same way). A hostile file reaches all of them, so they
-//! are checked here first, against the bytes each buffer holds once
-//! decompressed.
+//! a union's type ids and dense offsets are sliced to the node's length
+//! (which panics the same way), and offsets, sizes, views, dictionary keys
+//! and run ends are viewed as typed slices (which panics when a buffer's
+//! length is not a multiple of the type's width). A hostile file reaches
+//! all of them, so they are checked here first, against the bytes each
+//! buffer holds once decompressed.
 
 use arrow::datatypes::{DataType, Field, UnionMode};
 use arrow::ipc::MetadataVersion;
@@ -79,6 +81,18 @@ impl Walk<'_> {
         self.holds.get(i).copied()
     }
 
+    /// The next buffer, which arrow-data views as `width`-byte values:
+    /// its length must be a multiple of `width`.
+    fn typed(&mut self, i: usize, width: u64, what: &str) -> Result<Option<()>, String> {
+        match self.buffer() {
+            None => Ok(None),
+            Some(len) if len % width != 0 => Err(format!(
+                "field node {i}: {len} bytes of {what}, not a multiple of {width}"
+            )),
+            Some(_) => Ok(Some(())),
+        }
+    }
+
     /// Skips `n` buffers.
     fn skip(&mut self, n: u64) -> Option<()> {
         for _ in 0..n {
@@ -89,6 +103,13 @@ impl Walk<'_> {
 
     /// Walks one field of type `t`: `Ok(None)` once the message runs out.
     fn field(&mut self, t: &DataType) -> Result<Option<()>, String> {
+        self.field_typed(t, false)
+    }
+
+    /// [`field`](Self::field); with `typed`, a primitive's values must
+    /// fill whole values (a run-end array's run ends are read as a typed
+    /// slice).
+    fn field_typed(&mut self, t: &DataType, typed: bool) -> Result<Option<()>, String> {
         use DataType::*;
         let Some((i, node)) = self.node() else {
             return Ok(None);
@@ -107,23 +128,39 @@ impl Walk<'_> {
                 ));
             }
         }
+        // The width of offsets (and list view sizes).
+        let offsets = if matches!(t, LargeUtf8 | LargeBinary | LargeList(_) | LargeListView(_)) {
+            8
+        } else {
+            4
+        };
         let walked = match t {
             Null => Some(()),
-            Utf8 | Binary | LargeUtf8 | LargeBinary => self.skip(2),
+            Utf8 | Binary | LargeUtf8 | LargeBinary => self
+                .typed(i, offsets, "offsets")?
+                .and_then(|()| self.skip(1)),
             BinaryView | Utf8View => {
                 let Some(&c) = self.variadic.get(self.counts) else {
                     return Ok(None);
                 };
                 self.counts += 1;
-                self.skip(c.saturating_add(1))
+                self.typed(i, 16, "views")?.and_then(|()| self.skip(c))
             }
             List(f) | LargeList(f) | Map(f, _) => {
+                if self.typed(i, offsets, "offsets")?.is_none() {
+                    return Ok(None);
+                }
                 let child = f.data_type().clone();
-                self.nested(1, &[child])?
+                self.nested(0, &[child])?
             }
             ListView(f) | LargeListView(f) => {
+                if self.typed(i, offsets, "offsets")?.is_none()
+                    || self.typed(i, offsets, "sizes")?.is_none()
+                {
+                    return Ok(None);
+                }
                 let child = f.data_type().clone();
-                self.nested(2, &[child])?
+                self.nested(0, &[child])?
             }
             FixedSizeList(f, _) => {
                 let child = f.data_type().clone();
@@ -135,11 +172,17 @@ impl Walk<'_> {
                 self.nested(0, &children)?
             }
             RunEndEncoded(ends, values) => {
-                let children = [ends.data_type().clone(), values.data_type().clone()];
-                self.nested(0, &children)?
+                if self.field_typed(ends.data_type(), true)?.is_none() {
+                    return Ok(None);
+                }
+                self.nested(0, &[values.data_type().clone()])?
             }
-            // The dictionary's values come from its own batch.
-            Dictionary(..) => self.skip(1),
+            // The dictionary's values come from its own batch; its keys are
+            // read as a typed slice.
+            Dictionary(key, _) => match key.primitive_width() {
+                Some(w) => self.typed(i, w as u64, "dictionary keys")?,
+                None => self.skip(1),
+            },
             Union(fields, mode) => {
                 if self.version < MetadataVersion::V5 && self.buffer().is_none() {
                     return Ok(None);
@@ -157,7 +200,7 @@ impl Walk<'_> {
                     let Some(offsets) = self.buffer() else {
                         return Ok(None);
                     };
-                    if offsets / 4 < node.length {
+                    if offsets / 4 < node.length || offsets % 4 != 0 {
                         return Err(format!(
                             "field node {i}: a dense union of {} rows has {offsets} \
                              bytes of offsets",
@@ -169,7 +212,10 @@ impl Walk<'_> {
                     fields.iter().map(|(_, f)| f.data_type().clone()).collect();
                 self.nested(0, &children)?
             }
-            _ => self.skip(1),
+            _ => match t.primitive_width() {
+                Some(w) if typed => self.typed(i, w as u64, "values")?,
+                _ => self.skip(1),
+            },
         };
         Ok(walked)
     }
@@ -256,6 +302,58 @@ mod tests {
         let holds = [0, 44, 12, 800];
         let e = check_layout([&l], MetadataVersion::V5, &nodes, &holds, &[]).unwrap_err();
         assert!(e.contains("field node 1"), "{e}");
+    }
+
+    #[test]
+    fn typed_buffers_must_hold_whole_values() {
+        // A fuzzed container: LargeBinary offsets of 13 bytes made
+        // arrow-data's typed view of them panic.
+        let cases = [
+            (
+                DataType::LargeBinary,
+                vec![0, 13, 5],
+                "offsets, not a multiple of 8",
+            ),
+            (
+                DataType::Utf8,
+                vec![0, 10, 5],
+                "offsets, not a multiple of 4",
+            ),
+            (
+                DataType::Utf8View,
+                vec![0, 40],
+                "views, not a multiple of 16",
+            ),
+            (
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                vec![0, 6],
+                "dictionary keys, not a multiple of 4",
+            ),
+        ];
+        for (t, holds, message) in cases {
+            let f = Field::new("v", t.clone(), true);
+            let nodes = [node(1, 0)];
+            let variadic = [0];
+            let e = check_layout([&f], MetadataVersion::V5, &nodes, &holds, &variadic).unwrap_err();
+            assert!(e.contains(message), "{t}: {e}");
+            // Whole values pass.
+            let mut fine = holds.clone();
+            fine[1] = 48;
+            check_layout([&f], MetadataVersion::V5, &nodes, &fine, &variadic).unwrap();
+        }
+        // Run ends are typed; a run-end array's values are not.
+        let ree = Field::new(
+            "r",
+            DataType::RunEndEncoded(
+                Arc::new(Field::new("run_ends", DataType::Int32, false)),
+                Arc::new(Field::new("values", DataType::Int64, true)),
+            ),
+            true,
+        );
+        let nodes = [node(4, 0), node(2, 0), node(2, 0)];
+        let e = check_layout([&ree], MetadataVersion::V5, &nodes, &[0, 7, 0, 16], &[]).unwrap_err();
+        assert!(e.contains("field node 1") && e.contains("values"), "{e}");
+        check_layout([&ree], MetadataVersion::V5, &nodes, &[0, 8, 0, 16], &[]).unwrap();
     }
 
     #[test]
