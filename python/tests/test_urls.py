@@ -79,28 +79,19 @@ def _url(server: str, path: Path) -> str:
     return f"{server}/{path.relative_to(TESTDATA).as_posix()}"
 
 
-@pytest.mark.parametrize("path", PARQUET, ids=lambda p: p.name)
-def test_parquet_over_http_equals_the_local_read(server: str, path: Path, cpu):
+CASES = [(warpread.read_parquet, p) for p in PARQUET] + [(warpread.read_orc, p) for p in ORC]
+
+
+@pytest.mark.parametrize("read, path", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_fixtures_over_http_equal_the_local_reads(server: str, read, path: Path, cpu):
     try:
-        want = warpread.read_parquet(path, backend=cpu)
+        want = read(path, backend=cpu)
     except warpread.errors.WarpreadError as e:
         # A fixture of a feature warpread refuses is refused over HTTP too.
         with pytest.raises(type(e)):
-            warpread.read_parquet(_url(server, path), backend=cpu)
+            read(_url(server, path), backend=cpu)
         return
-    got = warpread.read_parquet(_url(server, path), backend=cpu)
-    assert difference(got, want) is None, difference(got, want)
-
-
-@pytest.mark.parametrize("path", ORC, ids=lambda p: p.name)
-def test_orc_over_http_equals_the_local_read(server: str, path: Path, cpu):
-    try:
-        want = warpread.read_orc(path, backend=cpu)
-    except warpread.errors.WarpreadError as e:
-        with pytest.raises(type(e)):
-            warpread.read_orc(_url(server, path), backend=cpu)
-        return
-    got = warpread.read_orc(_url(server, path), backend=cpu)
+    got = read(_url(server, path), backend=cpu)
     assert difference(got, want) is None, difference(got, want)
 
 

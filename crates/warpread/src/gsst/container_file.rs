@@ -801,6 +801,24 @@ mod tests {
     /// What a fuzzer found: a struct node far longer than its validity
     /// buffer, which arrow-ipc wraps in a `BooleanBuffer` that panics.
     /// Synthesized from a valid file by patching the node's length.
+    /// `b` (one node of 3 rows and 1 null) as an IPC file whose node
+    /// claims `rows` rows, read as a container named `name`.
+    fn read_with_node_rows(b: &RecordBatch, rows: i64, name: &str) -> Result<Vec<RecordBatch>> {
+        let mut bytes = Vec::new();
+        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut bytes, &b.schema()).unwrap();
+        w.write(b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        let node: Vec<u8> = [3i64.to_le_bytes(), 1i64.to_le_bytes()].concat();
+        let at: Vec<usize> = (0..bytes.len() - 16)
+            .filter(|&i| bytes[i..i + 16] == node[..])
+            .collect();
+        assert_eq!(at.len(), 1);
+        bytes[at[0]..at[0] + 8].copy_from_slice(&rows.to_le_bytes());
+        ContainerFile::from_bytes(name, bytes::Bytes::from(bytes))
+            .and_then(|f| f.read(&[0], &[], &CpuBackend::new()))
+    }
+
     #[test]
     fn a_struct_node_longer_than_its_validity_is_an_error() {
         use arrow::array::{ArrayRef, StructArray};
@@ -811,21 +829,10 @@ mod tests {
         let nulls = NullBuffer::from(vec![true, false, true]);
         let s = StructArray::new(fields, vec![child], Some(nulls));
         let b = RecordBatch::try_from_iter([("s", Arc::new(s) as ArrayRef)]).unwrap();
-        let mut bytes = Vec::new();
-        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut bytes, &b.schema()).unwrap();
-        w.write(&b).unwrap();
-        w.finish().unwrap();
-        drop(w);
         // The struct's node: 3 rows, 1 null (the child's has no nulls).
-        let node: Vec<u8> = [3i64.to_le_bytes(), 1i64.to_le_bytes()].concat();
-        let at: Vec<usize> = (0..bytes.len() - 16)
-            .filter(|&i| bytes[i..i + 16] == node[..])
-            .collect();
-        assert_eq!(at.len(), 1);
-        bytes[at[0]..at[0] + 8].copy_from_slice(&(1i64 << 60).to_le_bytes());
-        let read = ContainerFile::from_bytes("node.arrow", bytes::Bytes::from(bytes))
-            .and_then(|f| f.read(&[0], &[], &CpuBackend::new()));
-        let e = read.unwrap_err().to_string();
+        let e = read_with_node_rows(&b, 1 << 60, "node.arrow")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("node.arrow") && e.contains("validity"), "{e}");
     }
 
@@ -836,20 +843,9 @@ mod tests {
         use arrow::array::ArrayRef;
         let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(7), None, Some(9)]));
         let b = RecordBatch::try_from_iter([("a", a)]).unwrap();
-        let mut bytes = Vec::new();
-        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut bytes, &b.schema()).unwrap();
-        w.write(&b).unwrap();
-        w.finish().unwrap();
-        drop(w);
-        let node: Vec<u8> = [3i64.to_le_bytes(), 1i64.to_le_bytes()].concat();
-        let at: Vec<usize> = (0..bytes.len() - 16)
-            .filter(|&i| bytes[i..i + 16] == node[..])
-            .collect();
-        assert_eq!(at.len(), 1);
-        bytes[at[0]..at[0] + 8].copy_from_slice(&6_124_895_493_223_874_660i64.to_le_bytes());
-        let read = ContainerFile::from_bytes("int.arrow", bytes::Bytes::from(bytes))
-            .and_then(|f| f.read(&[0], &[], &CpuBackend::new()));
-        let e = read.unwrap_err().to_string();
+        let e = read_with_node_rows(&b, 6_124_895_493_223_874_660, "int.arrow")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("int.arrow") && e.contains("validity"), "{e}");
     }
 
