@@ -108,32 +108,19 @@ pub fn decompress_strings(col: &GsstColumn, backend: &dyn Backend) -> Result<Arr
 impl GsstColumn {
     /// The container bytes: header, lengths, validity, frame.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let validity = self.validity.as_deref().unwrap_or(&[]);
-        let mut out = Vec::with_capacity(
-            COLUMN_HEADER_BYTES + self.lengths.len() + validity.len() + self.frame.len(),
-        );
-        out.extend_from_slice(&COLUMN_MAGIC);
-        out.extend_from_slice(&COLUMN_VERSION.to_le_bytes());
-        let flags = if self.large { FLAG_LARGE } else { 0 }
-            | if self.validity.is_some() {
-                FLAG_VALIDITY
-            } else {
-                0
-            };
-        out.push(flags);
-        out.push(0);
-        for n in [
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        let flags = flag(self.large, FLAG_LARGE) | flag(self.validity.is_some(), FLAG_VALIDITY);
+        super::column_parts::container_bytes(
+            &COLUMN_MAGIC,
+            COLUMN_VERSION,
+            (flags, 0),
             self.rows,
-            self.lengths.len(),
-            validity.len(),
-            self.frame.len(),
-        ] {
-            out.extend_from_slice(&(n as u64).to_le_bytes());
-        }
-        out.extend_from_slice(&self.lengths);
-        out.extend_from_slice(validity);
-        out.extend_from_slice(&self.frame);
-        out
+            [
+                &self.lengths,
+                self.validity.as_deref().unwrap_or(&[]),
+                &self.frame,
+            ],
+        )
     }
 
     /// Parses container bytes; section sizes must add up exactly.

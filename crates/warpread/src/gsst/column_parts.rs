@@ -115,6 +115,31 @@ pub(super) fn string_array<O: OffsetSizeTrait>(
     Ok(Arc::new(array))
 }
 
+/// A column container's bytes, as the GSST and Huffman containers lay
+/// them out: `magic`, the little-endian `version`, a flags byte and a
+/// width byte, the row count and the three section sizes as u64, then the
+/// sections (varint lengths, validity bits, frame).
+pub(super) fn container_bytes(
+    magic: &[u8; 4],
+    version: u16,
+    (flags, width): (u8, u8),
+    rows: usize,
+    [lengths, validity, frame]: [&[u8]; 3],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 2 + 2 + 32 + lengths.len() + validity.len() + frame.len());
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.push(flags);
+    out.push(width);
+    for n in [rows, lengths.len(), validity.len(), frame.len()] {
+        out.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    out.extend_from_slice(lengths);
+    out.extend_from_slice(validity);
+    out.extend_from_slice(frame);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use arrow::array::StringArray;

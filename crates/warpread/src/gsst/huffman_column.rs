@@ -63,35 +63,21 @@ fn malformed(location: &Location, detail: impl Into<String>) -> Error {
 impl<'a> HuffmanColumn<'a> {
     /// The container bytes: header, lengths, validity, frame.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let validity = self.validity.unwrap_or(&[]);
-        let mut out = Vec::with_capacity(
-            HUFFMAN_COLUMN_HEADER_BYTES + self.lengths.len() + validity.len() + self.frame.len(),
-        );
-        out.extend_from_slice(&HUFFMAN_COLUMN_MAGIC);
-        out.extend_from_slice(&HUFFMAN_COLUMN_VERSION.to_le_bytes());
         let (large, width) = match self.values {
             HuffmanValues::Fixed(w) => (false, w as u8),
             HuffmanValues::Strings { large } => (large, 0),
         };
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
-        out.push(
-            flag(self.validity.is_some(), FLAG_VALIDITY)
-                | flag(large, FLAG_LARGE)
-                | flag(self.gsst, FLAG_GSST),
-        );
-        out.push(width);
-        for n in [
+        let flags = flag(self.validity.is_some(), FLAG_VALIDITY)
+            | flag(large, FLAG_LARGE)
+            | flag(self.gsst, FLAG_GSST);
+        super::column_parts::container_bytes(
+            &HUFFMAN_COLUMN_MAGIC,
+            HUFFMAN_COLUMN_VERSION,
+            (flags, width),
             self.rows,
-            self.lengths.len(),
-            validity.len(),
-            self.frame.len(),
-        ] {
-            out.extend_from_slice(&(n as u64).to_le_bytes());
-        }
-        out.extend_from_slice(self.lengths);
-        out.extend_from_slice(validity);
-        out.extend_from_slice(self.frame);
-        out
+            [self.lengths, self.validity.unwrap_or(&[]), self.frame],
+        )
     }
 
     /// Parses container bytes: the header's flags and width must be
