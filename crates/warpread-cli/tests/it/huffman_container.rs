@@ -69,6 +69,26 @@ fn csv_source() -> PathBuf {
     csv
 }
 
+/// `warpread --backend cpu convert --codec CODEC --batch-size ROWS SRC OUT`;
+/// its stderr (the per-column report).
+fn convert(src: &Path, out: &Path, codec: &str, rows: usize) -> String {
+    run_ok(
+        warpread()
+            .args([
+                "--backend",
+                "cpu",
+                "convert",
+                "--codec",
+                codec,
+                "--batch-size",
+            ])
+            .arg(rows.to_string())
+            .arg(src)
+            .arg(out),
+    )
+    .1
+}
+
 #[test]
 fn cli_convert_codec_then_cat_gives_the_source() {
     let sources = [
@@ -77,23 +97,7 @@ fn cli_convert_codec_then_cat_gives_the_source() {
         root().join("testdata/orc/strings_v11_dict_zlib.orc"),
     ];
     for (i, src) in sources.iter().enumerate() {
-        let convert = |codec: &str, out: &Path| {
-            run_ok(
-                warpread()
-                    .args([
-                        "--backend",
-                        "cpu",
-                        "convert",
-                        "--batch-size",
-                        "1500",
-                        "--codec",
-                    ])
-                    .arg(codec)
-                    .arg(src)
-                    .arg(out),
-            )
-            .1
-        };
+        let convert = |codec: &str, out: &Path| convert(src, out, codec, 1500);
         let plain = tmp(&format!("cli-{i}.plain.arrow"));
         convert("none", &plain);
         let (ps, pb) = read_ipc(&plain);
@@ -189,20 +193,7 @@ fn strings_is_a_deprecated_alias_of_codec() {
 fn sql_reads_a_converted_container() {
     let src = csv_source();
     let out = tmp("sql.huffman.arrow");
-    run_ok(
-        warpread()
-            .args([
-                "--backend",
-                "cpu",
-                "convert",
-                "--codec",
-                "huffman",
-                "--batch-size",
-                "700",
-            ])
-            .arg(&src)
-            .arg(&out),
-    );
+    convert(&src, &out, "huffman", 700);
     let query = "SELECT flag, count(*) AS n, sum(qty) AS q, max(comment) AS c, min(day) AS d \
                  FROM t WHERE price > 10 GROUP BY flag ORDER BY flag";
     let sql = |table: &Path| {
@@ -215,12 +206,7 @@ fn sql_reads_a_converted_container() {
         String::from_utf8(stdout).unwrap()
     };
     let plain = tmp("sql.plain.arrow");
-    run_ok(
-        warpread()
-            .args(["--backend", "cpu", "convert", "--codec", "none"])
-            .arg(&src)
-            .arg(&plain),
-    );
+    convert(&src, &plain, "none", 1 << 20);
     let got = sql(&out);
     assert_eq!(got, sql(&plain));
     assert_eq!(got.lines().count(), 4, "{got}");
@@ -230,20 +216,7 @@ fn sql_reads_a_converted_container() {
 fn cat_of_a_damaged_huffman_column_fails_cleanly() {
     let src = csv_source();
     let out = tmp("damaged.arrow");
-    run_ok(
-        warpread()
-            .args([
-                "--backend",
-                "cpu",
-                "convert",
-                "--codec",
-                "huffman",
-                "--batch-size",
-                "2000",
-            ])
-            .arg(&src)
-            .arg(&out),
-    );
+    convert(&src, &out, "huffman", 2000);
     let mut b = std::fs::read(&out).unwrap();
     // The first column container's frame magic (the first column, `id`).
     let at = b.windows(4).position(|w| w == b"WRHF").unwrap();
