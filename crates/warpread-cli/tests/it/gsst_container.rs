@@ -649,14 +649,14 @@ fn run_ok(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
-fn read_ipc(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
+pub(crate) fn read_ipc(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
     let r =
         arrow::ipc::reader::FileReader::try_new(std::fs::File::open(path).unwrap(), None).unwrap();
     let schema = r.schema();
     (schema, r.map(|b| b.unwrap()).collect())
 }
 
-fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+pub(crate) fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
     arrow::compute::concat_batches(schema, batches).unwrap()
 }
 

@@ -6,9 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
-
+use super::gsst_container::{concat, read_ipc};
 use crate::common::root;
 
 fn tmp(name: &str) -> PathBuf {
@@ -29,17 +27,6 @@ fn run_ok(cmd: &mut Command) -> (Vec<u8>, String) {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     (out.stdout, err)
-}
-
-fn read_ipc(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
-    let r =
-        arrow::ipc::reader::FileReader::try_new(std::fs::File::open(path).unwrap(), None).unwrap();
-    let schema = r.schema();
-    (schema, r.map(|b| b.unwrap()).collect())
-}
-
-fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
-    arrow::compute::concat_batches(schema, batches).unwrap()
 }
 
 /// A CSV of integers, floats, dates, timestamps and strings, with empty

@@ -185,3 +185,12 @@ pub const PAGE_INDEX_FIXTURES: [&str; 2] =
 pub fn parquet_fixture(name: &str) -> PathBuf {
     root().join("testdata/parquet").join(name)
 }
+
+/// A two-thread tokio runtime for the async builders' tests.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}

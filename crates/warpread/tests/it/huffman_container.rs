@@ -38,7 +38,7 @@ use warpread::gsst::{GsstReaderBuilder, GsstStreamBuilder};
 use warpread::plan::GsstLayout;
 use warpread::read::RowSelection;
 
-use crate::common::{Rng, cuda};
+use crate::common::{Rng, cuda, runtime};
 
 /// A skewed value in 0..1000 (a few common, many rare), or null one time
 /// in seven.
@@ -417,14 +417,6 @@ fn auto_picks_as_documented() {
     assert!(stats.columns[1].ratio() > 3.0, "{:?}", stats.columns[1]);
     let got = read_all("auto.arrow", &bytes, &CpuBackend::new());
     assert_same(&got, &[batch], "auto");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 #[test]

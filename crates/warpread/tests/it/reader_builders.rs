@@ -20,7 +20,7 @@ use warpread::orc::{OrcFile, OrcReaderBuilder, OrcStreamBuilder};
 use warpread::parquet::{ParquetFile, ParquetReaderBuilder, ParquetStreamBuilder};
 use warpread::read::{GroupedFile, ReadOptions, ReadTuning, RowSelection};
 
-use crate::common::root;
+use crate::common::{root, runtime};
 
 fn fixtures(ext: &str) -> Vec<PathBuf> {
     let dir = root().join("testdata").join(ext);
@@ -36,14 +36,6 @@ fn fixtures(ext: &str) -> Vec<PathBuf> {
 
 fn cpu() -> Arc<dyn Backend> {
     Arc::new(CpuBackend::new())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
