@@ -132,13 +132,9 @@ impl Reader<'_> {
                 if n == 15 {
                     n = self.varint()?;
                 }
+                self.fits(n, 1)?;
                 for _ in 0..n {
-                    // Bools inside collections take one byte.
-                    if et == 1 || et == 2 {
-                        self.byte()?;
-                    } else {
-                        self.skip(et, depth + 1)?;
-                    }
+                    self.element(et, depth + 1)?;
                 }
                 Ok(())
             }
@@ -148,9 +144,10 @@ impl Reader<'_> {
                     return Ok(());
                 }
                 let kv = self.byte()?;
+                self.fits(n, 2)?;
                 for _ in 0..n {
-                    self.skip(kv >> 4, depth + 1)?;
-                    self.skip(kv & 0x0f, depth + 1)?;
+                    self.element(kv >> 4, depth + 1)?;
+                    self.element(kv & 0x0f, depth + 1)?;
                 }
                 Ok(())
             }
@@ -163,6 +160,31 @@ impl Reader<'_> {
             }
             t => Err(format!("unknown thrift type {t} in page header")),
         }
+    }
+
+    /// Skips one element of a list, set or map: as a field of its type,
+    /// except that a bool inside a collection takes a byte (in a field it
+    /// lives in the field header).
+    fn element(&mut self, ty: u8, depth: u32) -> Result<(), ParseError> {
+        if ty == 1 || ty == 2 {
+            self.byte().map(drop)
+        } else {
+            self.skip(ty, depth)
+        }
+    }
+
+    /// Fails unless `n` elements of at least `bytes` bytes each fit in
+    /// what is left: every element takes a byte or more, so a count past
+    /// that is a lie (and a loop over it would run on without reading).
+    fn fits(&self, n: u64, bytes: u64) -> Result<(), ParseError> {
+        let left = (self.buf.len() - self.pos) as u64;
+        if n.saturating_mul(bytes) > left {
+            return Err(format!(
+                "page header: a collection of {n} elements in {left} bytes at byte {}",
+                self.pos
+            ));
+        }
+        Ok(())
     }
 
     fn advance(&mut self, n: usize) -> Result<(), ParseError> {
@@ -298,5 +320,27 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(parse_page_header(&bytes[..cut]).is_err(), "cut {cut}");
         }
+    }
+
+    /// A fuzzed footer (a timeout in `parquet_file`): a map of bools
+    /// claiming billions of entries, whose skip read nothing per entry.
+    /// Counts past the bytes left are errors, and collection bools take a
+    /// byte each.
+    #[test]
+    fn collections_claiming_more_elements_than_bytes_are_errors() {
+        let map_of_bools = |n: u8| vec![0x1b, n, 0x11, 0x01, 0x00, 0x01, 0x00, 0x00];
+        // 1: map<bool, bool> of 2 entries (4 bytes), then stop.
+        assert_eq!(struct_has_field(&map_of_bools(0x02), 8), Ok(false));
+        // The same map claiming 2^35 entries (varint), in far fewer bytes.
+        let huge = [0x1b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x11, 0x01, 0x00];
+        let t = std::time::Instant::now();
+        let e = struct_has_field(&huge, 8).unwrap_err();
+        assert!(e.contains("elements"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // A list of 1000 i32 in 3 bytes.
+        let list = [0x19, 0xf5, 0xe8, 0x07, 0x00];
+        assert!(struct_has_field(&list, 8).unwrap_err().contains("elements"));
+        // Two entries need four bytes.
+        assert!(struct_has_field(&map_of_bools(0x02)[..5], 8).is_err());
     }
 }
