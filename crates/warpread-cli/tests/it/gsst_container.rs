@@ -649,6 +649,18 @@ fn run_ok(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
+/// `warpread --backend cpu cat --format csv PATH`, which must fail; its
+/// stderr.
+pub(crate) fn cat_fails(path: &Path) -> String {
+    let r = warpread()
+        .args(["--backend", "cpu", "cat", "--format", "csv"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(!r.status.success(), "cat of {} succeeded", path.display());
+    String::from_utf8_lossy(&r.stderr).into_owned()
+}
+
 pub(crate) fn read_ipc(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
     let r =
         arrow::ipc::reader::FileReader::try_new(std::fs::File::open(path).unwrap(), None).unwrap();
@@ -723,13 +735,7 @@ fn cli_cat_of_a_damaged_container_fails_cleanly() {
     let at = b.windows(4).position(|w| w == b"GSSC").unwrap();
     b[at + 4] = 9; // column container version
     std::fs::write(&out, &b).unwrap();
-    let r = warpread()
-        .args(["--backend", "cpu", "cat", "--format", "csv"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(!r.status.success());
-    let err = String::from_utf8_lossy(&r.stderr);
+    let err = cat_fails(&out);
     assert!(
         err.contains("GSST column") && !err.contains("panicked"),
         "{err}"

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::gsst_container::{concat, read_ipc};
+use super::gsst_container::{cat_fails, concat, read_ipc};
 use crate::common::root;
 
 fn tmp(name: &str) -> PathBuf {
@@ -209,13 +209,7 @@ fn cat_of_a_damaged_huffman_column_fails_cleanly() {
     let at = b.windows(4).position(|w| w == b"WRHF").unwrap();
     b[at] ^= 0xff;
     std::fs::write(&out, &b).unwrap();
-    let r = warpread()
-        .args(["--backend", "cpu", "cat", "--format", "csv"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(!r.status.success());
-    let err = String::from_utf8_lossy(&r.stderr);
+    let err = cat_fails(&out);
     assert!(
         err.contains("damaged.arrow")
             && err.contains("stripe 0")
