@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use warpread_codecs::gsst::{GsstLayout, compress_block};
+use warpread_codecs::huffman::{self, HuffmanParams, Sampling, SymbolWidth};
 use warpread_codecs::{
     deflate, orc_byte_rle, orc_rle_v1, orc_rle_v2, parquet_byte_stream_split,
     parquet_delta_binary_packed, parquet_delta_byte_array, parquet_delta_length_byte_array,
@@ -292,6 +293,27 @@ fn main() {
                 &[&[bit][..], &count(text.len())].concat(),
                 &compress_block(&text, splits, layout),
             );
+        }
+    }
+    // Huffman frames (first byte 0: the whole-frame path): bytes and
+    // pairs, with and without gap arrays, blocks small enough that a frame
+    // holds several, a raw-stored block (random bytes) among them.
+    let mut mixed = text.clone();
+    mixed.extend((0..2048).map(|_| rng() as u8));
+    for data in [&text, &mixed] {
+        for (width, max_len) in [(SymbolWidth::U8, 12), (SymbolWidth::U16, 20)] {
+            for sub_log2 in [0u8, 9] {
+                let params = HuffmanParams {
+                    width,
+                    max_len,
+                    block_bytes: 1024,
+                    sub_log2,
+                    sampling: Sampling::Exact,
+                };
+                if let Ok(frame) = huffman::encode(data, &params) {
+                    s.put("huffman", &[0u8], &frame);
+                }
+            }
         }
     }
     println!("wrote {} seeds under {}", s.n, dir);
