@@ -9,9 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::execution::config::SessionConfig;
 
+use datafusion::error::{DataFusionError, Result as DfResult};
+
 use super::file_cache::FileCache;
+use super::options::{BackendSetting, WarpreadOptions};
 use crate::error::Result;
-use crate::exec::{self, Backend, BackendChoice};
+use crate::exec::{self, Backend, BackendChoice, CpuBackend};
 use crate::orc::ReadStats;
 
 /// The shared state of a DataFusion session's warpread scans.
@@ -77,6 +80,33 @@ impl WarpreadConfig {
     /// Adds these settings to a session configuration.
     pub fn install(self, config: SessionConfig) -> SessionConfig {
         config.with_extension(Arc::new(self))
+    }
+}
+
+/// The backends a scan decodes on under `options`, one per device, its
+/// partitions taking them in turn: as `warpread.backend` says (see
+/// [`BackendSetting`]), on the devices of `session` that `warpread.devices`
+/// picks; the CPU for a session without a [`WarpreadConfig`].
+pub(crate) fn session_backends(
+    session: Option<&WarpreadConfig>,
+    options: &WarpreadOptions,
+) -> DfResult<Vec<Arc<dyn Backend>>> {
+    let cpu = || vec![Arc::new(CpuBackend::new()) as Arc<dyn Backend>];
+    let devices = |s: &WarpreadConfig| {
+        options
+            .devices
+            .pick(&s.devices)
+            .map_err(|e| DataFusionError::Configuration(format!("warpread.devices: {e}")))
+    };
+    match (options.backend, session) {
+        (BackendSetting::Cpu, _) | (BackendSetting::Auto, None) => Ok(cpu()),
+        (BackendSetting::Auto, Some(s)) => devices(s),
+        (BackendSetting::Cuda, Some(s)) if s.backend.name() == "cuda" => devices(s),
+        (BackendSetting::Cuda, s) => Err(DataFusionError::Configuration(format!(
+            "warpread.backend = cuda, but the session's backend is {}: create the \
+             session's WarpreadConfig with a CUDA backend",
+            s.map_or_else(|| "none".to_string(), |s| s.backend.describe())
+        ))),
     }
 }
 

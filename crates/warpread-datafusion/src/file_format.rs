@@ -22,13 +22,13 @@ use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::config::WarpreadConfig;
+use super::config::{WarpreadConfig, session_backends};
 use super::file_cache::FileCache;
 use super::format::{WarpFile, WarpFormat};
-use super::options::{BackendSetting, WarpreadOptions};
+use super::options::WarpreadOptions;
 use super::source::WarpSource;
 use crate::error::Error;
-use crate::exec::{Backend, CpuBackend};
+use crate::exec::Backend;
 
 /// A warpread format as a DataFusion `FileFormat`: one table's reads,
 /// with the table's own `warpread.*` settings, which override the
@@ -105,7 +105,7 @@ impl WarpFileFormat {
 
     /// The backends this table's scans decode on under `options`, one per
     /// device, partitions taking them in turn: the table's own, else as
-    /// `warpread.backend` says (see [`BackendSetting`]), on the session's
+    /// `warpread.backend` says (see [`BackendSetting`](super::options::BackendSetting)), on the session's
     /// devices that `warpread.devices` picks.
     fn backends_for(
         &self,
@@ -115,23 +115,7 @@ impl WarpFileFormat {
         if let Some(b) = &self.backend {
             return Ok(vec![Arc::clone(b)]);
         }
-        let cpu = || vec![Arc::new(CpuBackend::new()) as Arc<dyn Backend>];
-        let devices = |s: &WarpreadConfig| {
-            options
-                .devices
-                .pick(&s.devices)
-                .map_err(|e| DataFusionError::Configuration(format!("warpread.devices: {e}")))
-        };
-        match (options.backend, session) {
-            (BackendSetting::Cpu, _) | (BackendSetting::Auto, None) => Ok(cpu()),
-            (BackendSetting::Auto, Some(s)) => devices(s),
-            (BackendSetting::Cuda, Some(s)) if s.backend.name() == "cuda" => devices(s),
-            (BackendSetting::Cuda, s) => Err(DataFusionError::Configuration(format!(
-                "warpread.backend = cuda, but the session's backend is {}: create the \
-                 session's WarpreadConfig with a CUDA backend",
-                s.map_or_else(|| "none".to_string(), |s| s.backend.describe())
-            ))),
-        }
+        session_backends(session, options)
     }
 
     /// The opened files this table's reads go through in `state`.

@@ -82,9 +82,10 @@ pub use predicate::translate as translate_filter;
 pub use row_filter_scope::RowFiltersWithinLimits;
 pub use session_ext::{
     COLLECT_LEFT_BYTES, COLLECT_LEFT_ROWS, OrcReadOptions, SessionContextExt, WarpReadOptions,
-    apply_settings, parse_setting, session, session_config, set_options,
+    apply_settings, format_named, parse_setting, register_formats, session, session_config,
+    set_options, state_builder,
 };
-pub use source::WarpSource;
+pub use source::{ScanParts, WarpSource};
 pub use start_early::StartScansEarly;
 pub use statements::{StatementResult, TAXI, TPCH, run_sql, runtime};
 pub use tables::{

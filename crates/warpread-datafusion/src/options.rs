@@ -455,7 +455,11 @@ impl ExtensionOptions for WarpreadOptions {
         Box::new(self.clone())
     }
 
+    /// Sets `key`, given with or without the `warpread.` prefix (the
+    /// distributed engine hands a worker the keys [`Self::entries`] lists,
+    /// which carry it).
     fn set(&mut self, key: &str, value: &str) -> DfResult<()> {
+        let key = key.strip_prefix("warpread.").unwrap_or(key);
         match key {
             "backend" => self.backend = parse(key, value, "expected cpu, cuda or auto")?,
             "devices" => {
@@ -571,6 +575,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("warpread.fast_like"), "{e}");
+    }
+
+    #[test]
+    fn keys_with_the_prefix_set_too() {
+        let mut o = WarpreadOptions::default();
+        o.set("warpread.read_ahead", "5").unwrap();
+        assert_eq!(o.read_ahead, 5);
+        let e = o.set("warpread.warpread.read_ahead", "5").unwrap_err();
+        assert!(
+            e.to_string().contains("warpread.warpread.read_ahead"),
+            "{e}"
+        );
     }
 
     #[test]

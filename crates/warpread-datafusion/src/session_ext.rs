@@ -70,6 +70,29 @@ impl WarpReadOptions {
 /// `session_config` (see [`session_config`]), else the defaults; `SET
 /// warpread.key = value` changes them, and [`set_options`] too.
 pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> SessionContext {
+    let state = state_builder(config, session_config)
+        .with_physical_optimizer_rule(Arc::new(ScanAggregate))
+        .with_physical_optimizer_rule(Arc::new(StartScansEarly))
+        .with_physical_optimizer_rule(Arc::new(RowFiltersWithinLimits))
+        // After the rule above, which may take a scan's filters back out.
+        .with_physical_optimizer_rule(Arc::new(JoinKeySets))
+        .with_physical_optimizer_rule(Arc::new(FastLike))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    register_formats(&ctx);
+    ctx
+}
+
+/// The state of a [`session`] before warpread's physical optimizer rules
+/// are added: DataFusion's default features, `config` installed, the
+/// `warpread.*` settings registered and warpread's join limits (see
+/// [`session`]). For sessions that place the rules themselves (a
+/// distributed engine's coordinator runs some of them and its workers the
+/// others); add the formats with [`register_formats`] once built.
+pub fn state_builder(
+    config: WarpreadConfig,
+    session_config: SessionConfig,
+) -> datafusion::execution::SessionStateBuilder {
     let mut session_config = with_planner_defaults(session_config);
     if session_config
         .options()
@@ -79,21 +102,28 @@ pub fn session(config: WarpreadConfig, session_config: SessionConfig) -> Session
     {
         session_config = session_config.with_option_extension(WarpreadOptions::default());
     }
-    let state = datafusion::execution::SessionStateBuilder::new()
+    datafusion::execution::SessionStateBuilder::new()
         .with_config(config.install(session_config))
         .with_default_features()
-        .with_physical_optimizer_rule(Arc::new(ScanAggregate))
-        .with_physical_optimizer_rule(Arc::new(StartScansEarly))
-        .with_physical_optimizer_rule(Arc::new(RowFiltersWithinLimits))
-        // After the rule above, which may take a scan's filters back out.
-        .with_physical_optimizer_rule(Arc::new(JoinKeySets))
-        .with_physical_optimizer_rule(Arc::new(FastLike))
-        .build();
-    let ctx = SessionContext::new_with_state(state);
+}
+
+/// Makes `STORED AS ORC`, `STORED AS WARPREAD_PARQUET` and
+/// `STORED AS GSST` read with warpread in `ctx`.
+pub fn register_formats(ctx: &SessionContext) {
     ctx.register_orc_format();
     ctx.register_warp_format(Arc::new(ParquetFormat));
     ctx.register_warp_format(Arc::new(GsstFormat));
-    ctx
+}
+
+/// The warpread format named `name` ([`WarpFormat::name`]: `orc`,
+/// `parquet`, `gsst`).
+pub fn format_named(name: &str) -> Option<Arc<dyn WarpFormat>> {
+    let formats: [Arc<dyn WarpFormat>; 3] = [
+        Arc::new(OrcFormat),
+        Arc::new(ParquetFormat),
+        Arc::new(GsstFormat),
+    ];
+    formats.into_iter().find(|f| f.name() == name)
 }
 
 /// Build sides estimated at up to this many bytes are collected into one

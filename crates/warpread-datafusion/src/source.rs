@@ -75,6 +75,48 @@ pub struct WarpSource {
     key_slots: Vec<(u64, Arc<KeySlot>)>,
 }
 
+/// What a [`WarpSource`] carries besides its files and schema, for a copy
+/// of the scan in another process (a worker of a distributed engine): the
+/// format, the settings and the pushed filters. The session state (backend,
+/// opened files, key hand-offs) is the receiving session's
+/// ([`WarpSource::from_parts`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ScanParts {
+    /// The format's [`WarpFormat::name`]: `orc`, `parquet` or `gsst`.
+    pub format: &'static str,
+    /// The scan's `warpread.*` settings (its table's over its session's).
+    pub options: WarpreadOptions,
+    /// The pruning predicate.
+    pub filter: Option<Arc<dyn PhysicalExpr>>,
+    /// Pushed filters that operators update while the query runs.
+    pub dynamic_filters: Vec<Arc<dyn PhysicalExpr>>,
+    /// Every other pushed filter.
+    pub fixed_filters: Vec<Arc<dyn PhysicalExpr>>,
+    /// Rows per batch, where set.
+    pub batch_size: Option<usize>,
+    /// See [`WarpSource::with_probe_first`].
+    pub probe_first: bool,
+    /// See [`WarpSource::with_device_values`].
+    pub device_values: bool,
+}
+
+impl ScanParts {
+    /// Parts of a scan of `format` with `options` and nothing pushed.
+    pub fn new(format: &'static str, options: WarpreadOptions) -> Self {
+        Self {
+            format,
+            options,
+            filter: None,
+            dynamic_filters: Vec::new(),
+            fixed_filters: Vec::new(),
+            batch_size: None,
+            probe_first: false,
+            device_values: false,
+        }
+    }
+}
+
 impl fmt::Debug for WarpSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WarpSource")
@@ -108,6 +150,60 @@ impl WarpSource {
             metadata_cache: None,
             key_slots: Vec::new(),
         }
+    }
+
+    /// The parts another process needs to rebuild this scan
+    /// ([`Self::from_parts`]).
+    pub fn parts(&self) -> ScanParts {
+        ScanParts {
+            format: self.format.name(),
+            options: self.options.clone(),
+            filter: self.filter.clone(),
+            dynamic_filters: self.dynamic_filters.clone(),
+            fixed_filters: self.fixed_filters.clone(),
+            batch_size: self.batch_size,
+            probe_first: self.probe_first,
+            device_values: self.device_values,
+        }
+    }
+
+    /// The scan `parts` describe over `table_schema`, decoding on the
+    /// backends of `session` (its [`WarpreadConfig`](super::WarpreadConfig),
+    /// picked as `warpread.backend` and `warpread.devices` say; the CPU
+    /// without one), reading through its opened files and `runtime`'s file
+    /// metadata cache. The projection is applied afterwards, as
+    /// DataFusion's file scan configuration does. An unknown format or a
+    /// device the session lacks is an error.
+    pub fn from_parts(
+        parts: ScanParts,
+        table_schema: TableSchema,
+        session: &datafusion::execution::config::SessionConfig,
+        runtime: &datafusion::execution::runtime_env::RuntimeEnv,
+    ) -> DfResult<Self> {
+        let format = super::session_ext::format_named(parts.format).ok_or_else(|| {
+            datafusion::error::DataFusionError::Plan(format!(
+                "a warpread scan of unknown format {:?} (known: orc, parquet, gsst)",
+                parts.format
+            ))
+        })?;
+        let config = super::config::WarpreadConfig::of(session);
+        let devices = super::config::session_backends(config.as_deref(), &parts.options)?;
+        let files = config
+            .as_ref()
+            .map_or_else(Arc::default, |c| Arc::clone(&c.files));
+        let mut source = Self::new(format, table_schema)
+            .with_devices(devices)
+            .with_stats(config.as_ref().map(|c| Arc::clone(&c.stats)))
+            .with_files(files)
+            .with_metadata_cache(Some(runtime.cache_manager.get_file_metadata_cache()))
+            .with_options(parts.options)
+            .with_probe_first(parts.probe_first)
+            .with_device_values(parts.device_values);
+        source.filter = parts.filter;
+        source.dynamic_filters = parts.dynamic_filters;
+        source.fixed_filters = parts.fixed_filters;
+        source.batch_size = parts.batch_size;
+        Ok(source)
     }
 
     /// Reads with these `warpread.*` settings.

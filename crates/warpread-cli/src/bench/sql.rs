@@ -52,6 +52,14 @@ pub struct SqlBenchConfig {
     /// `KEY=VALUE` settings of the session of DataFusion's own reader
     /// (default: none, DataFusion's defaults), to compare like with like.
     pub datafusion_settings: Vec<String>,
+    /// Run warpread's queries on these workers (each side's session is a
+    /// coordinator; the workers decode on the backend they were started
+    /// with, and `backends` only labels the side).
+    pub workers: Option<warpread_distributed::StaticWorkers>,
+    /// Run DataFusion's reader only in the last this many runs of each
+    /// query (its warm-up included; `None`: every run). Its rows still
+    /// check warpread's; fewer runs save time at large scales.
+    pub datafusion_runs: Option<usize>,
 }
 
 /// `KEY=VALUE` settings, split.
@@ -162,11 +170,17 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
     let df_dir = data_dir(&root, cfg.scale, &df_opts)?;
     // One backend per choice, shared by every format's side: a CUDA context
     // is costly, and the sides then share its kernel cache and warm state.
-    let backends = cfg
-        .backends
-        .iter()
-        .map(|&c| crate::exec::devices::open(c, &cfg.cuda, &cfg.devices))
-        .collect::<Result<Vec<_>>>()?;
+    // With workers this process only plans and runs last stages: it
+    // opens no device the workers use.
+    let backends = match cfg.workers {
+        Some(_) => vec![vec![std::sync::Arc::new(crate::exec::CpuBackend::new())
+            as std::sync::Arc<dyn crate::exec::Backend>]],
+        None => cfg
+            .backends
+            .iter()
+            .map(|&c| crate::exec::devices::open(c, &cfg.cuda, &cfg.devices))
+            .collect::<Result<Vec<_>>>()?,
+    };
     let described = backends
         .iter()
         .map(|list| match list.len() {
@@ -190,14 +204,33 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                 // The same files as DataFusion's side.
                 GenFormat::Parquet => (df_opts, df_dir.clone()),
             };
-            let config = WarpreadConfig::with_devices(backend.clone())?;
-            let stats = config.stats.clone();
-            let ctx = session(config, session_config());
+            let (ctx, stats, on) = match &cfg.workers {
+                Some(w) => {
+                    // Stage timings stay in the workers.
+                    let config = WarpreadConfig::with_backend(std::sync::Arc::new(
+                        crate::exec::CpuBackend::new(),
+                    ));
+                    let stats = config.stats.clone();
+                    let n = w.urls().len();
+                    let ctx = warpread_distributed::coordinator_session(
+                        config,
+                        session_config(),
+                        w.clone(),
+                    );
+                    (ctx, stats, format!("{n} workers"))
+                }
+                None => {
+                    let config = WarpreadConfig::with_devices(backend.clone())?;
+                    let stats = config.stats.clone();
+                    let ctx = session(config, session_config());
+                    (ctx, stats, backend[0].name().to_string())
+                }
+            };
             // After `session`, so that a join limit given here wins.
             set_options(&ctx, &settings).map_err(|e| Error::datafusion("applying --set", e))?;
             register_tpch_with(&ctx, &dir, format.extension(), ParquetReader::Warpread).await?;
             sides.push(Side {
-                input: format!("{} on {}", input_name(&opts), backend[0].name()),
+                input: format!("{} on {on}", input_name(&opts)),
                 ctx,
                 stats,
             });
@@ -238,10 +271,13 @@ pub fn run(cfg: &SqlBenchConfig, progress: impl Fn(&str)) -> Result<SqlBenchRepo
                         stages[i] = side.stats.take();
                     }
                 }
-                let t = Instant::now();
-                df_last = run_sql(&df, sql).await?;
-                if timed {
-                    df_times.push(t.elapsed().as_secs_f64());
+                let all = cfg.warmup + cfg.runs;
+                if cfg.datafusion_runs.is_none_or(|n| run + n.max(1) >= all) {
+                    let t = Instant::now();
+                    df_last = run_sql(&df, sql).await?;
+                    if timed {
+                        df_times.push(t.elapsed().as_secs_f64());
+                    }
                 }
             }
             let batches =

@@ -224,9 +224,18 @@ pub enum BenchCommand {
         /// (repeatable; default: DataFusion's defaults).
         #[arg(long = "datafusion-set", value_name = "KEY=VALUE")]
         datafusion_settings: Vec<String>,
+        /// Run DataFusion's reader only in the last N runs of each query
+        /// (default: every run, warm-ups included); its rows still check
+        /// warpread's.
+        #[arg(long, value_name = "N")]
+        datafusion_runs: Option<usize>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Where warpread's queries run their stages (DataFusion's reader
+        /// runs in this process).
+        #[command(flatten)]
+        cluster: super::cluster::ClusterArgs,
     },
     /// End-to-end read of ORC files into host Arrow (I/O, decompression,
     /// decoding, assembly), median wall-clock of several runs.
@@ -405,8 +414,11 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             backends,
             settings: sets,
             datafusion_settings,
+            datafusion_runs,
             json,
+            cluster,
         } => {
+            let workers = cluster.workers(settings)?;
             let cfg = crate::bench::sql::SqlBenchConfig {
                 scale,
                 formats: format,
@@ -428,6 +440,8 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                 data_dir,
                 settings: sets,
                 datafusion_settings,
+                workers: workers.as_ref().map(|w| w.workers.clone()),
+                datafusion_runs,
             };
             run_sql_bench(&cfg, json)
         }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod cat;
+pub mod cluster;
 mod convert;
 mod demo;
 pub mod env;
@@ -304,8 +305,19 @@ pub enum Command {
         /// `datafusion.*`; an unknown key is an error.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         settings: Vec<String>,
+        /// Where the queries' stages run.
+        #[command(flatten)]
+        cluster: cluster::ClusterArgs,
         /// The SQL (one or more `;`-separated statements).
         query: Option<String>,
+    },
+    /// Serves the stages of distributed SQL queries (`sql --cluster`) on
+    /// an address until killed, decoding on `--backend` and `--devices`;
+    /// prints `warpread worker listening on URL` once it listens.
+    Worker {
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: String,
     },
     /// Converts a Parquet, ORC, CSV or Arrow IPC file to an Arrow IPC file
     /// whose columns are GSST- or Huffman-compressed (docs/gsst-format.md,
@@ -425,6 +437,7 @@ pub fn run(cli: Cli) -> Result<()> {
             parquet_reader,
             format,
             settings: sets,
+            cluster,
             query,
         } => sql::run(
             sql::SqlArgs {
@@ -432,10 +445,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 parquet_reader,
                 format,
                 settings: sets,
+                cluster,
                 query,
             },
             &settings,
         ),
+        Command::Worker { listen } => cluster::run_worker(&listen, &settings),
         Command::Convert {
             input,
             output,

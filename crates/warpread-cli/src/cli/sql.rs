@@ -3,6 +3,7 @@
 //! line or an interactive shell on stdin.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::array::RecordBatch;
@@ -10,11 +11,14 @@ use clap::ValueEnum;
 use datafusion::prelude::SessionContext;
 
 use super::Settings;
+use super::cluster::Workers;
 use crate::error::{Error, Result};
+use crate::exec::CpuBackend;
 use warpread_datafusion::{
     ParquetReader, StatementResult, WarpreadConfig, parse_setting, register_path_with, run_sql,
     runtime, session, session_config, set_options,
 };
+use warpread_distributed::coordinator_session;
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -39,6 +43,8 @@ pub struct SqlArgs {
     /// `KEY=VALUE` session settings (`warpread.*` or `datafusion.*`), set
     /// in order before any table is registered.
     pub settings: Vec<String>,
+    /// Where the queries' stages run.
+    pub cluster: super::cluster::ClusterArgs,
     /// The query; `None` starts the shell.
     pub query: Option<String>,
 }
@@ -58,22 +64,37 @@ pub(crate) async fn session_with_tables(
     settings_list: &[String],
     tables: &[String],
     parquet: ParquetReader,
+    workers: Option<&Workers>,
 ) -> Result<SessionContext> {
     let settings = settings(settings_list)?;
-    // The command line's backend, with its CUDA options (kernel cache
-    // included: without it every run compiles every kernel again).
-    let config = WarpreadConfig::with_devices(cli.select_devices()?)?;
-    for (i, b) in config.devices.iter().enumerate() {
-        eprintln!(
-            "backend{}: {}",
-            device_label(i, config.devices.len()),
-            b.describe()
-        );
-    }
     // information_schema backs SHOW TABLES and the shell's `\d`.
     // With `--parquet-reader datafusion` too: ORC and GSST tables are still
     // warpread's, and both readers plan joins with warpread's limits.
-    let ctx = session(config, session_config().with_information_schema(true));
+    let options = session_config().with_information_schema(true);
+    let ctx = match workers {
+        // The workers decode; what runs here (the last stage, a query too
+        // small to spread) runs on the CPU rather than holding devices the
+        // workers use.
+        Some(w) => coordinator_session(
+            WarpreadConfig::with_backend(Arc::new(CpuBackend::new())),
+            options,
+            w.workers.clone(),
+        ),
+        None => {
+            // The command line's backend, with its CUDA options (kernel
+            // cache included: without it every run compiles every kernel
+            // again).
+            let config = WarpreadConfig::with_devices(cli.select_devices()?)?;
+            for (i, b) in config.devices.iter().enumerate() {
+                eprintln!(
+                    "backend{}: {}",
+                    device_label(i, config.devices.len()),
+                    b.describe()
+                );
+            }
+            session(config, options)
+        }
+    };
     // Set on the session built, so that a join limit given here wins over
     // the one `session` picks.
     set_options(&ctx, &settings).map_err(|e| Error::datafusion("applying --set", e))?;
@@ -145,9 +166,16 @@ async fn execute(ctx: &SessionContext, sql: &str, format: OutputFormat) -> Resul
 
 /// Runs `sql`.
 pub fn run(args: SqlArgs, cli: &Settings) -> Result<()> {
+    let workers = args.cluster.workers(cli)?;
     runtime()?.block_on(async {
-        let ctx =
-            session_with_tables(cli, &args.settings, &args.tables, args.parquet_reader).await?;
+        let ctx = session_with_tables(
+            cli,
+            &args.settings,
+            &args.tables,
+            args.parquet_reader,
+            workers.as_ref(),
+        )
+        .await?;
         match &args.query {
             Some(q) => execute(&ctx, q, args.format).await,
             None => shell(&ctx, args.format).await,

@@ -6,6 +6,7 @@ mod cli;
 #[path = "../../../warpread/tests/it/common.rs"]
 #[allow(dead_code)]
 mod common;
+mod distributed;
 mod gsst;
 mod gsst_container;
 mod huffman_container;
