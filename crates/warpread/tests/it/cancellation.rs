@@ -4,50 +4,20 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use futures::StreamExt;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions, StageOutput};
+use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
 use warpread::parquet::{ParquetReaderBuilder, ParquetStreamBuilder};
-use warpread::plan::{Stage, StageOp};
 use warpread::read::ReadTuning;
+
+use super::stage_counting::{Counting, settled};
 
 /// Row groups in the test file: many more than a read keeps in flight.
 const GROUPS: usize = 40;
-
-/// The CPU backend, counting the stages it runs.
-#[derive(Default)]
-struct Counting {
-    cpu: CpuBackend,
-    stages: AtomicUsize,
-}
-
-impl Counting {
-    fn stages(&self) -> usize {
-        self.stages.load(Ordering::SeqCst)
-    }
-}
-
-impl Backend for Counting {
-    fn name(&self) -> &'static str {
-        self.cpu.name()
-    }
-    fn describe(&self) -> String {
-        self.cpu.describe()
-    }
-    fn run_stage(&self, stage: &Stage, input: &[u8]) -> warpread::Result<StageOutput> {
-        self.stages.fetch_add(1, Ordering::SeqCst);
-        self.cpu.run_stage(stage, input)
-    }
-    fn reads_host_input(&self, op: &StageOp) -> bool {
-        self.cpu.reads_host_input(op)
-    }
-}
 
 /// A GZIP Parquet file of [`GROUPS`] row groups of 2,000 rows.
 pub fn file() -> PathBuf {
@@ -94,23 +64,6 @@ fn builder(backend: Arc<dyn Backend>) -> ParquetReaderBuilder {
         .with_batch_size(500)
         .with_groups_in_flight(3)
         .with_tuning(ReadTuning::default().with_group_bytes(Some(1)))
-}
-
-/// `count()` once it has stopped changing for 300 ms (at most 10 s).
-pub fn settled(count: impl Fn() -> usize) -> usize {
-    let start = Instant::now();
-    let mut last = count();
-    let mut since = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-        let now = count();
-        if now != last {
-            (last, since) = (now, Instant::now());
-        } else if since.elapsed() > Duration::from_millis(300) {
-            break;
-        }
-    }
-    last
 }
 
 #[test]

@@ -79,7 +79,7 @@ fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
             pinned + mirrored
         };
         assert_eq!(
-            super::cancellation::settled(held),
+            super::stage_counting::settled(held),
             0,
             "{what}: held after the faulty read"
         );

@@ -34,4 +34,5 @@ mod parquet_page_index_damage;
 mod pinned_pool;
 mod reader_builders;
 mod span_inflate_differential;
+mod stage_counting;
 mod tuning;

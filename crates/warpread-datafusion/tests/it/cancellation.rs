@@ -1,0 +1,152 @@
+//! A SQL query dropped mid-scan stops its reads (the backend counts the
+//! stages that run after the drop), and on CUDA gives back the pinned
+//! blocks and device mirrors it held; the session then runs the query in
+//! full, as the CPU does.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use arrow::array::{Int64Array, RecordBatch};
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
+use warpread_datafusion::{
+    SessionContextExt, WarpReadOptions, WarpreadConfig, compare_results, run_sql, session,
+    session_config,
+};
+
+use crate::common::Rng;
+use crate::stage_counting::{Counting, settled};
+
+/// Row groups in the test file.
+const GROUPS: usize = 24;
+/// Rows per row group: 1.1 MB of incompressible integers, so that a read
+/// group of `warpread.group_mib = 1` holds one row group.
+const ROWS: usize = 140_000;
+
+const QUERY: &str = "SELECT k FROM t WHERE k % 3 <> 1";
+
+/// A GZIP Parquet file of [`GROUPS`] row groups of random integers.
+fn file() -> PathBuf {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!(
+            "warpread-sql-cancel-{}.parquet",
+            std::process::id()
+        ));
+        let mut rng = Rng::seeded(34);
+        let values = (0..GROUPS * ROWS).map(|_| rng.next() as i64);
+        let batch = RecordBatch::try_from_iter([(
+            "k",
+            Arc::new(Int64Array::from_iter_values(values)) as _,
+        )])
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(ROWS))
+            .set_compression(parquet::basic::Compression::GZIP(Default::default()))
+            .set_dictionary_enabled(false)
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    })
+    .clone()
+}
+
+/// One scan partition reading a row group per read group, one ahead.
+async fn sql_session(backend: Arc<dyn Backend>) -> SessionContext {
+    let mut config = session_config();
+    for (key, value) in [
+        ("datafusion.execution.target_partitions", "1"),
+        ("warpread.group_mib", "1"),
+        ("warpread.read_ahead", "1"),
+    ] {
+        config.options_mut().set(key, value).unwrap();
+    }
+    let ctx = session(WarpreadConfig::with_backend(backend), config);
+    ctx.register_warpread_parquet("t", file().to_str().unwrap(), WarpReadOptions::default())
+        .await
+        .unwrap();
+    ctx
+}
+
+/// Runs `QUERY` up to its first batch, then drops the stream.
+async fn first_batch_then_drop(ctx: &SessionContext) -> RecordBatch {
+    let mut stream = ctx
+        .sql(QUERY)
+        .await
+        .unwrap()
+        .execute_stream()
+        .await
+        .unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    drop(stream);
+    first
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_query_stops_reading() {
+    let whole = Arc::new(Counting::default());
+    let ctx = sql_session(whole.clone()).await;
+    let rows: usize = run_sql(&ctx, QUERY).await.unwrap()[0]
+        .batches
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    assert!(rows > GROUPS * ROWS / 2, "{rows} rows");
+    let all = whole.stages();
+    let per_group = all / GROUPS;
+    assert!(per_group > 0, "{all} stages");
+    let part = Arc::new(Counting::default());
+    let ctx = sql_session(part.clone()).await;
+    first_batch_then_drop(&ctx).await;
+    let ran = tokio::task::spawn_blocking(move || settled(|| part.stages()))
+        .await
+        .unwrap();
+    println!("sql cancellation: {ran} of {all} stages ran after the drop");
+    // The group handed out, the one read ahead, and one whose read had
+    // started: a few groups' stages, not 24.
+    assert!(ran <= 4 * per_group, "{ran} of {all} stages ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_cuda_query_gives_back_its_memory() {
+    let options = CudaOptions::default()
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    // A backend of its own: other tests' reads would hold memory of a
+    // shared one.
+    let cuda = match CudaBackend::with_options(0, options) {
+        Ok(b) => Arc::new(b),
+        Err(e) => {
+            println!("sql cancellation: skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    let cpu = sql_session(Arc::new(CpuBackend::new())).await;
+    let want = run_sql(&cpu, QUERY).await.unwrap();
+    let ctx = sql_session(cuda.clone()).await;
+    for round in 0..3 {
+        first_batch_then_drop(&ctx).await;
+        let backend = cuda.clone();
+        let held = tokio::task::spawn_blocking(move || {
+            settled(|| {
+                let (pinned, mirrored) = backend.held_memory();
+                pinned + mirrored
+            })
+        })
+        .await
+        .unwrap();
+        assert_eq!(held, 0, "round {round}: bytes held after the drop");
+    }
+    let got = run_sql(&ctx, QUERY).await.unwrap();
+    compare_results(&want[0].batches, &got[0].batches, 0.0).unwrap();
+    drop(got);
+    assert_eq!(cuda.held_memory(), (0, 0), "held after a whole query");
+}
