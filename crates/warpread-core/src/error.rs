@@ -163,6 +163,18 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+    /// A stage needs more device memory than its backend may use (its
+    /// device memory limit); readers retry the read group in smaller
+    /// groups before they report it.
+    #[error("device memory: {during} needs {needed} bytes, over the limit of {limit}")]
+    DeviceMemory {
+        /// What needed the memory.
+        during: &'static str,
+        /// Bytes it needed.
+        needed: u64,
+        /// Bytes the backend may use.
+        limit: u64,
+    },
     /// NVRTC could not compile a kernel source; carries the compiler log.
     #[error("NVRTC failed to compile {kernel}: {log}")]
     KernelCompile {
@@ -286,6 +298,17 @@ impl Error {
         Self::DataFusion {
             context: context.into(),
             source: Box::new(source),
+        }
+    }
+
+    /// Whether the device ran out of memory: a stage over the backend's
+    /// limit ([`Error::DeviceMemory`]) or the driver's own
+    /// `CUDA_ERROR_OUT_OF_MEMORY`. A smaller read may succeed.
+    pub fn is_device_out_of_memory(&self) -> bool {
+        match self {
+            Self::DeviceMemory { .. } => true,
+            Self::Cuda { message, .. } => message.contains("CUDA_ERROR_OUT_OF_MEMORY"),
+            _ => false,
         }
     }
 

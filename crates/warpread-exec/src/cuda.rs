@@ -671,6 +671,16 @@ impl CudaBackend {
         self.faults
             .alloc(&self.options.faults)
             .map_err(|e| Error::cuda("allocating device memory", e))?;
+        if let Some(limit) = self.options.device_memory_limit {
+            let needed = (input.len() as u64).saturating_add(stage.output_bytes() as u64);
+            if needed > limit as u64 {
+                return Err(Error::DeviceMemory {
+                    during: "a decode stage",
+                    needed,
+                    limit: limit as u64,
+                });
+            }
+        }
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(
                 "{} jobs in one stage (at most {})",

@@ -15,7 +15,10 @@ fn class_of(err: &Error) -> &'static str {
         Error::Corrupt { .. } | Error::InvalidPlan(_) => "CorruptDataError",
         Error::Format { .. } | Error::Parquet { .. } => "FileFormatError",
         Error::Arrow { .. } => "ArrowConversionError",
-        Error::CudaUnavailable(_) | Error::Cuda { .. } | Error::KernelCompile { .. } => "CudaError",
+        Error::CudaUnavailable(_)
+        | Error::Cuda { .. }
+        | Error::DeviceMemory { .. }
+        | Error::KernelCompile { .. } => "CudaError",
         Error::Mismatch { .. } => "MismatchError",
         Error::Unsupported(_) => "UnsupportedError",
         Error::Io { .. } | Error::ObjectStore { .. } => "WarpreadIOError",
@@ -51,6 +54,7 @@ fn cause_of(err: &Error) -> String {
         Error::InvalidPlan(m) | Error::CudaUnavailable(m) | Error::Unsupported(m) => m.clone(),
         Error::KernelCompile { log, .. } => log.clone(),
         Error::Cuda { message, .. } => message.clone(),
+        e @ Error::DeviceMemory { .. } => e.to_string(),
         Error::Mismatch { detail, .. } => detail.clone(),
         Error::DataFusion { source, .. } => source.to_string(),
     }

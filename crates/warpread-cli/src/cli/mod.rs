@@ -95,6 +95,11 @@ pub struct OptionArgs {
     /// hold at most (0 turns mirrors off; default half the device's).
     #[arg(long, global = true, value_name = "MIB")]
     pub device_mirror_mib: Option<usize>,
+    /// CUDA: MiB of device memory one decode stage may take (its input and
+    /// output); a read group over it is read again one stripe or row group
+    /// at a time (default: the device's memory).
+    #[arg(long, global = true, value_name = "MIB")]
+    pub device_memory_mib: Option<usize>,
     /// CUDA: how many times a request's size a free pinned block may be and
     /// still serve it (default 4; 1: only its own size class).
     #[arg(long, global = true, value_name = "N")]
@@ -189,6 +194,9 @@ impl OptionArgs {
         }
         if let Some(n) = self.pinned_larger {
             o = o.with_pinned_larger(n);
+        }
+        if let Some(mib) = self.device_memory_mib {
+            o = o.with_device_memory_limit(Some(mib.saturating_mul(1 << 20)));
         }
         if let Some(n) = self.scan_partitions {
             o = o.with_scan_partitions(Some(n));

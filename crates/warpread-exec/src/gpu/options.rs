@@ -109,6 +109,15 @@ pub struct CudaOptions {
     /// handle a device that runs out of memory or fails a launch
     /// ([`Faults`](super::Faults); default: none).
     pub faults: super::Faults,
+    /// Most device bytes one decode stage may take, its input and output
+    /// together (`None`, the default: as much as the device has). A stage
+    /// over it fails with [`Error::DeviceMemory`](crate::error::Error::DeviceMemory)
+    /// before it allocates, and the readers read its group again one stripe
+    /// or row group at a time, so a read larger than the device streams
+    /// through it. Lanes run stages side by side: the backend holds at most
+    /// its lanes times this, plus the mirrors' cap
+    /// ([`device_mirror_bytes`](Self::device_mirror_bytes)).
+    pub device_memory_limit: Option<usize>,
 }
 
 /// Fewest spans a stream must hold to be inflated in spans.
@@ -138,6 +147,7 @@ impl Default for CudaOptions {
             scan_partitions: Some(SCAN_PARTITIONS),
             span_inflate: Some(SpanOptions::default()),
             faults: super::Faults::default(),
+            device_memory_limit: None,
         }
     }
 }
@@ -182,6 +192,12 @@ impl CudaOptions {
     /// Sets [`span_inflate`](Self::span_inflate).
     pub fn with_span_inflate(mut self, spans: Option<SpanOptions>) -> Self {
         self.span_inflate = spans;
+        self
+    }
+
+    /// Sets [`device_memory_limit`](Self::device_memory_limit).
+    pub fn with_device_memory_limit(mut self, bytes: Option<usize>) -> Self {
+        self.device_memory_limit = bytes;
         self
     }
 

@@ -13,6 +13,7 @@ use arrow::array::{RecordBatch, RecordBatchReader};
 use arrow::datatypes::SchemaRef;
 use arrow::error::ArrowError;
 
+use super::file::or_unit_by_unit;
 use super::selection::{RowSelection, Shaper};
 use super::{GroupedFile, ReadOptions, ReadStats};
 use crate::error::{Error, Result};
@@ -356,7 +357,8 @@ impl<F: GroupedFile> Planned<F> {
             .collect::<Vec<_>>();
         let read_one = |g: F::Group, front: &Front| {
             let mut own = ReadStats::default();
-            file.read_group_in_flight(&g, &read, backend.as_ref(), front, &mut own)
+            let first = file.read_group_in_flight(&g, &read, backend.as_ref(), front, &mut own);
+            or_unit_by_unit(first, file.as_ref(), &g, &read, backend.as_ref(), &mut own)
                 .map(|(batches, rows)| (batches, rows, own))
         };
         pipeline::run_each(wanted, depth, read_one, |out| {
@@ -389,10 +391,19 @@ impl<F: GroupedFile> Planned<F> {
             if !self.shaper.wants(&self.file.group_span(&group)) {
                 continue;
             }
-            let out = self
+            let backend = self.backend.as_ref();
+            let first = self
                 .file
-                .read_group(&group, &self.read, self.backend.as_ref(), &mut self.stats)
-                .and_then(|(batches, rows)| self.shaper.shape(batches, &rows));
+                .read_group(&group, &self.read, backend, &mut self.stats);
+            let out = or_unit_by_unit(
+                first,
+                self.file.as_ref(),
+                &group,
+                &self.read,
+                backend,
+                &mut self.stats,
+            )
+            .and_then(|(batches, rows)| self.shaper.shape(batches, &rows));
             match out {
                 Ok(b) if b.is_empty() => continue,
                 other => return Some(other),

@@ -94,3 +94,44 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
         self.read_group(group, options, backend, stats)
     }
 }
+
+/// Reads of `group` that ran out of device memory (`first`, the read's
+/// result) read again one stripe or row group per group, so that a read
+/// group larger than the device streams through it in smaller ones; any
+/// other result is returned as it is. A single unit that still does not
+/// fit fails with the device's error. The units are planned again with the
+/// same options over the group's rows, and the reader's shaping keeps only
+/// the rows it selected.
+pub(crate) fn or_unit_by_unit<F: GroupedFile>(
+    first: Result<(Vec<RecordBatch>, Vec<Range<u64>>)>,
+    file: &F,
+    group: &F::Group,
+    options: &ReadOptions,
+    backend: &dyn Backend,
+    stats: &mut ReadStats,
+) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)> {
+    let error = match first {
+        Err(e) if e.is_device_out_of_memory() => e,
+        other => return other,
+    };
+    let span = file.group_span(group);
+    let mut small = options.clone();
+    small.tuning = small.tuning.with_group_bytes(Some(1));
+    let inside = |rows: Range<u64>| span.start <= rows.start && rows.end <= span.end;
+    let units = file.plan_groups(&small, backend, &inside, stats)?;
+    if units.len() <= 1 {
+        return Err(error);
+    }
+    tracing::debug!(
+        "{}: read group of rows {span:?} out of device memory ({error}); reading its {} units one by one",
+        F::FORMAT,
+        units.len()
+    );
+    let (mut batches, mut rows) = (Vec::new(), Vec::new());
+    for unit in &units {
+        let (b, r) = file.read_group(unit, &small, backend, stats)?;
+        batches.extend(b);
+        rows.extend(r);
+    }
+    Ok((batches, rows))
+}

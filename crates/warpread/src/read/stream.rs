@@ -24,6 +24,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::builder::{Planned, Settings, settings_methods};
+use super::file::or_unit_by_unit;
 use super::{GroupedFile, ReadStats};
 use crate::error::{Error, Result};
 use crate::source::Source;
@@ -350,7 +351,9 @@ impl<F: GroupedFile> StreamState<F> {
                 async move {
                     run_fetching(&object.store, &object.location, src.source(), move || {
                         let mut stats = ReadStats::default();
-                        file.read_group(&group, &read, backend.as_ref(), &mut stats)
+                        let backend = backend.as_ref();
+                        let first = file.read_group(&group, &read, backend, &mut stats);
+                        or_unit_by_unit(first, file.as_ref(), &group, &read, backend, &mut stats)
                             .map(|(b, rows)| (b, rows, stats))
                     })
                     .await

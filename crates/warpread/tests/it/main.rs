@@ -14,6 +14,7 @@ mod corrupt_inputs;
 mod crc32_differential;
 mod deflate_differential;
 mod device_faults;
+mod device_memory;
 mod examples;
 mod huffman_container;
 mod huffman_differential;

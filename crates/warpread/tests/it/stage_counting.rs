@@ -1,9 +1,10 @@
-//! A backend that counts the stages it runs, and a wait for a count to
-//! settle: what the cancellation tests measure a dropped read with. Shared
-//! with `warpread-datafusion`'s tests (included there by path), so it
-//! names nothing of this test crate.
+//! Test backends over the CPU reference: one that counts the stages it
+//! runs (with a wait for a count to settle: what the cancellation tests
+//! measure a dropped read with), and one that stands in for a device with
+//! little memory. Shared with `warpread-datafusion`'s tests (included there
+//! by path), so it names nothing of this test crate.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use warpread::exec::{Backend, CpuBackend, StageOutput};
@@ -53,4 +54,66 @@ pub fn settled(count: impl Fn() -> usize) -> usize {
         }
     }
     last
+}
+
+/// The CPU reference refusing, as the CUDA backend does under
+/// `CudaOptions::device_memory_limit`, every stage whose input and output
+/// together exceed `limit` bytes; it keeps the largest stage it saw and
+/// counts those it refused.
+pub struct SmallDevice {
+    cpu: CpuBackend,
+    limit: u64,
+    largest: AtomicU64,
+    refused: AtomicUsize,
+}
+
+impl SmallDevice {
+    /// A device that takes stages of up to `limit` bytes.
+    pub fn new(limit: u64) -> Self {
+        Self {
+            cpu: CpuBackend::new(),
+            limit,
+            largest: AtomicU64::new(0),
+            refused: AtomicUsize::new(0),
+        }
+    }
+
+    /// The largest stage it was given, in bytes.
+    pub fn largest(&self) -> u64 {
+        self.largest.load(Ordering::SeqCst)
+    }
+
+    /// Stages it refused.
+    pub fn refused(&self) -> usize {
+        self.refused.load(Ordering::SeqCst)
+    }
+}
+
+impl Backend for SmallDevice {
+    fn name(&self) -> &'static str {
+        self.cpu.name()
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} with {} bytes per stage",
+            self.cpu.describe(),
+            self.limit
+        )
+    }
+    fn run_stage(&self, stage: &Stage, input: &[u8]) -> warpread::Result<StageOutput> {
+        let needed = (input.len() as u64).saturating_add(stage.output_bytes() as u64);
+        self.largest.fetch_max(needed, Ordering::SeqCst);
+        if needed > self.limit {
+            self.refused.fetch_add(1, Ordering::SeqCst);
+            return Err(warpread::Error::DeviceMemory {
+                during: "a test stage",
+                needed,
+                limit: self.limit,
+            });
+        }
+        self.cpu.run_stage(stage, input)
+    }
+    fn reads_host_input(&self, op: &StageOp) -> bool {
+        self.cpu.reads_host_input(op)
+    }
 }
