@@ -154,6 +154,30 @@ impl<'a> Reader<'a> {
         Ok(Some(self.value))
     }
 
+    /// How many of the next values are 0 without a byte read: the rest of
+    /// a miniblock of width 0 and minimum delta 0 after a value of 0.
+    #[inline]
+    pub fn zeros_ahead(&self) -> usize {
+        if self.done == 0
+            || self.in_mini >= self.per_mini
+            || self.width != 0
+            || self.min_delta != 0
+            || self.value != 0
+        {
+            return 0;
+        }
+        (self.per_mini - self.in_mini).min(self.total - self.done)
+    }
+
+    /// Skips `n` values, at most [`zeros_ahead`](Self::zeros_ahead): what
+    /// `n` calls of [`next_value`](Self::next_value) would do.
+    #[inline]
+    pub fn skip_zeros(&mut self, n: usize) {
+        debug_assert!(n <= self.zeros_ahead());
+        self.in_mini += n;
+        self.done += n;
+    }
+
     /// Skips the remaining values and returns the byte offset where the
     /// stream ends (after the padded last miniblock).
     pub fn end(mut self) -> Result<usize, Failure> {

@@ -87,6 +87,18 @@ pub fn data(input: &[u8], out: &mut [u8]) -> ChunkStatus {
     };
     let (mut written, mut prev_at, mut suffix_at, mut i) = (0usize, 0usize, 0usize, 0usize);
     while written < out.len() {
+        // A run of empty values (both lengths 0, read from no byte) only
+        // moves the previous value's start: one step for the run. Value by
+        // value, a header claiming billions of them looped for seconds (a
+        // fuzzed `parquet_ops` timeout).
+        let k = s.prefixes.zeros_ahead().min(s.suffixes.zeros_ahead());
+        if k > 0 {
+            s.prefixes.skip_zeros(k);
+            s.suffixes.skip_zeros(k);
+            prev_at = written;
+            i += k;
+            continue;
+        }
         let (p, q) = match next(&mut s, i) {
             Ok(Some(x)) => x,
             Ok(None) => return ChunkStatus::failed(StatusCode::OutputShort, 0, written as u64),
@@ -119,6 +131,39 @@ pub fn data(input: &[u8], out: &mut [u8]) -> ChunkStatus {
 mod tests {
     use super::super::encode;
     use super::*;
+
+    /// A fuzzed `parquet_ops` timeout: prefix and suffix streams of 2^31 - 1
+    /// zeros (a block of 2^31 values, miniblocks of width 0) in 17 bytes.
+    /// The data pass looped over every empty value; it now steps over a
+    /// miniblock's run at once, with the same status.
+    #[test]
+    fn billions_of_empty_values_are_stepped_over() {
+        // Block 2^31 (varint), 4 miniblocks, 2^31 - 1 values, first 0;
+        // the block: minimum delta 0, four widths of 0.
+        let stream = [
+            0x80, 0x80, 0x80, 0x80, 0x08, 0x04, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0, 0,
+        ];
+        let input = [&stream[..], &stream[..]].concat();
+        let t = std::time::Instant::now();
+        let st = data(&input, &mut [0u8; 1]);
+        assert_eq!(st.status(), StatusCode::OutputShort, "{st}");
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            t.elapsed()
+        );
+        // Runs of empty values between others decode as before.
+        let mut vals: Vec<&[u8]> = vec![b"axis"];
+        vals.extend(std::iter::repeat_n(&b""[..], 300));
+        vals.extend([&b"b"[..], &b""[..], &b"babble"[..]]);
+        vals.extend(std::iter::repeat_n(&b""[..], 200));
+        let bytes = encode(&vals);
+        let want = vals.concat();
+        let mut out = vec![0u8; want.len()];
+        let st = data(&bytes, &mut out);
+        assert!(st.is_ok(), "{st}");
+        assert_eq!(out, want);
+    }
 
     #[test]
     fn round_trips() {
