@@ -17,7 +17,7 @@ use warpread_datafusion::{
 };
 
 use crate::common::Rng;
-use crate::stage_counting::{Counting, SmallDevice, settled};
+use crate::stage_counting::{Counting, SmallDevice, settled, write_gzip_parquet};
 
 /// Row groups in the test file.
 const GROUPS: usize = 24;
@@ -42,19 +42,7 @@ fn file() -> PathBuf {
             Arc::new(Int64Array::from_iter_values(values)) as _,
         )])
         .unwrap();
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_row_count(Some(ROWS))
-            .set_compression(parquet::basic::Compression::GZIP(Default::default()))
-            .set_dictionary_enabled(false)
-            .build();
-        let mut w = parquet::arrow::ArrowWriter::try_new(
-            std::fs::File::create(&path).unwrap(),
-            batch.schema(),
-            Some(props),
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        write_gzip_parquet(&path, &batch, ROWS, false);
         path
     })
     .clone()

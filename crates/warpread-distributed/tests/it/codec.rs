@@ -8,7 +8,7 @@ use datafusion_proto::bytes::{
 use warpread_datafusion::{compare_results, session, session_config, sorted_rows};
 use warpread_distributed::WarpCodec;
 
-use crate::{QUERIES, cpu_config, register_fixtures};
+use crate::{QUERIES, cpu_config, plan_of, register_fixtures};
 
 #[tokio::test]
 async fn scans_round_trip_through_the_codec() {
@@ -26,19 +26,12 @@ async fn scans_round_trip_through_the_codec() {
     let ctx = session(cpu_config(), options);
     register_fixtures(&ctx).await;
     for sql in QUERIES {
-        let plan = ctx
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
+        let (plan, before) = plan_of(&ctx, sql).await;
         let bytes = physical_plan_to_bytes_with_extension_codec(plan.clone(), &WarpCodec)
             .unwrap_or_else(|e| panic!("{sql}: encode: {e}"));
         let decoded =
             physical_plan_from_bytes_with_extension_codec(&bytes, &ctx.task_ctx(), &WarpCodec)
                 .unwrap_or_else(|e| panic!("{sql}: decode: {e}"));
-        let before = displayable(plan.as_ref()).indent(true).to_string();
         let after = displayable(decoded.as_ref()).indent(true).to_string();
         for shown in ["reader=warpread", "read_ahead=3"] {
             assert_eq!(

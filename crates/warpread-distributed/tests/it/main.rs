@@ -32,6 +32,24 @@ pub async fn register_fixtures(ctx: &SessionContext) {
         .unwrap();
 }
 
+/// The physical plan of `sql` in `ctx`, and its indented text.
+pub async fn plan_of(
+    ctx: &SessionContext,
+    sql: &str,
+) -> (Arc<dyn datafusion::physical_plan::ExecutionPlan>, String) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let text = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    (plan, text)
+}
+
 /// Queries over `t` that touch filters, aggregates, joins, sorts and
 /// limits.
 pub const QUERIES: &[&str] = &[

@@ -2,13 +2,12 @@
 //! the rows a single-process session gives; a scan's settings reach the
 //! workers with it.
 
-use datafusion::physical_plan::displayable;
 use datafusion::prelude::SessionContext;
 use tokio::net::TcpListener;
 use warpread_datafusion::{compare_results, run_sql, session, session_config, set_options};
 use warpread_distributed::{StaticWorkers, coordinator_session, serve};
 
-use crate::{QUERIES, cpu_config, register_fixtures};
+use crate::{QUERIES, cpu_config, plan_of, register_fixtures};
 
 /// Two workers on loopback ports, served by tasks of this runtime.
 async fn two_workers() -> StaticWorkers {
@@ -42,14 +41,7 @@ async fn queries_on_two_workers_match_one_process() {
     let ctx = coordinator(two_workers().await).await;
     let single = session(cpu_config(), Default::default());
     register_fixtures(&single).await;
-    let plan = ctx
-        .sql(QUERIES[1])
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = displayable(plan.as_ref()).indent(true).to_string();
+    let (_, shown) = plan_of(&ctx, QUERIES[1]).await;
     assert!(
         shown.contains("DistributedExec") && shown.contains("reader=warpread"),
         "not spread over the workers:\n{shown}"
@@ -76,14 +68,7 @@ async fn a_tables_options_plan_and_run_on_the_workers() {
     run_sql(&ctx, &table.replace("{}", path.to_str().unwrap()))
         .await
         .unwrap();
-    let plan = ctx
-        .sql("SELECT count(*) FROM c WHERE k32 > 3")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = displayable(plan.as_ref()).indent(true).to_string();
+    let (_, shown) = plan_of(&ctx, "SELECT count(*) FROM c WHERE k32 > 3").await;
     assert!(shown.contains("group_mib=1"), "{shown}");
     run_sql(&ctx, "SELECT count(*) FROM c WHERE k32 > 3")
         .await

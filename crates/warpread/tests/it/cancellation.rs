@@ -14,7 +14,7 @@ use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
 use warpread::parquet::{ParquetReaderBuilder, ParquetStreamBuilder};
 use warpread::read::ReadTuning;
 
-use super::stage_counting::{Counting, settled};
+use super::stage_counting::{Counting, settled, write_gzip_parquet};
 
 /// Row groups in the test file: many more than a read keeps in flight.
 const GROUPS: usize = 40;
@@ -41,18 +41,7 @@ fn write_file() -> PathBuf {
         ),
     ])
     .unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_row_count(Some(2000))
-        .set_compression(parquet::basic::Compression::GZIP(Default::default()))
-        .build();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(&path).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_gzip_parquet(&path, &batch, 2000, true);
     path
 }
 

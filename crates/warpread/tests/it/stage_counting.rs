@@ -1,7 +1,7 @@
 //! Test backends over the CPU reference: one that counts the stages it
 //! runs (with a wait for a count to settle: what the cancellation tests
-//! measure a dropped read with), and one that stands in for a device with
-//! little memory. Shared with `warpread-datafusion`'s tests (included there
+//! measure a dropped read with), one that stands in for a device with
+//! little memory, and the GZIP Parquet writer of their files. Shared with `warpread-datafusion`'s tests (included there
 //! by path), so it names nothing of this test crate.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -116,4 +116,27 @@ impl Backend for SmallDevice {
     fn reads_host_input(&self, op: &StageOp) -> bool {
         self.cpu.reads_host_input(op)
     }
+}
+
+/// Writes `batch` to `path` as GZIP Parquet in row groups of `rows` rows
+/// (dictionary pages off when `dictionary` is false).
+pub fn write_gzip_parquet(
+    path: &std::path::Path,
+    batch: &arrow::array::RecordBatch,
+    rows: usize,
+    dictionary: bool,
+) {
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows))
+        .set_compression(parquet::basic::Compression::GZIP(Default::default()))
+        .set_dictionary_enabled(dictionary)
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
 }
