@@ -617,7 +617,7 @@ struct Counts {
     ops: BTreeMap<String, u64>,
 }
 
-fn open_cuda(a: &Args) -> Arc<dyn Backend> {
+fn open_cuda(a: &Args) -> Arc<CudaBackend> {
     let options = CudaOptions::default()
         .with_host_share(false)
         .with_kernel_cache(a.kernel_cache.clone());
@@ -692,10 +692,13 @@ fn main() {
         }
     );
     let cpu: Arc<dyn Backend> = Arc::new(CpuBackend::new());
-    let mut gpu: Arc<dyn Backend> = if a.cpu_only {
-        Arc::new(CpuBackend::new())
-    } else {
-        open_cuda(&a)
+    // The CUDA backend, kept typed for its counters (stages it ran on the
+    // device); a fresh one after a driver error adds to the count.
+    let mut cuda: Option<Arc<CudaBackend>> = (!a.cpu_only).then(|| open_cuda(&a));
+    let mut stages_before = 0;
+    let mut gpu: Arc<dyn Backend> = match &cuda {
+        Some(c) => c.clone(),
+        None => Arc::new(CpuBackend::new()),
     };
     if let Some(d) = &a.dump {
         std::fs::create_dir_all(d).unwrap();
@@ -777,7 +780,10 @@ fn main() {
             }
             if v.starts_with("CUDA driver error") && !a.cpu_only {
                 // A sticky error poisons the context: start a fresh one.
-                gpu = open_cuda(&a);
+                let fresh = open_cuda(&a);
+                stages_before += cuda.as_ref().map_or(0, |c| c.profile().stages);
+                gpu = fresh.clone();
+                cuda = Some(fresh);
             }
         }
     }
@@ -792,7 +798,7 @@ fn main() {
     eprintln!("mutations: {}", ops.join(" "));
     println!(
         "SUMMARY mutants={} both_ok_equal={} both_err={} err_variant_differs={} disagreements={} \
-         panics={} gpu_driver_errors={} seconds={:.1} slowest_ms={} slowest={}",
+         panics={} gpu_driver_errors={} gpu_stages={} seconds={:.1} slowest_ms={} slowest={}",
         c.mutants,
         c.both_ok_equal,
         c.both_err,
@@ -800,6 +806,7 @@ fn main() {
         c.disagreements,
         c.panics,
         c.gpu_driver_errors,
+        stages_before + cuda.as_ref().map_or(0, |c| c.profile().stages),
         start.elapsed().as_secs_f64(),
         c.slowest_ms,
         c.slowest
