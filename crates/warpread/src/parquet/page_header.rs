@@ -56,6 +56,8 @@ pub type ParseError = String;
 struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Non-empty collections of bools are errors ([`check_footer`]).
+    no_bool_collections: bool,
 }
 
 const MAX_DEPTH: u32 = 32;
@@ -133,6 +135,9 @@ impl Reader<'_> {
                     n = self.varint()?;
                 }
                 self.fits(n, 1)?;
+                if n > 0 {
+                    self.no_bools(&[et])?;
+                }
                 for _ in 0..n {
                     self.element(et, depth + 1)?;
                 }
@@ -145,6 +150,7 @@ impl Reader<'_> {
                 }
                 let kv = self.byte()?;
                 self.fits(n, 2)?;
+                self.no_bools(&[kv >> 4, kv & 0x0f])?;
                 for _ in 0..n {
                     self.element(kv >> 4, depth + 1)?;
                     self.element(kv & 0x0f, depth + 1)?;
@@ -158,6 +164,8 @@ impl Reader<'_> {
                 }
                 Ok(())
             }
+            // A UUID, as the parquet crate's skip reads it.
+            13 => self.advance(16),
             t => Err(format!("unknown thrift type {t} in page header")),
         }
     }
@@ -171,6 +179,17 @@ impl Reader<'_> {
         } else {
             self.skip(ty, depth)
         }
+    }
+
+    /// Fails on bool element types when [`check_footer`] walks.
+    fn no_bools(&self, types: &[u8]) -> Result<(), ParseError> {
+        if self.no_bool_collections && types.iter().any(|&t| t == 1 || t == 2) {
+            return Err(format!(
+                "a non-empty collection of bools at byte {}",
+                self.pos
+            ));
+        }
+        Ok(())
     }
 
     /// Fails unless `n` elements of at least `bytes` bytes each fit in
@@ -238,7 +257,11 @@ impl Reader<'_> {
 /// the footer: `FileMetaData` field 8 is `encryption_algorithm`, set by
 /// writers that encrypt columns under a plaintext footer).
 pub fn struct_has_field(buf: &[u8], id: i16) -> Result<bool, ParseError> {
-    let mut r = Reader { buf, pos: 0 };
+    let mut r = Reader {
+        buf,
+        pos: 0,
+        no_bool_collections: false,
+    };
     let mut last = 0;
     while let Some((fid, ty)) = r.field(&mut last)? {
         if fid == id {
@@ -249,9 +272,31 @@ pub fn struct_has_field(buf: &[u8], id: i16) -> Result<bool, ParseError> {
     Ok(false)
 }
 
+/// Walks the whole Thrift struct at the start of `buf` (a footer) before
+/// the parquet crate decodes it: every collection must fit in the bytes
+/// left, and none may hold bools. The crate's skip of unknown fields
+/// (parquet 59.3, `skip_till_depth`) reads no byte for a bool element,
+/// where the compact protocol gives it one, so an unknown list of bools
+/// claiming 2^31 elements loops without reading (a fuzzed footer of
+/// `parquet_file`: 3 s for one, nested ones far longer), and past a
+/// non-empty one the crate's parse parts from this walk. The footer's
+/// structs (`FileMetaData` and what it holds) have no bool collections.
+pub fn check_footer(buf: &[u8]) -> Result<(), ParseError> {
+    let mut r = Reader {
+        buf,
+        pos: 0,
+        no_bool_collections: true,
+    };
+    r.skip(12, 0)
+}
+
 /// Parses the page header at the start of `buf`.
 pub fn parse_page_header(buf: &[u8]) -> Result<PageHeader, ParseError> {
-    let mut r = Reader { buf, pos: 0 };
+    let mut r = Reader {
+        buf,
+        pos: 0,
+        no_bool_collections: false,
+    };
     let mut h = PageHeader {
         kind: PageKind::Other(-1),
         uncompressed_size: -1,
@@ -342,5 +387,33 @@ mod tests {
         assert!(struct_has_field(&list, 8).unwrap_err().contains("elements"));
         // Two entries need four bytes.
         assert!(struct_has_field(&map_of_bools(0x02)[..5], 8).is_err());
+    }
+
+    /// A fuzzed footer (a `parquet_file` timeout on the GPU host): an
+    /// unknown field holding a list of bools that claims 2^31 - 1 elements;
+    /// the parquet crate's skip read no byte per element and looped 3 s.
+    /// The footer walk refuses it at once, and any bool collection.
+    #[test]
+    fn footers_with_bool_collections_are_refused() {
+        // Field 100 (explicit id, zigzag 200), list: header 0xf1 (size
+        // follows, bools), size 2^31 - 1; stop.
+        let footer = [0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00];
+        let t = std::time::Instant::now();
+        let e = check_footer(&footer).unwrap_err();
+        assert!(e.contains("elements"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // Two bools, in the two bytes they take: still refused.
+        let two = [0x09, 0xc8, 0x01, 0x21, 0x01, 0x02, 0x00];
+        assert!(check_footer(&two).unwrap_err().contains("bools"));
+        // A map with bool values too.
+        assert!(
+            check_footer(&[0x1b, 0x01, 0x51, 0x02, 0x01, 0x00])
+                .unwrap_err()
+                .contains("bools")
+        );
+        // An empty one, and other collections, are fine.
+        assert_eq!(check_footer(&[0x09, 0xc8, 0x01, 0x01, 0x00]), Ok(()));
+        assert_eq!(check_footer(&[0x19, 0x25, 0x02, 0x04, 0x00]), Ok(()));
+        assert!(check_footer(&footer[..5]).is_err());
     }
 }

@@ -110,6 +110,11 @@ impl ParquetFile {
         }
         let mut footer_bytes = Vec::new();
         src.read_into(len - 8 - footer, footer, &mut footer_bytes, &at)?;
+        // Walked first: the parquet crate's footer parser loops without
+        // reading on some hostile bytes (`page_header::check_footer`).
+        page_header::check_footer(&footer_bytes).map_err(|m| {
+            Error::parquet(&at.clone().at(len - 8 - footer), format!("footer: {m}"))
+        })?;
         if page_header::struct_has_field(&footer_bytes, 8).unwrap_or(false) {
             return Err(Error::Unsupported(format!(
                 "{}: encrypted Parquet columns (plaintext footer), no key",

@@ -103,3 +103,26 @@ fn damaged_parquet_fixtures_never_panic() {
     );
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+/// A footer whose unknown field is a list of 2^31 - 1 bools (a fuzzed
+/// `parquet_file` timeout on the GPU host): the parquet crate's skip reads
+/// no byte per bool and looped seconds on it (far longer in a debug
+/// build); the reader now refuses the footer before the crate sees it.
+#[test]
+fn a_footer_list_of_billions_of_bools_is_refused_at_once() {
+    let footer = [0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00];
+    let mut file = b"PAR1".to_vec();
+    file.extend_from_slice(&footer);
+    file.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+    file.extend_from_slice(b"PAR1");
+    let t = std::time::Instant::now();
+    let e = ParquetFile::from_bytes("bools.parquet", bytes::Bytes::from(file))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("footer") && e.contains("elements"), "{e}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+}
