@@ -10,13 +10,13 @@ use std::sync::{Arc, OnceLock};
 use arrow::array::{Int64Array, RecordBatch};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
+use warpread::exec::{Backend, CpuBackend};
 use warpread_datafusion::{
     SessionContextExt, WarpReadOptions, WarpreadConfig, compare_results, run_sql, session,
     session_config,
 };
 
-use crate::common::Rng;
+use crate::common::{Rng, cuda_options, cuda_own};
 use crate::stage_counting::{Counting, SmallDevice, settled, write_gzip_parquet};
 
 /// Row groups in the test file.
@@ -111,17 +111,8 @@ async fn a_dropped_query_stops_reading() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_cuda_query_gives_back_its_memory() {
-    let options = CudaOptions::default()
-        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
-        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
-    // A backend of its own: other tests' reads would hold memory of a
-    // shared one.
-    let cuda = match CudaBackend::with_options(0, options) {
-        Ok(b) => Arc::new(b),
-        Err(e) => {
-            println!("sql cancellation: skipped: no CUDA device ({e})");
-            return;
-        }
+    let Some(cuda) = cuda_own(cuda_options(), "sql cancellation") else {
+        return;
     };
     let cpu = sql_session(Arc::new(CpuBackend::new())).await;
     let want = run_sql(&cpu, QUERY).await.unwrap();

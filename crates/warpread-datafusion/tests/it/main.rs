@@ -6,8 +6,6 @@
 // the crate's `clippy.toml` rule is for its library code.
 #[allow(clippy::disallowed_methods)]
 mod common;
-// The GPU half reads the kernel cache folder from the environment.
-#[allow(clippy::disallowed_methods)]
 mod cancellation;
 mod examples;
 mod object_stores;

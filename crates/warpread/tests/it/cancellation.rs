@@ -10,10 +10,11 @@ use futures::StreamExt;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
+use warpread::exec::{Backend, CpuBackend};
 use warpread::parquet::{ParquetReaderBuilder, ParquetStreamBuilder};
 use warpread::read::ReadTuning;
 
+use super::common::{cuda_options, cuda_own};
 use super::stage_counting::{Counting, settled, write_gzip_parquet};
 
 /// Row groups in the test file: many more than a read keeps in flight.
@@ -104,17 +105,8 @@ fn a_dropped_reader_stops_decoding_its_file() {
 
 #[test]
 fn a_dropped_cuda_read_gives_back_its_pinned_blocks_and_mirrors() {
-    let options = CudaOptions::default()
-        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
-        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
-    // A backend of its own: other tests' reads would hold memory of the
-    // shared one.
-    let cuda = match CudaBackend::with_options(0, options) {
-        Ok(b) => Arc::new(b),
-        Err(e) => {
-            println!("cancellation: skipped: no CUDA device ({e})");
-            return;
-        }
+    let Some(cuda) = cuda_own(cuda_options(), "cancellation") else {
+        return;
     };
     let want: Vec<RecordBatch> = builder(Arc::new(CpuBackend::new()))
         .build()

@@ -67,13 +67,32 @@ pub fn cuda_host_share(test: &str) -> Option<&'static CudaBackend> {
     opened(&BACKEND, true, test)
 }
 
+/// The options tests open CUDA backends with: compiled kernels kept where
+/// the harness asks (the GPU host's test runs set it), as the CLI keeps
+/// them; kernel variants under test from the folder it names.
+pub fn cuda_options() -> CudaOptions {
+    CudaOptions::default()
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"))
+}
+
+/// A CUDA backend of the test's own (other tests' reads would hold memory
+/// of a shared one); prints the skip reason otherwise.
+pub fn cuda_own(options: CudaOptions, test: &str) -> Option<std::sync::Arc<CudaBackend>> {
+    match CudaBackend::with_options(0, options) {
+        Ok(b) => Some(std::sync::Arc::new(b)),
+        Err(e) => {
+            println!("{test}: skipped: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
 /// A shared CUDA backend for APIs that take an `Arc` (the reader
 /// builders); prints the skip reason otherwise.
 pub fn cuda_shared(test: &str) -> Option<std::sync::Arc<dyn warpread::exec::Backend>> {
     static BACKEND: OnceLock<Result<std::sync::Arc<CudaBackend>, String>> = OnceLock::new();
-    let options = CudaOptions::default()
-        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
-        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    let options = cuda_options();
     let opened = BACKEND.get_or_init(|| {
         CudaBackend::with_options(0, options)
             .map(std::sync::Arc::new)
@@ -93,13 +112,7 @@ fn opened(
     host_share: bool,
     test: &str,
 ) -> Option<&'static CudaBackend> {
-    // Compiled kernels are kept where the harness asks (the GPU host's test
-    // runs set it), as the CLI keeps them; kernel variants under test come
-    // from the folder it names.
-    let options = CudaOptions::default()
-        .with_host_share(host_share)
-        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
-        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"));
+    let options = cuda_options().with_host_share(host_share);
     let open = || CudaBackend::with_options(0, options);
     match cell.get_or_init(|| open().map_err(|e| e.to_string())) {
         Ok(b) => Some(b),

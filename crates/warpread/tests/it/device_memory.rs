@@ -11,11 +11,12 @@ use futures::StreamExt;
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use warpread::exec::{Backend, CpuBackend, CudaBackend, CudaOptions};
+use warpread::exec::{Backend, CpuBackend};
 use warpread::parquet::{ParquetReaderBuilder, ParquetStreamBuilder};
 use warpread::read::ReadTuning;
 
 use super::cancellation::file;
+use super::common::{cuda_options, cuda_own};
 use super::stage_counting::SmallDevice;
 
 /// The whole file, read in one group (default group bytes) with `depth`
@@ -95,18 +96,9 @@ fn a_group_over_the_device_limit_is_read_row_group_by_row_group() {
 fn a_cuda_read_over_its_device_memory_limit_gives_the_whole_file() {
     let want = read_sync(Arc::new(CpuBackend::new()), 1).unwrap();
     let unit = largest_unit_stage();
-    let options = |limit: u64| {
-        CudaOptions::default()
-            .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
-            .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"))
-            .with_device_memory_limit(Some(limit as usize))
-    };
-    let cuda = match CudaBackend::with_options(0, options(2 * unit)) {
-        Ok(b) => Arc::new(b),
-        Err(e) => {
-            println!("device memory: skipped: no CUDA device ({e})");
-            return;
-        }
+    let options = |limit: u64| cuda_options().with_device_memory_limit(Some(limit as usize));
+    let Some(cuda) = cuda_own(options(2 * unit), "device memory") else {
+        return;
     };
     for depth in [1, 3] {
         assert_eq!(
@@ -117,7 +109,7 @@ fn a_cuda_read_over_its_device_memory_limit_gives_the_whole_file() {
     }
     assert_eq!(read_async(cuda.clone()).unwrap(), want);
     assert_eq!(cuda.held_memory(), (0, 0), "held after the reads");
-    let tiny = Arc::new(CudaBackend::with_options(0, options(16)).unwrap());
+    let tiny = cuda_own(options(16), "device memory").unwrap();
     let e = read_sync(tiny, 1).unwrap_err().to_string();
     assert!(e.contains("device memory: a decode stage needs"), "{e}");
 }
