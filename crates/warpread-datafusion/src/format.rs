@@ -126,36 +126,6 @@ pub trait WarpFile: Send + Sync {
     ) -> Result<(Vec<RecordBatch>, ReadStats)>;
 }
 
-/// `file.read(units, ..)`, read again one unit at a time when the device
-/// runs out of memory (a stage over the backend's device memory limit, or
-/// the driver's own out-of-memory error), so that a read larger than the
-/// device streams through it; a single unit that still does not fit fails
-/// with the device's error.
-pub(crate) fn read_within_device(
-    file: &dyn WarpFile,
-    units: &[ReadUnit],
-    request: &ScanRequest,
-    backend: &dyn Backend,
-) -> Result<(Vec<RecordBatch>, ReadStats)> {
-    match file.read(units, request, backend) {
-        Err(e) if e.is_device_out_of_memory() && units.len() > 1 => {
-            tracing::debug!(
-                "{} units out of device memory ({e}); reading them one by one",
-                units.len()
-            );
-            let mut batches = Vec::new();
-            let mut stats = ReadStats::default();
-            for unit in units.chunks(1) {
-                let (b, s) = file.read(unit, request, backend)?;
-                batches.extend(b);
-                stats.add(&s);
-            }
-            Ok((batches, stats))
-        }
-        other => other,
-    }
-}
-
 /// ORC through [`OrcFile`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OrcFormat;

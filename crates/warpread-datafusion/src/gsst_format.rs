@@ -98,7 +98,21 @@ impl WarpFile for ContainerFile {
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
         let t = Instant::now();
         let indices: Vec<usize> = units.iter().map(|u| u.index).collect();
-        let batches = ContainerFile::read(self, &indices, &request.columns, backend)?;
+        let read =
+            |indices: &[usize]| ContainerFile::read(self, indices, &request.columns, backend);
+        // Batches that together run the device out of memory are decoded
+        // one at a time (the ORC and Parquet readers do the same with their
+        // units themselves).
+        let batches = match read(&indices) {
+            Err(e) if e.is_device_out_of_memory() && indices.len() > 1 => {
+                let mut all = Vec::new();
+                for one in indices.chunks(1) {
+                    all.extend(read(one)?);
+                }
+                all
+            }
+            other => other?,
+        };
         let out = batches
             .iter()
             .flat_map(|b| split_batch(b, request.batch_size))

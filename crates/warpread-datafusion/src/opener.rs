@@ -20,7 +20,7 @@ use warpread::read::stream::{fetch_scoped, ranges_fetching, run_fetching};
 use super::config::StatsSink;
 use super::dynamic_filter::RowFilter;
 use super::file_cache::FileCache;
-use super::format::{ReadUnit, ScanRequest, WarpFormat, read_within_device};
+use super::format::{ReadUnit, ScanRequest, WarpFormat};
 use super::key_set::KeySlot;
 use super::options::{WarpreadOptions, read_tuning};
 use super::prefetch::{Prefetches, Slot};
@@ -386,7 +386,7 @@ impl WarpOpener {
                             let name = path_name(&shown_in_task);
                             format!("scan.read {name} {}", group.len())
                         });
-                        read_within_device(opened.as_ref(), &group, &request, backend.as_ref())
+                        opened.read(&group, &request, backend.as_ref())
                     };
                     let (batches, s) = match &remote {
                         None => tokio::task::spawn_blocking(read)

@@ -2,7 +2,7 @@
 //! tests: each is a program that serves a worker on a port of its own
 //! choosing and prints [`WORKER_LISTENING`] and its URL on its first line.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -104,7 +104,7 @@ fn listening_url(
         let mut line = String::new();
         let read = reader.read_line(&mut line).map(|_| line);
         let _ = tx.send(read);
-        let _ = std::io::copy(&mut reader.take(u64::MAX), &mut std::io::sink());
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
     let line = match rx.recv_timeout(START_TIMEOUT) {
         Ok(Ok(line)) => line,
