@@ -384,6 +384,7 @@ fn run_share_on_host(
     stage: &Stage,
     input: &[u8],
     block: &mut PinnedBlock,
+    threads: usize,
 ) -> Result<(Vec<ChunkStatus>, Vec<Range<usize>>)> {
     let bytes = stage.output_bytes();
     let out = &mut block.slice_mut().as_mut_slice()[..bytes];
@@ -393,7 +394,6 @@ fn run_share_on_host(
         .iter()
         .map(|j| j.output_offset as usize * w..(j.output_offset + j.values) as usize * w)
         .collect();
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
     let statuses = super::cpu::inflate_on_threads(&stage.jobs, input, out, threads);
     Ok((statuses, slots))
 }
@@ -644,7 +644,15 @@ impl CudaBackend {
         }
         let sizes: Vec<u64> = stage.jobs.iter().map(|j| j.values).collect();
         let model = super::host_share::Model::INFLATE;
-        super::host_share::split(&sizes, rayon::current_num_threads(), &model)
+        super::host_share::split(&sizes, self.host_threads(), &model)
+    }
+
+    /// Host threads a stage's host share runs on
+    /// ([`CudaOptions::host_threads`]).
+    fn host_threads(&self) -> usize {
+        self.options
+            .host_threads
+            .unwrap_or_else(rayon::current_num_threads)
     }
 
     /// The lane's timing events, taken out of it while a stage runs.
@@ -1267,7 +1275,7 @@ impl Backend for CudaBackend {
         let (host_statuses, host_filled) = match (&shared, &mut block) {
             (Some(s), Some(b)) => {
                 let _span = crate::trace::span("cuda.host_share");
-                run_share_on_host(&s.host, input, b)?
+                run_share_on_host(&s.host, input, b, self.host_threads())?
             }
             _ => (Vec::new(), Vec::new()),
         };

@@ -131,6 +131,7 @@ pub fn open(
             list.clone()
         }
     };
+    let options = &shared_by(options, ordinals.len());
     let opened: Vec<Result<CudaBackend>> = std::thread::scope(|s| {
         let handles: Vec<_> = ordinals
             .iter()
@@ -159,6 +160,25 @@ pub fn open(
     Ok(out)
 }
 
+/// `options` for each of `n` backends of one process: what they leave
+/// unset of the host's resources (the host threads of inflate's host
+/// share, the pinned pool's cap) is divided among them, as each would
+/// otherwise plan with all of the host's. A value set is kept: the caller
+/// gave it per backend.
+pub fn shared_by(options: &CudaOptions, n: usize) -> CudaOptions {
+    let n = n.max(1);
+    let mut o = options.clone();
+    if n > 1 {
+        if o.host_threads.is_none() {
+            o.host_threads = Some((rayon::current_num_threads() / n).max(1));
+        }
+        if o.pinned_pool_bytes.is_none() {
+            o.pinned_pool_bytes = Some((crate::gpu::pinned_pool::host_default_cap() / n).max(1));
+        }
+    }
+    o
+}
+
 /// The backend of `list` that scan partition `partition` decodes on:
 /// partitions take the devices in turn, so `n` devices share `k * n`
 /// partitions evenly (`None` for an empty list).
@@ -169,6 +189,25 @@ pub fn for_partition(list: &[Arc<dyn Backend>], partition: usize) -> Option<&Arc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backends_of_one_host_divide_what_is_left_unset() {
+        let alone = shared_by(&CudaOptions::default(), 1);
+        assert_eq!(alone, CudaOptions::default());
+        let four = shared_by(&CudaOptions::default(), 4);
+        let threads = four.host_threads.unwrap();
+        assert_eq!(threads, (rayon::current_num_threads() / 4).max(1));
+        let cap = crate::gpu::pinned_pool::host_default_cap();
+        assert!(four.pinned_pool_bytes.unwrap() <= cap / 4 + 1);
+        let set = CudaOptions::default()
+            .with_host_threads(Some(7))
+            .with_pinned_pool_bytes(Some(0));
+        let kept = shared_by(&set, 4);
+        assert_eq!(
+            (kept.host_threads, kept.pinned_pool_bytes),
+            (Some(7), Some(0))
+        );
+    }
 
     #[test]
     fn devices_parse_and_print() {

@@ -64,6 +64,15 @@ impl ClusterArgs {
             cmd.arg("--backend").arg(settings.backend.to_string());
             if let Some(list) = &devices {
                 cmd.arg("--devices").arg(list[i % list.len()].to_string());
+                // Workers on one host share its cores and memory as the
+                // backends of one process do.
+                let shared = crate::exec::devices::shared_by(&settings.cuda, n);
+                if let Some(t) = shared.host_threads {
+                    cmd.arg("--host-threads").arg(t.to_string());
+                }
+                if let Some(bytes) = shared.pinned_pool_bytes {
+                    cmd.arg("--pinned-pool-mib").arg((bytes >> 20).to_string());
+                }
             }
             cmd.args(["worker", "--listen", "127.0.0.1:0"]);
             cmd

@@ -82,6 +82,10 @@ pub struct OptionArgs {
     /// host's cores).
     #[arg(long, global = true)]
     pub no_host_share: bool,
+    /// CUDA: host threads one stage's host share of inflate jobs runs on
+    /// (default: all of the process's, divided among the devices opened).
+    #[arg(long, global = true, value_name = "N")]
+    pub host_threads: Option<usize>,
     /// CUDA: how host threads wait for the device: blocking (default),
     /// yield, spin or auto (CUDA's choice).
     #[arg(long, global = true, value_name = "MODE")]
@@ -182,6 +186,7 @@ impl OptionArgs {
             .with_pinned_pool_bytes(mib(self.pinned_pool_mib))
             .with_device_mirror_bytes(mib(self.device_mirror_mib))
             .with_host_share(!self.no_host_share)
+            .with_host_threads(self.host_threads)
             .with_gsst_shape(shape);
         if let Some(mode) = self.cuda_sync {
             o = o.with_sync(mode);

@@ -89,6 +89,14 @@ pub struct CudaOptions {
     /// ([`host_share`](crate::host_share); default on). Off, every job runs
     /// on the device, which kernel tests need.
     pub host_share: bool,
+    /// Host threads the host share of one stage runs on, and the split
+    /// between host and device assumes (`None`, the default: the threads
+    /// rayon's pool has). Backends opened together on one host by
+    /// [`devices::open`](crate::devices::open) divide the host's threads
+    /// among themselves when this is `None`: each planning its share with
+    /// all of them would give the host several times the work it can do,
+    /// and every stage would wait on it.
+    pub host_threads: Option<usize>,
     /// Launch shape the GSST kernels are compiled and launched with
     /// ([`GsstShape::DEFAULT`]); checked when the backend is created.
     pub gsst_shape: GsstShape,
@@ -143,6 +151,7 @@ impl Default for CudaOptions {
             device_mirror_bytes: None,
             pinned_larger: PINNED_LARGER,
             host_share: true,
+            host_threads: None,
             gsst_shape: GsstShape::DEFAULT,
             scan_partitions: Some(SCAN_PARTITIONS),
             span_inflate: Some(SpanOptions::default()),
@@ -210,6 +219,13 @@ impl CudaOptions {
     /// Sets [`host_share`](Self::host_share).
     pub fn with_host_share(mut self, on: bool) -> Self {
         self.host_share = on;
+        self
+    }
+
+    /// Sets [`host_threads`](Self::host_threads) (`Some(0)` reads as
+    /// `None`).
+    pub fn with_host_threads(mut self, threads: Option<usize>) -> Self {
+        self.host_threads = threads.filter(|&n| n > 0);
         self
     }
 

@@ -233,6 +233,12 @@ pub fn default_cap(memory: Option<u64>) -> usize {
     })
 }
 
+/// [`default_cap`] of this host's memory: what one backend's pool holds
+/// at most when its options leave the cap unset.
+pub fn host_default_cap() -> usize {
+    default_cap(host_memory())
+}
+
 /// The host's physical memory in bytes (`MemTotal` of /proc/meminfo),
 /// `None` where that cannot be read.
 fn host_memory() -> Option<u64> {
