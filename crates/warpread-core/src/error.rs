@@ -175,6 +175,19 @@ pub enum Error {
         /// Bytes the backend may use.
         limit: u64,
     },
+    /// The backend failed (a driver error, device memory) while reading a
+    /// part of a file: the error with the file and the rows it was reading.
+    #[error("reading {location}, rows {first}..{end}: {source}")]
+    Device {
+        /// The file (and, where one unit was read, its stripe or row group).
+        location: Box<Location>,
+        /// First file row of the part.
+        first: u64,
+        /// One past its last row.
+        end: u64,
+        /// The backend's error.
+        source: Box<Error>,
+    },
     /// NVRTC could not compile a kernel source; carries the compiler log.
     #[error("NVRTC failed to compile {kernel}: {log}")]
     KernelCompile {
@@ -305,10 +318,68 @@ impl Error {
     /// limit ([`Error::DeviceMemory`]) or the driver's own
     /// `CUDA_ERROR_OUT_OF_MEMORY`. A smaller read may succeed.
     pub fn is_device_out_of_memory(&self) -> bool {
-        match self {
+        match self.backend_cause() {
             Self::DeviceMemory { .. } => true,
             Self::Cuda { message, .. } => message.contains("CUDA_ERROR_OUT_OF_MEMORY"),
             _ => false,
+        }
+    }
+
+    /// Whether the device's context can no longer be used: the driver
+    /// reported one of its sticky errors (an illegal address or
+    /// instruction, a trap, a kernel that died), after which every call on
+    /// that context fails. The CUDA backend then decodes on the host.
+    pub fn is_device_lost(&self) -> bool {
+        /// The driver's errors that leave a context unusable (CUDA's
+        /// documentation of each: "the process must be terminated and
+        /// relaunched" or "the context cannot be used").
+        const STICKY: [&str; 9] = [
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "CUDA_ERROR_LAUNCH_TIMEOUT",
+            "CUDA_ERROR_HARDWARE_STACK_ERROR",
+            "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            "CUDA_ERROR_MISALIGNED_ADDRESS",
+            "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+            "CUDA_ERROR_INVALID_PC",
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "CUDA_ERROR_ECC_UNCORRECTABLE",
+        ];
+        match self.backend_cause() {
+            Self::Cuda { message, .. } => STICKY.iter().any(|s| message.contains(s)),
+            _ => false,
+        }
+    }
+
+    /// Whether the backend itself failed (the device, its driver or its
+    /// memory), not the data: a read that another backend may redo.
+    pub fn is_backend_failure(&self) -> bool {
+        matches!(
+            self.backend_cause(),
+            Self::Cuda { .. } | Self::DeviceMemory { .. } | Self::CudaUnavailable(_)
+        )
+    }
+
+    /// The backend's error inside [`Error::Device`]; any other error as it
+    /// is.
+    pub fn backend_cause(&self) -> &Error {
+        match self {
+            Self::Device { source, .. } => source.backend_cause(),
+            other => other,
+        }
+    }
+
+    /// A backend failure (see [`is_backend_failure`](Self::is_backend_failure))
+    /// wrapped in [`Error::Device`] with the part of a file it was reading;
+    /// any other error, or one that names its place already, as it is.
+    pub fn reading(self, location: impl FnOnce() -> Location, rows: std::ops::Range<u64>) -> Self {
+        if !self.is_backend_failure() || matches!(self, Self::Device { .. }) {
+            return self;
+        }
+        Self::Device {
+            location: Box::new(location()),
+            first: rows.start,
+            end: rows.end,
+            source: Box::new(self),
         }
     }
 
@@ -317,6 +388,51 @@ impl Error {
         Self::Cuda {
             during,
             message: err.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver(code: &str) -> Error {
+        Error::cuda("a stage", format!("DriverError({code}, \"...\")"))
+    }
+
+    #[test]
+    fn backend_failures_name_the_part_of_the_file_they_were_reading() {
+        let e = driver("CUDA_ERROR_ILLEGAL_ADDRESS")
+            .reading(|| Location::file("t.parquet").with_row_group(3), 10..20);
+        let text = e.to_string();
+        assert!(
+            text.contains("file t.parquet, row group 3, rows 10..20"),
+            "{text}"
+        );
+        assert!(text.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{text}");
+        assert!(e.is_device_lost() && e.is_backend_failure());
+        assert!(!e.is_device_out_of_memory());
+        // Wrapped once only; data errors stay as they are.
+        let again = e.reading(|| Location::file("other"), 0..1);
+        assert!(!again.to_string().contains("other"));
+        let data = Error::Unsupported("x".into()).reading(|| Location::file("t"), 0..1);
+        assert!(matches!(data, Error::Unsupported(_)));
+    }
+
+    #[test]
+    fn out_of_memory_and_lost_devices_are_told_apart() {
+        let oom = driver("CUDA_ERROR_OUT_OF_MEMORY").reading(|| Location::file("t"), 0..1);
+        assert!(oom.is_device_out_of_memory() && !oom.is_device_lost());
+        let limit = Error::DeviceMemory {
+            during: "a stage",
+            needed: 2,
+            limit: 1,
+        };
+        assert!(limit.is_device_out_of_memory() && limit.is_backend_failure());
+        let launch = driver("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+        assert!(!launch.is_device_lost() && launch.is_backend_failure());
+        for code in ["CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION"] {
+            assert!(driver(code).is_device_lost(), "{code}");
         }
     }
 }

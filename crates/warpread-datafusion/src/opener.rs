@@ -63,6 +63,7 @@ pub struct ScanMetrics {
     files_started_early: Count,
     rows_dynamic_filtered: Count,
     dynamic_filter_time: Time,
+    cpu_fallbacks: Count,
 }
 
 impl ScanMetrics {
@@ -84,6 +85,7 @@ impl ScanMetrics {
             files_started_early: count("warpread_files_started_early"),
             rows_dynamic_filtered: count("warpread_rows_dynamic_filtered"),
             dynamic_filter_time: time("warpread_dynamic_filter_time"),
+            cpu_fallbacks: count("warpread_cpu_fallbacks"),
         }
     }
 }
@@ -275,6 +277,7 @@ impl WarpOpener {
         let shown = path.clone();
         let files = Arc::clone(&self.files);
         let (cap, read_ahead) = (group_bytes(&self.options), self.options.read_ahead);
+        let cpu_fallback = self.options.cpu_fallback;
         let request = ScanRequest {
             columns: self.columns.clone(),
             predicates: self.predicates.clone(),
@@ -359,6 +362,7 @@ impl WarpOpener {
                 let expected = expected.clone();
                 let shown = shown.clone();
                 let shown_in_task = shown.clone();
+                let fallbacks = metrics.cpu_fallbacks.clone();
                 // Keeps the file (and so the fetched ranges' source) alive
                 // while the read owns `opened`.
                 let file = Arc::clone(&opened);
@@ -386,7 +390,16 @@ impl WarpOpener {
                             let name = path_name(&shown_in_task);
                             format!("scan.read {name} {}", group.len())
                         });
-                        opened.read(&group, &request, backend.as_ref())
+                        match opened.read(&group, &request, backend.as_ref()) {
+                            Err(e) if cpu_fallback && e.is_backend_failure() => {
+                                tracing::warn!(
+                                    "{e}; reading it again on the CPU (warpread.cpu_fallback)"
+                                );
+                                fallbacks.add(1);
+                                opened.read(&group, &request, &crate::exec::CpuBackend::new())
+                            }
+                            other => other,
+                        }
                     };
                     let (batches, s) = match &remote {
                         None => tokio::task::spawn_blocking(read)

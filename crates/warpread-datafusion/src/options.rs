@@ -187,6 +187,11 @@ pub struct WarpreadOptions {
     /// Parquet: dictionary-encoded Decimal128 chunks widened in the gather
     /// (off: on the host afterwards).
     pub widen_decimals: bool,
+    /// A scan read that the device fails (a driver error, device memory
+    /// even one stripe or row group at a time) is read again on the CPU
+    /// reference, with a warning, instead of failing the query. Off, the
+    /// query fails with the device's error, which names the file.
+    pub cpu_fallback: bool,
 }
 
 impl Default for WarpreadOptions {
@@ -213,6 +218,7 @@ impl Default for WarpreadOptions {
             pages_on_device: true,
             device_byte_dicts: None,
             widen_decimals: true,
+            cpu_fallback: false,
         }
     }
 }
@@ -380,6 +386,11 @@ impl WarpreadOptions {
                 s(&self.widen_decimals),
                 "Parquet: dictionary-encoded Decimal128 chunks widened in the gather (false: on the host afterwards).",
             ),
+            (
+                "cpu_fallback",
+                s(&self.cpu_fallback),
+                "A scan read the device fails is read again on the CPU, with a warning (false: the query fails with the device's error).",
+            ),
         ]
     }
 
@@ -498,6 +509,7 @@ impl ExtensionOptions for WarpreadOptions {
                 }
             }
             "widen_decimals" => self.widen_decimals = boolean(key, value)?,
+            "cpu_fallback" => self.cpu_fallback = boolean(key, value)?,
             _ => {
                 let known: Vec<_> = self.listed().iter().map(|(k, ..)| *k).collect();
                 return Err(DataFusionError::Configuration(format!(
@@ -542,6 +554,8 @@ mod tests {
         o.set("device_byte_dicts", "true").unwrap();
         o.set("widen_decimals", "false").unwrap();
         o.set("scan_partitions", "0").unwrap();
+        o.set("cpu_fallback", "true").unwrap();
+        assert!(o.cpu_fallback);
         let t = read_tuning(&o);
         assert!(!t.device_crc && !t.widen_decimals && !t.keeps_pages_on_device());
         assert_eq!(t.device_byte_dicts, Some(true));

@@ -292,6 +292,10 @@ pub struct CudaBackend {
     retain_decoded: std::sync::atomic::AtomicUsize,
     /// Operations counted for [`CudaOptions::faults`].
     faults: crate::gpu::faults::FaultCounters,
+    /// Why the device's context can no longer be used, once a sticky
+    /// driver error said so ([`Error::is_device_lost`]): stages decode on
+    /// the host from then on.
+    lost: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -501,7 +505,38 @@ impl CudaBackend {
             programs: Mutex::default(),
             retain_decoded: std::sync::atomic::AtomicUsize::new(0),
             faults: crate::gpu::faults::FaultCounters::default(),
+            lost: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Why the device can no longer be used, if a sticky driver error (an
+    /// illegal address, a trap, a kernel that died) left its context
+    /// unusable: the read that met it failed with that error, and every
+    /// stage since decodes on the host's cores (the CPU reference), so
+    /// later reads give the same results, more slowly. `None` while the
+    /// device works.
+    pub fn lost(&self) -> Option<&str> {
+        self.lost.get().map(String::as_str)
+    }
+
+    /// `result`, noting a lost device when it is a sticky driver error.
+    fn watch<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(e) = &result
+            && e.is_device_lost()
+        {
+            let mut first = false;
+            self.lost.get_or_init(|| {
+                first = true;
+                e.to_string()
+            });
+            if first {
+                tracing::warn!(
+                    "CUDA device {} is lost ({e}); its reads decode on the host from now on",
+                    self.rt.info().ordinal
+                );
+            }
+        }
+        result
     }
 
     /// The options the backend was created with (its host share as
@@ -822,6 +857,20 @@ impl CudaBackend {
             .launch(&self.options.faults)
             .map_err(|e| Error::cuda("launching a kernel", e))?;
         unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("launching a kernel", e))?;
+        if self.faults.sticky(&self.options.faults) {
+            let fault = self.rt.function(&kernels::FAULT, "warpread_fault")?;
+            let mut b = stream.launch_builder(&fault);
+            let marker = 1u32;
+            b.arg(&marker);
+            let one = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the entry takes one u32 and faults the device on
+            // purpose (fault injection); nothing reads what it writes.
+            unsafe { b.launch(one) }.map_err(|e| Error::cuda("launching a kernel", e))?;
+        }
         Ok(())
     }
 
@@ -1098,7 +1147,11 @@ impl Backend for CudaBackend {
 
     fn describe(&self) -> String {
         let i = self.rt.info();
-        format!("cuda ({}, {}, {} SMs)", i.name, i.arch(), i.sm_count)
+        let lost = match self.lost() {
+            Some(why) => format!("; device lost, decoding on the host: {why}"),
+            None => String::new(),
+        };
+        format!("cuda ({}, {}, {} SMs{lost})", i.name, i.arch(), i.sm_count)
     }
 
     fn reads_host_input(&self, op: &StageOp) -> bool {
@@ -1107,7 +1160,7 @@ impl Backend for CudaBackend {
     }
 
     fn holds_on_device(&self, source: &[u8]) -> bool {
-        !source.is_empty() && self.pool.mirror_of(source).is_some()
+        self.lost().is_none() && !source.is_empty() && self.pool.mirror_of(source).is_some()
     }
 
     /// 1 GiB: one warp inflates one compressed page or chunk at ~20 MB/s,
@@ -1148,7 +1201,10 @@ impl Backend for CudaBackend {
     }
 
     fn input_buffer(&self, len: usize) -> Result<super::InputBuffer> {
-        match self.pool.take(len)? {
+        if self.lost().is_some() {
+            return super::InputBuffer::zeroed(len);
+        }
+        match self.watch(self.pool.take(len))? {
             Some(block) => super::InputBuffer::pinned(block, len),
             None => super::InputBuffer::zeroed(len),
         }
@@ -1159,7 +1215,7 @@ impl Backend for CudaBackend {
     }
 
     fn aggregates_on_device(&self) -> bool {
-        true
+        self.lost().is_none()
     }
 
     fn aggregate_on_device(
@@ -1167,7 +1223,10 @@ impl Backend for CudaBackend {
         program: &crate::query::AggProgram,
         batches: &[arrow::record_batch::RecordBatch],
     ) -> Result<Option<crate::query::Groups>> {
-        self.aggregate_with_device(program, batches)
+        if self.lost().is_some() {
+            return Ok(None);
+        }
+        self.watch(self.aggregate_with_device(program, batches))
     }
 
     fn retain_decoded(&self, on: bool) {
@@ -1186,7 +1245,10 @@ impl Backend for CudaBackend {
         program: &crate::query::AggProgram,
         batch: &arrow::record_batch::RecordBatch,
     ) -> Result<crate::query::Groups> {
-        match self.aggregate_with_device(program, std::slice::from_ref(batch))? {
+        if self.lost().is_some() {
+            return crate::query::eval::aggregate(program, batch);
+        }
+        match self.watch(self.aggregate_with_device(program, std::slice::from_ref(batch)))? {
             Some(groups) => Ok(groups),
             None => crate::query::eval::aggregate(program, batch),
         }
@@ -1197,6 +1259,21 @@ impl Backend for CudaBackend {
     }
 
     fn run_stage_reading(
+        &self,
+        stage: &Stage,
+        input: &[u8],
+        host_reads: Option<&[Range<usize>]>,
+    ) -> Result<StageOutput> {
+        if self.lost().is_some() {
+            return super::CpuBackend::new().run_stage(stage, input);
+        }
+        self.watch(self.run_stage_on_device(stage, input, host_reads))
+    }
+}
+
+impl CudaBackend {
+    /// [`Backend::run_stage_reading`] while the device works.
+    fn run_stage_on_device(
         &self,
         stage: &Stage,
         input: &[u8],

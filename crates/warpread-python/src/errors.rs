@@ -12,6 +12,7 @@ const ERRORS_MODULE: &str = "warpread.errors";
 /// The exception class of `err` (a name in `warpread.errors`).
 fn class_of(err: &Error) -> &'static str {
     match err {
+        Error::Device { source, .. } => class_of(source),
         Error::Corrupt { .. } | Error::InvalidPlan(_) => "CorruptDataError",
         Error::Format { .. } | Error::Parquet { .. } => "FileFormatError",
         Error::Arrow { .. } => "ArrowConversionError",
@@ -29,7 +30,9 @@ fn class_of(err: &Error) -> &'static str {
 /// The place an error names, if any, and the file.
 fn place_of(err: &Error) -> (Option<&Location>, Option<String>) {
     match err {
-        Error::Corrupt { location, .. } | Error::Format { location, .. } => (
+        Error::Corrupt { location, .. }
+        | Error::Format { location, .. }
+        | Error::Device { location, .. } => (
             Some(&**location),
             location.file.as_ref().map(|p| p.display().to_string()),
         ),
@@ -45,6 +48,7 @@ fn place_of(err: &Error) -> (Option<&Location>, Option<String>) {
 /// metadata problem, or the underlying library's error.
 fn cause_of(err: &Error) -> String {
     match err {
+        Error::Device { source, .. } => cause_of(source),
         Error::Corrupt { status, .. } => status.to_string(),
         Error::Format { message, .. } => message.clone(),
         Error::Arrow { source, .. } => source.to_string(),

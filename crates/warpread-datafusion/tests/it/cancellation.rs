@@ -159,3 +159,31 @@ async fn a_scan_over_the_device_limit_reads_row_group_by_row_group() {
     };
     assert_eq!(whole(&want), whole(&got));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_the_device_fails_names_the_file_or_falls_back_to_the_cpu() {
+    let want = run_sql(&sql_session(Arc::new(CpuBackend::new())).await, QUERY)
+        .await
+        .unwrap();
+    // A device that takes no stage at all: even one row group fails.
+    let none = Arc::new(SmallDevice::new(0));
+    let ctx = sql_session(none.clone()).await;
+    let e = run_sql(&ctx, QUERY).await.unwrap_err().to_string();
+    let name = file().file_name().unwrap().to_string_lossy().into_owned();
+    assert!(e.contains(&name) && e.contains("device memory"), "{e}");
+    // With `warpread.cpu_fallback` the same scan reads on the CPU.
+    ctx.sql("SET warpread.cpu_fallback = true")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let refused = none.refused();
+    let got = run_sql(&ctx, QUERY).await.unwrap();
+    assert!(none.refused() > refused, "the device was not tried first");
+    let whole = |r: &[warpread_datafusion::StatementResult]| {
+        let b = &r[0].batches;
+        arrow::compute::concat_batches(&b[0].schema(), b).unwrap()
+    };
+    assert_eq!(whole(&want), whole(&got));
+}

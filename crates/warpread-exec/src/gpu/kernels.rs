@@ -93,6 +93,13 @@ pub const CRC32: KernelSource = KernelSource {
     text: include_str!("../../kernels/crc32.cu"),
 };
 
+/// Fault injection: a kernel that stores through an invalid address
+/// ([`Faults::sticky`](super::Faults::sticky)).
+pub const FAULT: KernelSource = KernelSource {
+    file: "fault.cu",
+    text: include_str!("../../kernels/fault.cu"),
+};
+
 /// Every kernel source.
 pub const SOURCES: &[KernelSource] = &[
     ORC_RLE_V1,
@@ -107,6 +114,7 @@ pub const SOURCES: &[KernelSource] = &[
     PARQUET_DELTA,
     PARQUET_BYTE_ARRAY,
     CRC32,
+    FAULT,
 ];
 
 /// The extra `u32` launch argument of a stage's entry point, after the

@@ -101,7 +101,8 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
 /// other result is returned as it is. A single unit that still does not
 /// fit fails with the device's error. The units are planned again with the
 /// same options over the group's rows, and the reader's shaping keeps only
-/// the rows it selected.
+/// the rows it selected. A backend failure that ends the read names the
+/// file and the rows it was reading ([`Error::Device`](crate::error::Error::Device)).
 pub(crate) fn or_unit_by_unit<F: GroupedFile>(
     first: Result<(Vec<RecordBatch>, Vec<Range<u64>>)>,
     file: &F,
@@ -110,17 +111,19 @@ pub(crate) fn or_unit_by_unit<F: GroupedFile>(
     backend: &dyn Backend,
     stats: &mut ReadStats,
 ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)> {
+    let span = file.group_span(group);
+    let at = || crate::error::Location::file(file.source().path());
+    let named = |e: crate::error::Error| e.reading(at, span.clone());
     let error = match first {
         Err(e) if e.is_device_out_of_memory() => e,
-        other => return other,
+        other => return other.map_err(named),
     };
-    let span = file.group_span(group);
     let mut small = options.clone();
     small.tuning = small.tuning.with_group_bytes(Some(1));
     let inside = |rows: Range<u64>| span.start <= rows.start && rows.end <= span.end;
     let units = file.plan_groups(&small, backend, &inside, stats)?;
     if units.len() <= 1 {
-        return Err(error);
+        return Err(named(error));
     }
     tracing::debug!(
         "{}: read group of rows {span:?} out of device memory ({error}); reading its {} units one by one",
@@ -129,7 +132,10 @@ pub(crate) fn or_unit_by_unit<F: GroupedFile>(
     );
     let (mut batches, mut rows) = (Vec::new(), Vec::new());
     for unit in &units {
-        let (b, r) = file.read_group(unit, &small, backend, stats)?;
+        let unit_rows = file.group_span(unit);
+        let (b, r) = file
+            .read_group(unit, &small, backend, stats)
+            .map_err(|e| e.reading(at, unit_rows))?;
         batches.extend(b);
         rows.extend(r);
     }

@@ -96,3 +96,50 @@ fn an_injected_device_fault_fails_one_read_and_the_backend_reads_on() {
     // stage, which has no host path.
     assert!(failed >= 2, "only {failed} of the faulty reads failed");
 }
+
+#[test]
+fn a_device_fault_that_sticks_fails_its_read_and_later_reads_decode_on_the_host() {
+    let want = read(Arc::new(CpuBackend::new())).unwrap();
+    let options = CudaOptions::default()
+        .with_kernel_cache(std::env::var_os("WARPREAD_KERNEL_CACHE"))
+        .with_kernel_dir(std::env::var_os("WARPREAD_KERNEL_DIR"))
+        .with_host_share(false)
+        .with_faults(Faults::default().with_sticky(Some(2)));
+    let cuda = match CudaBackend::with_options(0, options) {
+        Ok(b) => Arc::new(b),
+        Err(e) => {
+            println!("sticky device fault: skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    assert!(cuda.lost().is_none());
+    // The read that meets the fault fails with the driver's error, naming
+    // the file and the rows it was reading; or, where the stage that saw
+    // it first has a host path, gives the CPU's batches.
+    let name = super::cancellation::file();
+    let name = name.file_name().unwrap().to_string_lossy().into_owned();
+    match read(cuda.clone()) {
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{e}");
+            assert!(e.contains(&name) && e.contains("rows "), "{e}");
+        }
+        Ok(got) => assert_eq!(got, want, "the read that met the fault"),
+    }
+    let why = cuda.lost().expect("the backend knows its device is lost");
+    assert!(why.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{why}");
+    assert!(
+        cuda.describe().contains("device lost"),
+        "{}",
+        cuda.describe()
+    );
+    assert!(!cuda.aggregates_on_device());
+    // Every later read decodes on the host and gives the CPU's answer.
+    for round in 0..2 {
+        assert_eq!(
+            read(cuda.clone()).unwrap(),
+            want,
+            "read {round} after the fault"
+        );
+    }
+}
