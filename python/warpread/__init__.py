@@ -34,6 +34,7 @@ from .errors import (
     CorruptDataError,
     CudaError,
     FileFormatError,
+    HostMemoryError,
     MismatchError,
     QueryError,
     UnsupportedError,

@@ -16,6 +16,7 @@ __all__ = [
     "FileFormatError",
     "ArrowConversionError",
     "CudaError",
+    "HostMemoryError",
     "MismatchError",
     "UnsupportedError",
     "WarpreadIOError",
@@ -57,6 +58,11 @@ class ArrowConversionError(WarpreadError):
 class CudaError(WarpreadError):
     """The CUDA backend was asked for but cannot run, or a driver call or
     kernel compilation failed."""
+
+
+class HostMemoryError(WarpreadError, MemoryError):
+    """A read would hold more host memory than its limit allows (sizes a
+    file claims, checked before they are allocated)."""
 
 
 class MismatchError(WarpreadError):

@@ -175,6 +175,18 @@ pub enum Error {
         /// Bytes the backend may use.
         limit: u64,
     },
+    /// A read would hold more host memory than its budget allows (the
+    /// reader's host memory limit, or the query's memory pool): what
+    /// needed it, with the place in the file whose sizes claimed it.
+    #[error("host memory: {during} needs {needed} bytes: {why}")]
+    HostMemory {
+        /// What needed the memory, and where in the file.
+        during: String,
+        /// Bytes it needed.
+        needed: u64,
+        /// Why the budget refused them.
+        why: String,
+    },
     /// The backend failed (a driver error, device memory) while reading a
     /// part of a file: the error with the file and the rows it was reading.
     #[error("reading {location}, rows {first}..{end}: {source}")]
@@ -323,6 +335,12 @@ impl Error {
             Self::Cuda { message, .. } => message.contains("CUDA_ERROR_OUT_OF_MEMORY"),
             _ => false,
         }
+    }
+
+    /// Whether a memory limit refused the read, on the device or on the
+    /// host: read again in smaller groups, it may fit.
+    pub fn is_over_memory_limit(&self) -> bool {
+        self.is_device_out_of_memory() || matches!(self.backend_cause(), Self::HostMemory { .. })
     }
 
     /// Whether the device's context can no longer be used: the driver

@@ -239,6 +239,7 @@ impl FileFormat for WarpFileFormat {
             .with_metadata_cache(Some(
                 state.runtime_env().cache_manager.get_file_metadata_cache(),
             ))
+            .with_memory_pool(Some(Arc::clone(&state.runtime_env().memory_pool)))
             .with_options(options);
         let source: Arc<dyn FileSource> = Arc::new(source);
         let conf = FileScanConfigBuilder::from(conf)

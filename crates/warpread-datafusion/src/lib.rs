@@ -53,6 +53,7 @@ mod gsst_format;
 mod join_keys;
 mod key_set;
 mod like;
+mod memory;
 mod opener;
 mod options;
 mod predicate;

@@ -104,6 +104,9 @@ pub struct Remote {
 
 /// Opens files of one partition of a scan.
 pub struct WarpOpener {
+    /// Where the partition's reads take their host memory from (the
+    /// session's memory pool), if anywhere.
+    pub host_memory: Option<crate::exec::memory::HostBudget>,
     /// The file format.
     pub format: Arc<dyn WarpFormat>,
     /// Decodes.
@@ -288,7 +291,7 @@ impl WarpOpener {
             batch_size: self.batch_size,
             device_values: self.device_values,
             narrow_decimals: self.narrow_decimals,
-            tuning: read_tuning(&self.options),
+            tuning: read_tuning(&self.options).with_host_memory(self.host_memory.clone()),
         };
         Ok(Box::pin(async move {
             let req = request;

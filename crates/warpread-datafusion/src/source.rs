@@ -73,6 +73,9 @@ pub struct WarpSource {
     metadata_cache: Option<Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>>,
     /// Where joins hand the scan their build keys (see `join_keys`).
     key_slots: Vec<(u64, Arc<KeySlot>)>,
+    /// The session's memory pool, which each partition's reads draw their
+    /// stages' host memory from (see [`WarpSource::with_memory_pool`]).
+    memory_pool: Option<Arc<dyn datafusion::execution::memory_pool::MemoryPool>>,
 }
 
 /// What a [`WarpSource`] carries besides its files and schema, for a copy
@@ -148,6 +151,7 @@ impl WarpSource {
             options: WarpreadOptions::default(),
             files: Arc::default(),
             metadata_cache: None,
+            memory_pool: None,
             key_slots: Vec::new(),
         }
     }
@@ -196,6 +200,7 @@ impl WarpSource {
             .with_stats(config.as_ref().map(|c| Arc::clone(&c.stats)))
             .with_files(files)
             .with_metadata_cache(Some(runtime.cache_manager.get_file_metadata_cache()))
+            .with_memory_pool(Some(Arc::clone(&runtime.memory_pool)))
             .with_options(parts.options)
             .with_probe_first(parts.probe_first)
             .with_device_values(parts.device_values);
@@ -225,6 +230,20 @@ impl WarpSource {
         cache: Option<Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>>,
     ) -> Self {
         self.metadata_cache = cache;
+        self
+    }
+
+    /// Reserves the host memory of each partition's reads from `pool` (the
+    /// session's `MemoryPool`): every decode stage takes its output bytes
+    /// before it allocates them and gives them back when its read group
+    /// ends. A read group the pool refuses is read again one stripe or row
+    /// group at a time; one that still does not fit fails the query with
+    /// the pool's error, naming the file. `None`: no reservation.
+    pub fn with_memory_pool(
+        mut self,
+        pool: Option<Arc<dyn datafusion::execution::memory_pool::MemoryPool>>,
+    ) -> Self {
+        self.memory_pool = pool;
         self
     }
 
@@ -500,6 +519,9 @@ impl FileSource for WarpSource {
                 }
             }),
             key_slots: self.key_slots.clone(),
+            host_memory: self.memory_pool.as_ref().map(|pool| {
+                super::memory::PoolBudget::register(pool, format!("warpread scan [{partition}]"))
+            }),
         };
         // An aggregate program's scan hands its batches to the device as
         // read (narrowed decimals the filters' types would not match), and

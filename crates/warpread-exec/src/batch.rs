@@ -202,7 +202,9 @@ impl<'a> StageBatch<'a> {
                     reads.sort_unstable_by_key(|r| r.start);
                     reads
                 });
-            let out = backend.run_stage_reading(&stage, input, host_reads.as_deref())?;
+            let out = backend
+                .run_stage_reading(&stage, input, host_reads.as_deref())
+                .map_err(|e| self.name_claim(e, &by_op[op]))?;
             for &i in &by_op[op] {
                 let p = placed[i].as_ref().expect("placed above");
                 let r = &self.requests[i];
@@ -234,6 +236,36 @@ impl<'a> StageBatch<'a> {
                 .collect(),
             widths,
         })
+    }
+
+    /// A host budget's refusal of a stage over the requests `ids`, naming
+    /// the request whose claimed size is the largest: the metadata field
+    /// to look at when a file lies. Other errors as they are.
+    fn name_claim(&self, e: Error, ids: &[usize]) -> Error {
+        let Error::HostMemory {
+            during,
+            needed,
+            why,
+        } = e
+        else {
+            return e;
+        };
+        let largest = ids
+            .iter()
+            .map(|&i| &self.requests[i])
+            .max_by_key(|r| r.values);
+        let during = match largest {
+            Some(r) => format!(
+                "{during}, whose largest part {} claims {} values",
+                r.location, r.values
+            ),
+            None => during,
+        };
+        Error::HostMemory {
+            during,
+            needed,
+            why,
+        }
     }
 
     /// The stage of one operation over the requests `ids` and where its

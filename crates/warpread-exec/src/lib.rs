@@ -10,7 +10,9 @@
 //! - [`pipeline`], [`column_sets`], [`host_share`]: how a read overlaps
 //!   its groups, splits their columns and shares work with the host;
 //! - [`devices`]: one backend per device, and which scan partition takes
-//!   which.
+//!   which;
+//! - [`memory`]: host memory budgets that stages draw on before they
+//!   allocate.
 
 #![warn(missing_docs)]
 
@@ -34,6 +36,7 @@ pub mod cuda;
 pub mod devices;
 pub mod host_share;
 mod input;
+pub mod memory;
 pub mod pipeline;
 pub mod threads;
 

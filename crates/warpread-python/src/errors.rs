@@ -21,6 +21,7 @@ fn class_of(err: &Error) -> &'static str {
         | Error::DeviceMemory { .. }
         | Error::KernelCompile { .. } => "CudaError",
         Error::Mismatch { .. } => "MismatchError",
+        Error::HostMemory { .. } => "HostMemoryError",
         Error::Unsupported(_) => "UnsupportedError",
         Error::Io { .. } | Error::ObjectStore { .. } => "WarpreadIOError",
         Error::DataFusion { .. } => "QueryError",
@@ -59,6 +60,7 @@ fn cause_of(err: &Error) -> String {
         Error::KernelCompile { log, .. } => log.clone(),
         Error::Cuda { message, .. } => message.clone(),
         e @ Error::DeviceMemory { .. } => e.to_string(),
+        Error::HostMemory { why, .. } => why.clone(),
         Error::Mismatch { detail, .. } => detail.clone(),
         Error::DataFusion { source, .. } => source.to_string(),
     }

@@ -61,6 +61,12 @@ pub struct OptionArgs {
     /// (default 8; 1 turns the split off).
     #[arg(long, global = true, value_name = "N")]
     pub column_sets: Option<usize>,
+    /// MiB of host memory a read's decode stages may hold at once (sizes
+    /// the file claims, checked before they are allocated); a read group
+    /// over it is read again one stripe or row group at a time (default: no
+    /// limit).
+    #[arg(long, global = true, value_name = "MIB")]
+    pub host_memory_mib: Option<u64>,
     /// Parquet: check page CRC32s on the host even where the pages lie on
     /// the device.
     #[arg(long, global = true)]
@@ -164,7 +170,8 @@ impl OptionArgs {
             .with_device_crc(!self.no_device_crc)
             .with_pages_on_device(!self.no_pages_on_device)
             .with_device_byte_dicts(self.device_byte_dicts.as_option())
-            .with_widen_decimals(!self.no_widen_decimals);
+            .with_widen_decimals(!self.no_widen_decimals)
+            .with_host_memory_limit(self.host_memory_mib.map(|m| m.saturating_mul(1 << 20)));
         if let Some(n) = self.groups_in_flight {
             t = t.with_groups_in_flight(n);
         }

@@ -187,3 +187,59 @@ async fn a_scan_the_device_fails_names_the_file_or_falls_back_to_the_cpu() {
     };
     assert_eq!(whole(&want), whole(&got));
 }
+
+/// A session whose memory pool holds at most `limit` bytes, reading the
+/// whole file in one group.
+async fn session_with_memory(limit: usize) -> SessionContext {
+    let mut config = session_config();
+    for (key, value) in [
+        ("datafusion.execution.target_partitions", "1"),
+        ("warpread.group_mib", "64"),
+        ("warpread.read_ahead", "1"),
+    ] {
+        config.options_mut().set(key, value).unwrap();
+    }
+    let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_limit(limit, 1.0)
+        .build_arc()
+        .unwrap();
+    let state = warpread_datafusion::state_builder(
+        WarpreadConfig::with_backend(Arc::new(CpuBackend::new())),
+        config,
+    )
+    .with_runtime_env(runtime)
+    .build();
+    let ctx = SessionContext::new_with_state(state);
+    warpread_datafusion::register_formats(&ctx);
+    ctx.register_warpread_parquet("t", file().to_str().unwrap(), WarpReadOptions::default())
+        .await
+        .unwrap();
+    ctx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_reserve_their_decoding_from_the_memory_pool() {
+    let want = run_sql(&sql_session(Arc::new(CpuBackend::new())).await, QUERY)
+        .await
+        .unwrap();
+    // The file decodes to 2 x 27 MB (pages, then values) in one group and
+    // to 2 x 1.1 MB a row group: a pool of 8 MB takes it row group by row
+    // group, and gives every byte back.
+    let ctx = session_with_memory(8 << 20).await;
+    let got = run_sql(&ctx, QUERY).await.unwrap();
+    let whole = |r: &[warpread_datafusion::StatementResult]| {
+        let b = &r[0].batches;
+        arrow::compute::concat_batches(&b[0].schema(), b).unwrap()
+    };
+    assert_eq!(whole(&want), whole(&got));
+    assert_eq!(ctx.runtime_env().memory_pool.reserved(), 0);
+    // Not even a row group fits in 1 MB: the query fails with the pool's
+    // error, naming the file.
+    let ctx = session_with_memory(1 << 20).await;
+    let e = run_sql(&ctx, QUERY).await.unwrap_err().to_string();
+    let name = file().file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        e.contains("Resources exhausted") && e.contains(&name),
+        "{e}"
+    );
+}

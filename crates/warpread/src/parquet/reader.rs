@@ -376,7 +376,9 @@ impl ParquetFile {
         let mut stats = ReadStats::default();
         let groups = self.plan_groups(options, backend, &|_| true, &mut stats)?;
         let out = read_groups(groups, options, &mut stats, |group, front, stats| {
-            let first = self.read_group_set(&group, options, backend, front, stats);
+            let first = |b: &dyn Backend, stats: &mut ReadStats| {
+                self.read_group_set(&group, options, b, front, stats)
+            };
             crate::read::or_unit_by_unit(first, self, &group, options, backend, stats)
                 .map(|(batches, _)| batches)
         })?;

@@ -357,7 +357,9 @@ impl<F: GroupedFile> Planned<F> {
             .collect::<Vec<_>>();
         let read_one = |g: F::Group, front: &Front| {
             let mut own = ReadStats::default();
-            let first = file.read_group_in_flight(&g, &read, backend.as_ref(), front, &mut own);
+            let first = |b: &dyn Backend, own: &mut ReadStats| {
+                file.read_group_in_flight(&g, &read, b, front, own)
+            };
             or_unit_by_unit(first, file.as_ref(), &g, &read, backend.as_ref(), &mut own)
                 .map(|(batches, rows)| (batches, rows, own))
         };
@@ -392,9 +394,10 @@ impl<F: GroupedFile> Planned<F> {
                 continue;
             }
             let backend = self.backend.as_ref();
-            let first = self
-                .file
-                .read_group(&group, &self.read, backend, &mut self.stats);
+            let file = self.file.as_ref();
+            let read = &self.read;
+            let first =
+                |b: &dyn Backend, stats: &mut ReadStats| file.read_group(&group, read, b, stats);
             let out = or_unit_by_unit(
                 first,
                 self.file.as_ref(),

@@ -9,6 +9,7 @@ use arrow::datatypes::SchemaRef;
 use super::{ReadOptions, ReadStats};
 use crate::error::Result;
 use crate::exec::Backend;
+use crate::exec::memory::Budgeted;
 use crate::exec::pipeline::Front;
 use crate::source::Source;
 
@@ -95,27 +96,32 @@ pub trait GroupedFile: Send + Sync + Sized + 'static {
     }
 }
 
-/// Reads of `group` that ran out of device memory (`first`, the read's
-/// result) read again one stripe or row group per group, so that a read
-/// group larger than the device streams through it in smaller ones; any
-/// other result is returned as it is. A single unit that still does not
-/// fit fails with the device's error. The units are planned again with the
-/// same options over the group's rows, and the reader's shaping keeps only
-/// the rows it selected. A backend failure that ends the read names the
-/// file and the rows it was reading ([`Error::Device`](crate::error::Error::Device)).
+/// Reads `group` with `first` (the reader's own way of reading it), on
+/// `backend` drawing on the read's host budget
+/// ([`ReadTuning::host_memory`](super::ReadTuning::host_memory)). A read
+/// that a memory limit refused (device or host) is read again one stripe
+/// or row group per group, so that a read group larger than the device or
+/// the budget goes through it in smaller ones; any other result is
+/// returned as it is. A single unit that still does not fit fails with the
+/// limit's error. The units are planned again with the same options over
+/// the group's rows, and the reader's shaping keeps only the rows it
+/// selected. A backend failure that ends the read names the file and the
+/// rows it was reading ([`Error::Device`](crate::error::Error::Device)).
 pub(crate) fn or_unit_by_unit<F: GroupedFile>(
-    first: Result<(Vec<RecordBatch>, Vec<Range<u64>>)>,
+    first: impl FnOnce(&dyn Backend, &mut ReadStats) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)>,
     file: &F,
     group: &F::Group,
     options: &ReadOptions,
     backend: &dyn Backend,
     stats: &mut ReadStats,
 ) -> Result<(Vec<RecordBatch>, Vec<Range<u64>>)> {
+    let budget = options.tuning.host_memory.as_ref();
     let span = file.group_span(group);
     let at = || crate::error::Location::file(file.source().path());
     let named = |e: crate::error::Error| e.reading(at, span.clone());
+    let first = first(&Budgeted::new(backend, budget), stats);
     let error = match first {
-        Err(e) if e.is_device_out_of_memory() => e,
+        Err(e) if e.is_over_memory_limit() => e,
         other => return other.map_err(named),
     };
     let mut small = options.clone();
@@ -126,7 +132,7 @@ pub(crate) fn or_unit_by_unit<F: GroupedFile>(
         return Err(named(error));
     }
     tracing::debug!(
-        "{}: read group of rows {span:?} out of device memory ({error}); reading its {} units one by one",
+        "{}: read group of rows {span:?} over a memory limit ({error}); reading its {} units one by one",
         F::FORMAT,
         units.len()
     );
@@ -134,7 +140,7 @@ pub(crate) fn or_unit_by_unit<F: GroupedFile>(
     for unit in &units {
         let unit_rows = file.group_span(unit);
         let (b, r) = file
-            .read_group(unit, &small, backend, stats)
+            .read_group(unit, &small, &Budgeted::new(backend, budget), stats)
             .map_err(|e| e.reading(at, unit_rows))?;
         batches.extend(b);
         rows.extend(r);

@@ -68,6 +68,13 @@ pub struct ReadTuning {
     /// moved time from the host's Arrow conversion to the device's gathers
     /// and downloads, SF 10 lineitem at 7.1 GB/s either way.
     pub widen_decimals: bool,
+    /// Host memory the stages of a read draw on before they allocate their
+    /// outputs (`None`, the default: no budget beyond what allocation
+    /// gives). Sizes come from file metadata; a budget turns a file that
+    /// claims more than it holds into an error naming the claim, and a
+    /// read group over it is read again one stripe or row group at a time.
+    /// The bytes a group's stages took are given back when its read ends.
+    pub host_memory: Option<crate::exec::memory::HostBudget>,
 }
 
 impl Default for ReadTuning {
@@ -80,6 +87,7 @@ impl Default for ReadTuning {
             pages_on_device: true,
             device_byte_dicts: None,
             widen_decimals: true,
+            host_memory: None,
         }
     }
 }
@@ -125,6 +133,18 @@ impl ReadTuning {
     pub fn with_widen_decimals(mut self, on: bool) -> Self {
         self.widen_decimals = on;
         self
+    }
+
+    /// Sets [`host_memory`](Self::host_memory).
+    pub fn with_host_memory(mut self, budget: Option<crate::exec::memory::HostBudget>) -> Self {
+        self.host_memory = budget;
+        self
+    }
+
+    /// Sets [`host_memory`](Self::host_memory) to a budget of its own of at
+    /// most `bytes` at once (`None`: no budget).
+    pub fn with_host_memory_limit(self, bytes: Option<u64>) -> Self {
+        self.with_host_memory(bytes.map(crate::exec::memory::HostBudget::limit))
     }
 
     /// Whether pages the host does not read may stay on the device: asked

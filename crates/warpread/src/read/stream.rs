@@ -352,7 +352,9 @@ impl<F: GroupedFile> StreamState<F> {
                     run_fetching(&object.store, &object.location, src.source(), move || {
                         let mut stats = ReadStats::default();
                         let backend = backend.as_ref();
-                        let first = file.read_group(&group, &read, backend, &mut stats);
+                        let first = |b: &dyn crate::exec::Backend, stats: &mut ReadStats| {
+                            file.read_group(&group, &read, b, stats)
+                        };
                         or_unit_by_unit(first, file.as_ref(), &group, &read, backend, &mut stats)
                             .map(|(b, rows)| (b, rows, stats))
                     })

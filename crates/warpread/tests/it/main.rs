@@ -16,6 +16,7 @@ mod deflate_differential;
 mod device_faults;
 mod device_memory;
 mod examples;
+mod host_memory;
 mod huffman_container;
 mod huffman_differential;
 mod int_rle_differential;
