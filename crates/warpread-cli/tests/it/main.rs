@@ -10,6 +10,7 @@ mod distributed;
 mod gsst;
 mod gsst_container;
 mod huffman_container;
+mod lying_sizes;
 mod object_store_http;
 mod object_store_s3;
 mod sql_cli;
