@@ -509,6 +509,12 @@ impl CudaBackend {
         })
     }
 
+    /// [`Backend::stream_group_bytes`] of every CUDA backend.
+    pub const STREAM_GROUP_BYTES: u64 = 32 << 20;
+
+    /// [`Backend::stream_groups_in_flight`] of every CUDA backend.
+    pub const STREAM_GROUPS_IN_FLIGHT: usize = 3;
+
     /// Why the device can no longer be used, if a sticky driver error (an
     /// illegal address, a trap, a kernel that died) left its context
     /// unusable: the read that met it failed with that error, and every
@@ -1178,13 +1184,13 @@ impl Backend for CudaBackend {
     /// ([`stream_groups_in_flight`](Self::stream_groups_in_flight)) in the
     /// memory one larger group would hold.
     fn stream_group_bytes(&self) -> u64 {
-        32 << 20
+        Self::STREAM_GROUP_BYTES
     }
 
     /// 3: one group's stages leave the device idle between their round
     /// trips, which the others fill.
     fn stream_groups_in_flight(&self) -> usize {
-        3
+        Self::STREAM_GROUPS_IN_FLIGHT
     }
 
     fn device_ordinal(&self) -> Option<usize> {

@@ -12,6 +12,7 @@ pub mod input;
 mod inspect;
 mod inspect_parquet;
 mod sql;
+mod warm_start;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -274,7 +275,7 @@ impl Settings {
     }
 
     /// The device a command that reads one file decodes on.
-    fn first_device(&self) -> usize {
+    pub(crate) fn first_device(&self) -> usize {
         match &self.devices {
             Devices::List(l) => l.first().copied().unwrap_or(0),
             Devices::All => 0,
