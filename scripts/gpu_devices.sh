@@ -5,8 +5,10 @@
 # DataFusion's own reader by `bench sql` (DataFusion runs once per query:
 # --datafusion-runs 1). DuckDB (a wheel carried in WHEELS) reads the same
 # files with all cores as the anchor.
-#   [SCALE=30 RUNS=1 WARMUP=1 COUNTS="1 2 4" WHEELS=duckdb-whl] \
+#   [SCALE=30 RUNS=1 WARMUP=1 COUNTS="1 2 4" WHEELS=duckdb-whl FLAGS="..."] \
 #     bash scripts/gpu_devices.sh BUNDLE [tests|sql|dist|duckdb|all]...
+# FLAGS: more warpread flags for every run (e.g. "--host-threads 64" to
+# give every device's host share all of the host's threads).
 set -u
 B=$1
 shift
@@ -27,7 +29,7 @@ bench() { # CORES DEVICES [bench sql flags...]
   shift 2
   /usr/bin/time -f "wall %e s, peak %M KiB" taskset -c "$cores" $N --backend cuda --devices "$devices" \
     bench sql --scale "$SCALE" --format parquet --compression gzip --runs "${RUNS:-1}" \
-    --warmup "${WARMUP:-1}" --datafusion-runs 1 "$@" 2>&1 | grep -vE "^\s*$" | tail -32
+    --warmup "${WARMUP:-1}" --datafusion-runs 1 ${FLAGS:-} "$@" 2>&1 | grep -vE "^\s*$" | tail -32
 }
 if has tests; then
   (cd "$B" && it_tests_env "$root" && ./it-tests --test-threads=4 2>&1 | grep -E "test result|FAILED|panicked" | head -20)

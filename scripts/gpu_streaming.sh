@@ -2,9 +2,10 @@
 # Streaming `cat` on the GPU host: TPC-H lineitem SF ${SCALE:-10} Parquet
 # GZIP to an Arrow IPC file on each backend, wall clock and peak resident
 # memory by /usr/bin/time, outputs compared byte for byte.
-#   [ROUNDS=3] bash scripts/gpu_streaming.sh BUNDLE [cat|sweep|sink|all]
+#   [ROUNDS=3] [OLD=OTHER_BUNDLE] bash scripts/gpu_streaming.sh BUNDLE [cat|sweep|sink|all]
 # cat:   rounds alternating CUDA and CPU, to /dev/null and to a file in /tmp
-#        (previous output removed and `sync`ed first), then cmp;
+#        (previous output removed and `sync`ed first), then cmp; with OLD,
+#        each round runs that bundle's binary too, after this one's;
 # sweep: CUDA to /dev/null over group MiB x groups in flight;
 # sink:  how fast this host writes 10 GB into one file (the floor of `cat`).
 set -u
@@ -33,15 +34,23 @@ run() {
     grep -E "wall|rror|rows decoded" | sed -e 's/.*written in/inside/' | tr '\n' ' '
   echo
 }
+bins="new=$N"
+if [ -n "${OLD:-}" ]; then
+  unpack_bundle "$OLD"
+  bins="$bins old=$root/$OLD/warpread"
+fi
 if [ "$what" = cat ] || [ "$what" = all ]; then
   for round in $(seq "${ROUNDS:-3}"); do
-    for b in cuda cpu; do
-      echo -n "round $round $b /dev/null: "; run $N --backend $b cat --format arrow -o /dev/null $f
-      rm -f $d/out-$b.arrow; sync
-      echo -n "round $round $b file: "; run $N --backend $b cat --format arrow -o $d/out-$b.arrow $f
+    for nb in $bins; do
+      name=${nb%%=*} bin=${nb#*=}
+      for b in cuda cpu; do
+        echo -n "round $round $name $b /dev/null: "; run $bin --backend $b cat --format arrow -o /dev/null $f
+        rm -f $d/out-$b.arrow; sync
+        echo -n "round $round $name $b file: "; run $bin --backend $b cat --format arrow -o $d/out-$b.arrow $f
+      done
+      cmp $d/out-cuda.arrow $d/out-cpu.arrow && echo "outputs identical ($(stat -c %s $d/out-cpu.arrow) bytes)"
+      rm -f $d/out-*.arrow; sync
     done
-    cmp $d/out-cuda.arrow $d/out-cpu.arrow && echo "outputs identical ($(stat -c %s $d/out-cpu.arrow) bytes)"
-    rm -f $d/out-*.arrow; sync
   done
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
