@@ -4,8 +4,8 @@
 // real kernel fault. Nothing else launches it.
 #include "codag.cuh"
 
-extern "C" __global__ void warpread_fault(u32 marker) {
+extern "C" __global__ void warpread_fault(unsigned int marker) {
     if (threadIdx.x == 0 && blockIdx.x == 0) {
-        *reinterpret_cast<volatile u32 *>(8ull) = marker;
+        *reinterpret_cast<volatile unsigned int *>(8ull) = marker;
     }
 }

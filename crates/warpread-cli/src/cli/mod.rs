@@ -12,7 +12,6 @@ pub mod input;
 mod inspect;
 mod inspect_parquet;
 mod sql;
-mod warm_start;
 
 use std::path::PathBuf;
 use std::sync::Arc;
