@@ -32,8 +32,10 @@ fn lying_orc(dir: &Path, rows: u64) -> PathBuf {
         ),
     ])
     .unwrap();
-    let mut options = OrcWriteOptions::default();
-    options.compression = OrcCompression::None;
+    let options = OrcWriteOptions {
+        compression: OrcCompression::None,
+        ..Default::default()
+    };
     let mut w = OrcWriter::try_new(&honest, batch.schema(), options).unwrap();
     w.write(&batch).unwrap();
     w.finish().unwrap();
