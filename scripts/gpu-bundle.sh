@@ -42,6 +42,17 @@ cp "target/$profile/warpread" "$out/warpread"
 read -r _ _ it < <(test_executables -p warpread --test it)
 cp "$it" "$out/it-tests"
 bins=("$out/warpread" "$out/it-tests")
+# BUNDLE_SQL_TESTS=1: the DataFusion and CLI integration tests too
+# (df-it-tests, cli-it-tests), for their CUDA cases (SQL cancellation,
+# concurrent queries on one device).
+if [ "${BUNDLE_SQL_TESTS:-0}" = 1 ]; then
+  for crate in warpread-datafusion warpread-cli; do
+    read -r _ _ exe < <(test_executables -p "$crate" --test it)
+    name=${crate#warpread-}
+    cp "$exe" "$out/$name-it-tests"
+    bins+=("$out/$name-it-tests")
+  done
+fi
 if [ "${BUNDLE_UNIT:-0}" = 1 ]; then
   for crate in warpread-exec warpread; do
     read -r _ _ exe < <(test_executables -p "$crate" --lib)

@@ -7,7 +7,7 @@ unpack_bundle() {
   (
     cd "$1" || exit 1
     for f in *.xz; do [ -e "$f" ] && { [ -e "${f%.xz}" ] || xz -dk "$f"; }; done
-    chmod +x warpread* it-tests 2>/dev/null
+    chmod +x warpread* *it-tests 2>/dev/null
     true
   )
 }

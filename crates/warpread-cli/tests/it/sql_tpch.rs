@@ -64,11 +64,19 @@ fn program_session(config: WarpreadConfig) -> SessionContext {
 /// warpread on ORC, warpread on Parquet (one backend and file cache for
 /// both), DataFusion on the same Parquet.
 async fn sessions() -> (SessionContext, SessionContext, SessionContext) {
+    sessions_on(cpu_config(), program_session).await
+}
+
+/// warpread ORC and Parquet sessions made by `make` over one `shared`
+/// backend, and DataFusion's reader on the CPU.
+async fn sessions_on(
+    shared: WarpreadConfig,
+    make: fn(WarpreadConfig) -> SessionContext,
+) -> (SessionContext, SessionContext, SessionContext) {
     let (orc, parquet) = data();
-    let shared = cpu_config();
-    let warp = program_session(shared.clone());
+    let warp = make(shared.clone());
     register_tpch(&warp, orc, "orc").await.unwrap();
-    let warp_pq = program_session(shared);
+    let warp_pq = make(shared);
     register_tpch_with(&warp_pq, parquet, "parquet", ParquetReader::Warpread)
         .await
         .unwrap();
@@ -122,9 +130,28 @@ fn tpch_22_queries_match_datafusion_parquet() {
 /// minutes instead of hanging it).
 #[test]
 fn sixteen_concurrent_queries_on_one_backend_match_their_answers_alone() {
+    sixteen_concurrent_queries(cpu_config(), program_session);
+}
+
+/// The same on one CUDA backend, its aggregates on the device.
+#[test]
+fn sixteen_concurrent_queries_on_one_cuda_backend_match_their_answers_alone() {
+    let test = "sixteen concurrent queries on CUDA";
+    let Some(cuda) = crate::common::cuda_own(crate::common::cuda_options(), test) else {
+        return;
+    };
+    let config = WarpreadConfig::with_backend(cuda.clone());
+    sixteen_concurrent_queries(config, |c| session(c, Default::default()));
+    assert!(
+        cuda.aggregate_batches().0 > 0,
+        "no aggregate ran on the device"
+    );
+}
+
+fn sixteen_concurrent_queries(shared: WarpreadConfig, make: fn(WarpreadConfig) -> SessionContext) {
     let rt = rt();
     let run = rt.block_on(async {
-        let (warp, warp_pq, df) = sessions().await;
+        let (warp, warp_pq, df) = sessions_on(shared, make).await;
         let mut want = Vec::new();
         for sql in TPCH {
             want.push(run_sql(&df, sql).await.unwrap().pop().unwrap().batches);
