@@ -480,7 +480,7 @@ impl CudaBackend {
             super::BackendChoice::Cpu => Ok(None),
             super::BackendChoice::Cuda => open().map(Some),
             super::BackendChoice::Auto => Ok(open()
-                .inspect_err(|e| tracing::info!("auto backend: using cpu ({e})"))
+                .inspect_err(|e| tracing::warn!("no usable CUDA device ({e}): decoding on the CPU"))
                 .ok()),
         }
     }

@@ -112,7 +112,7 @@ pub fn open(
     let count = match crate::gpu::device_count() {
         Ok(n) => n,
         Err(why) if choice == BackendChoice::Auto => {
-            tracing::info!("auto backend: using cpu ({why})");
+            tracing::warn!("no usable CUDA device ({why}): decoding on the CPU");
             return Ok(cpu());
         }
         Err(why) => return Err(Error::CudaUnavailable(why)),
@@ -151,7 +151,7 @@ pub fn open(
         match b {
             Ok(b) => out.push(Arc::new(b)),
             Err(e) if choice == BackendChoice::Auto => {
-                tracing::info!("auto backend: using cpu ({e})");
+                tracing::warn!("no usable CUDA device ({e}): decoding on the CPU");
                 return Ok(cpu());
             }
             Err(e) => return Err(e),
