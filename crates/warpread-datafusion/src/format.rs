@@ -152,7 +152,8 @@ impl WarpFormat for OrcFormat {
     }
 }
 
-fn orc_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOptions {
+/// The reader options of a scan request over the units in `byte_range`.
+pub(crate) fn read_options(request: &ScanRequest, byte_range: Option<Range<u64>>) -> ReadOptions {
     ReadOptions::default()
         .with_columns(request.columns.clone())
         .with_batch_size(request.batch_size)
@@ -187,7 +188,7 @@ impl WarpFile for OrcFile {
 
     fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>> {
         let stripes: Vec<usize> = units.iter().map(|u| u.index).collect();
-        self.group_ranges(&stripes, &orc_options(request, None))
+        self.group_ranges(&stripes, &read_options(request, None))
     }
 
     fn statistics(&self, table_schema: &SchemaRef) -> Result<Statistics> {
@@ -195,7 +196,7 @@ impl WarpFile for OrcFile {
     }
 
     fn plan(&self, request: &ScanRequest) -> Result<Vec<ReadUnit>> {
-        let options = orc_options(request, request.byte_range.clone());
+        let options = read_options(request, request.byte_range.clone());
         let stripes = self.stripes();
         Ok(self
             .selected_stripes(&options)?
@@ -223,7 +224,7 @@ impl WarpFile for OrcFile {
         };
         // Stripes start at distinct offsets, so this range holds exactly the
         // stripes from first to last; pruned ones between are pruned again.
-        let options = orc_options(request, Some(first.offset..last.offset + 1));
+        let options = read_options(request, Some(first.offset..last.offset + 1));
         self.read_with_stats(&options, backend)
     }
 }
@@ -297,7 +298,7 @@ impl WarpFile for ParquetFile {
 
     fn unit_ranges(&self, units: &[ReadUnit], request: &ScanRequest) -> Result<Vec<Range<u64>>> {
         let row_groups: Vec<usize> = units.iter().map(|u| u.index).collect();
-        let options = orc_options(request, None);
+        let options = read_options(request, None);
         let mut ranges = self.chunk_ranges(&row_groups, &options)?;
         if !request.predicates.is_empty() {
             ranges.extend(self.index_ranges(&row_groups));
@@ -314,7 +315,7 @@ impl WarpFile for ParquetFile {
         // first column chunk's dictionary or data page), as in DataFusion's
         // own Parquet scan (`prune_by_range`): every row group falls in
         // exactly one of the ranges DataFusion cuts a file into.
-        let options = orc_options(request, request.byte_range.clone());
+        let options = read_options(request, request.byte_range.clone());
         let meta = self.metadata();
         Ok(self
             .selected_row_groups(&options)?
@@ -347,7 +348,7 @@ impl WarpFile for ParquetFile {
         // Row groups normally start at increasing offsets, so this range
         // selects exactly the planned run (pruned ones between are pruned
         // again by the same predicates).
-        let options = orc_options(request, Some(first.offset..last.offset + 1));
+        let options = read_options(request, Some(first.offset..last.offset + 1));
         let want: Vec<usize> = units.iter().map(|u| u.index).collect();
         if self.selected_row_groups(&options)? == want {
             return self.read_with_stats(&options, backend);
@@ -356,7 +357,7 @@ impl WarpFile for ParquetFile {
         // one rather than return a row group twice or miss one.
         let mut out = (Vec::new(), ReadStats::default());
         for u in units {
-            let one = orc_options(request, Some(u.offset..u.offset + 1));
+            let one = read_options(request, Some(u.offset..u.offset + 1));
             if self.selected_row_groups(&one)? != [u.index] {
                 return Err(crate::error::Error::Unsupported(format!(
                     "{}: several row groups start at byte {}",

@@ -6,7 +6,6 @@
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -15,7 +14,7 @@ use super::format::{ReadUnit, ScanRequest, WarpFile, WarpFormat};
 use crate::error::Result;
 use crate::exec::Backend;
 use crate::gsst::container_file::ContainerFile;
-use crate::orc::{ReadStats, split_batch};
+use crate::orc::ReadStats;
 use warpread::source::Source;
 
 /// The GSST container format (`warpread convert` writes it: GSST and
@@ -96,32 +95,12 @@ impl WarpFile for ContainerFile {
         request: &ScanRequest,
         backend: &dyn Backend,
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
-        let t = Instant::now();
-        let indices: Vec<usize> = units.iter().map(|u| u.index).collect();
-        let read =
-            |indices: &[usize]| ContainerFile::read(self, indices, &request.columns, backend);
-        // Batches that together run the device out of memory are decoded
-        // one at a time (the ORC and Parquet readers do the same with their
-        // units themselves).
-        let batches = match read(&indices) {
-            Err(e) if e.is_device_out_of_memory() && indices.len() > 1 => {
-                let mut all = Vec::new();
-                for one in indices.chunks(1) {
-                    all.extend(read(one)?);
-                }
-                all
-            }
-            other => other?,
+        let (Some(first), Some(last)) = (units.first(), units.last()) else {
+            return Ok((Vec::new(), ReadStats::default()));
         };
-        let out = batches
-            .iter()
-            .flat_map(|b| split_batch(b, request.batch_size))
-            .collect();
-        let stats = ReadStats {
-            file_bytes: units.iter().map(|u| u.bytes).sum(),
-            decode_s: t.elapsed().as_secs_f64(),
-            ..ReadStats::default()
-        };
-        Ok((out, stats))
+        // Batches start at distinct offsets, so this range holds exactly
+        // the batches from first to last (the container prunes none).
+        let options = super::format::read_options(request, Some(first.offset..last.offset + 1));
+        self.read_with_stats(&options, backend)
     }
 }

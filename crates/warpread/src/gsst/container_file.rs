@@ -558,6 +558,18 @@ impl ContainerFile {
         Ok(Arc::new(schema))
     }
 
+    /// Reads the batches `options` select (columns, byte range), in read
+    /// groups of the tuning's group bytes, each group through the readers'
+    /// shared path (host budget, smaller groups over a memory limit, errors
+    /// naming the file), as the ORC and Parquet readers' `read_with_stats`.
+    pub fn read_with_stats(
+        &self,
+        options: &crate::read::ReadOptions,
+        backend: &dyn Backend,
+    ) -> Result<(Vec<RecordBatch>, crate::read::ReadStats)> {
+        crate::read::read_with_stats(self, options, backend)
+    }
+
     /// Reads the batches numbered `indices` (their columns `columns`, all
     /// when empty), decoding GSST columns on `backend`.
     pub fn read(

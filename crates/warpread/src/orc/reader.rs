@@ -19,7 +19,7 @@ use super::tail::{self, Source, Tail};
 use crate::error::{Error, Location, Result};
 use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
-use crate::read::{ReadOptions, ReadStats, read_groups};
+use crate::read::{ReadOptions, ReadStats};
 
 /// How one stripe is read.
 struct StripePlan {
@@ -357,16 +357,7 @@ impl OrcFile {
         options: &ReadOptions,
         backend: &dyn Backend,
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
-        let mut stats = ReadStats::default();
-        let groups = self.plan_groups(options, backend, &|_| true, &mut stats)?;
-        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
-            let first = |b: &dyn Backend, stats: &mut ReadStats| {
-                self.read_group(&group, options, b, front, stats)
-            };
-            crate::read::or_unit_by_unit(first, self, &group, options, backend, stats)
-                .map(|(batches, _)| batches)
-        })?;
-        Ok((out, stats))
+        crate::read::read_with_stats(self, options, backend)
     }
 
     /// The selected stripes whose rows `keep` accepts, in read groups of

@@ -25,7 +25,7 @@ use super::row_ranges::{self, RowRanges};
 use crate::error::{Error, Location, Result};
 use crate::exec::pipeline::Front;
 use crate::exec::{Backend, column_sets};
-use crate::read::{Predicate, ReadOptions, ReadStats, read_groups};
+use crate::read::{Predicate, ReadOptions, ReadStats};
 use crate::source::Source;
 
 /// A Parquet file with its footer parsed.
@@ -373,16 +373,7 @@ impl ParquetFile {
         options: &ReadOptions,
         backend: &dyn Backend,
     ) -> Result<(Vec<RecordBatch>, ReadStats)> {
-        let mut stats = ReadStats::default();
-        let groups = self.plan_groups(options, backend, &|_| true, &mut stats)?;
-        let out = read_groups(groups, options, &mut stats, |group, front, stats| {
-            let first = |b: &dyn Backend, stats: &mut ReadStats| {
-                self.read_group_set(&group, options, b, front, stats)
-            };
-            crate::read::or_unit_by_unit(first, self, &group, options, backend, stats)
-                .map(|(batches, _)| batches)
-        })?;
-        Ok((out, stats))
+        crate::read::read_with_stats(self, options, backend)
     }
 
     /// The selected row groups whose rows `keep` accepts, with the rows

@@ -147,3 +147,23 @@ pub(crate) fn or_unit_by_unit<F: GroupedFile>(
     }
     Ok((batches, rows))
 }
+
+/// Every read group of `file` that `options` select, `options`' groups in
+/// flight at once, each through [`or_unit_by_unit`]: the whole-file read
+/// of the ORC, Parquet and GSST container readers (their `read_with_stats`),
+/// which SQL scans call with a byte range.
+pub(crate) fn read_with_stats<F: GroupedFile>(
+    file: &F,
+    options: &ReadOptions,
+    backend: &dyn Backend,
+) -> Result<(Vec<RecordBatch>, ReadStats)> {
+    let mut stats = ReadStats::default();
+    let groups = file.plan_groups(options, backend, &|_| true, &mut stats)?;
+    let out = super::read_groups(groups, options, &mut stats, |group, front, stats| {
+        let first = |b: &dyn Backend, stats: &mut ReadStats| {
+            file.read_group_in_flight(&group, options, b, front, stats)
+        };
+        or_unit_by_unit(first, file, &group, options, backend, stats).map(|(batches, _)| batches)
+    })?;
+    Ok((out, stats))
+}

@@ -19,7 +19,7 @@ pub mod stream;
 
 pub use builder::{BatchReader, ReaderBuilder, STREAM_GROUP_BYTES};
 pub use file::GroupedFile;
-pub(crate) use file::or_unit_by_unit;
+pub(crate) use file::read_with_stats;
 pub(crate) use predicate::may_match_range;
 pub use predicate::{CmpOp, Predicate, Scalar};
 pub use selection::RowSelection;
