@@ -509,12 +509,6 @@ impl CudaBackend {
         })
     }
 
-    /// [`Backend::stream_group_bytes`] of every CUDA backend.
-    pub const STREAM_GROUP_BYTES: u64 = 32 << 20;
-
-    /// [`Backend::stream_groups_in_flight`] of every CUDA backend.
-    pub const STREAM_GROUPS_IN_FLIGHT: usize = 3;
-
     /// Why the device can no longer be used, if a sticky driver error (an
     /// illegal address, a trap, a kernel that died) left its context
     /// unusable: the read that met it failed with that error, and every
@@ -1184,13 +1178,13 @@ impl Backend for CudaBackend {
     /// ([`stream_groups_in_flight`](Self::stream_groups_in_flight)) in the
     /// memory one larger group would hold.
     fn stream_group_bytes(&self) -> u64 {
-        Self::STREAM_GROUP_BYTES
+        32 << 20
     }
 
     /// 3: one group's stages leave the device idle between their round
     /// trips, which the others fill.
     fn stream_groups_in_flight(&self) -> usize {
-        Self::STREAM_GROUPS_IN_FLIGHT
+        3
     }
 
     fn device_ordinal(&self) -> Option<usize> {
@@ -1251,10 +1245,7 @@ impl Backend for CudaBackend {
         program: &crate::query::AggProgram,
         batch: &arrow::record_batch::RecordBatch,
     ) -> Result<crate::query::Groups> {
-        if self.lost().is_some() {
-            return crate::query::eval::aggregate(program, batch);
-        }
-        match self.watch(self.aggregate_with_device(program, std::slice::from_ref(batch)))? {
+        match self.aggregate_on_device(program, std::slice::from_ref(batch))? {
             Some(groups) => Ok(groups),
             None => crate::query::eval::aggregate(program, batch),
         }
