@@ -296,6 +296,9 @@ pub struct CudaBackend {
     /// driver error said so ([`Error::is_device_lost`]): stages decode on
     /// the host from then on.
     lost: std::sync::OnceLock<String>,
+    /// Most device bytes one stage may take: the options' limit, else the
+    /// default share of the memory free at open.
+    stage_memory: u64,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -494,6 +497,10 @@ impl CudaBackend {
     /// error here, before anything is compiled).
     pub fn with_options(ordinal: usize, options: CudaOptions) -> Result<Self> {
         let rt = GpuRuntime::open_with(ordinal, &options)?;
+        let stage_memory = match options.device_memory_limit {
+            Some(limit) => limit as u64,
+            None => crate::gpu::options::default_stage_memory(rt.info().free_memory, MAX_LANES),
+        };
         Ok(Self {
             pool: PinnedPool::with_options(rt.context().clone(), rt.info().total_memory, &options),
             rt,
@@ -506,7 +513,18 @@ impl CudaBackend {
             retain_decoded: std::sync::atomic::AtomicUsize::new(0),
             faults: crate::gpu::faults::FaultCounters::default(),
             lost: std::sync::OnceLock::new(),
+            stage_memory,
         })
+    }
+
+    /// Most device bytes one decode stage may take, its input and output
+    /// together: [`CudaOptions::device_memory_limit`], or by default a
+    /// share of the device memory that was free when the backend opened
+    /// ([`default_stage_memory`](crate::gpu::options::default_stage_memory)).
+    /// A read group over it is read again one stripe or row group at a
+    /// time.
+    pub fn device_memory_limit(&self) -> u64 {
+        self.stage_memory
     }
 
     /// Why the device can no longer be used, if a sticky driver error (an
@@ -714,15 +732,13 @@ impl CudaBackend {
         self.faults
             .alloc(&self.options.faults)
             .map_err(|e| Error::cuda("allocating device memory", e))?;
-        if let Some(limit) = self.options.device_memory_limit {
-            let needed = (input.len() as u64).saturating_add(stage.output_bytes() as u64);
-            if needed > limit as u64 {
-                return Err(Error::DeviceMemory {
-                    during: "a decode stage",
-                    needed,
-                    limit: limit as u64,
-                });
-            }
+        let needed = (input.len() as u64).saturating_add(stage.output_bytes() as u64);
+        if needed > self.stage_memory {
+            return Err(Error::DeviceMemory {
+                during: "a decode stage",
+                needed,
+                limit: self.stage_memory,
+            });
         }
         if stage.jobs.len() > u32::MAX as usize {
             return Err(Error::InvalidPlan(format!(

@@ -107,7 +107,8 @@ pub struct OptionArgs {
     pub device_mirror_mib: Option<usize>,
     /// CUDA: MiB of device memory one decode stage may take (its input and
     /// output); a read group over it is read again one stripe or row group
-    /// at a time (default: the device's memory).
+    /// at a time (default: half the memory free at start, divided among
+    /// the backend's 8 lanes).
     #[arg(long, global = true, value_name = "MIB")]
     pub device_memory_mib: Option<usize>,
     /// CUDA: how many times a request's size a free pinned block may be and

@@ -118,7 +118,8 @@ pub struct CudaOptions {
     /// ([`Faults`](super::Faults); default: none).
     pub faults: super::Faults,
     /// Most device bytes one decode stage may take, its input and output
-    /// together (`None`, the default: as much as the device has). A stage
+    /// together (`None`, the default: [`DEVICE_MEMORY_SHARE`] of the memory
+    /// free when the backend opens, divided among its most lanes). A stage
     /// over it fails with [`Error::DeviceMemory`](crate::error::Error::DeviceMemory)
     /// before it allocates, and the readers read its group again one stripe
     /// or row group at a time, so a read larger than the device streams
@@ -126,6 +127,20 @@ pub struct CudaOptions {
     /// its lanes times this, plus the mirrors' cap
     /// ([`device_mirror_bytes`](Self::device_mirror_bytes)).
     pub device_memory_limit: Option<usize>,
+}
+
+/// Share of the device memory free when a backend opens that its lanes'
+/// stages may take together unless
+/// [`CudaOptions::device_memory_limit`] sets a limit: the other half is
+/// what the device mirrors may hold by default
+/// ([`device_mirror_bytes`](CudaOptions::device_mirror_bytes)).
+pub const DEVICE_MEMORY_SHARE: f64 = 0.5;
+
+/// The default of [`CudaOptions::device_memory_limit`] on a device with
+/// `free` bytes free at open and `lanes` lanes at most: its
+/// [`DEVICE_MEMORY_SHARE`], split evenly.
+pub fn default_stage_memory(free: usize, lanes: usize) -> u64 {
+    (free as f64 * DEVICE_MEMORY_SHARE / lanes.max(1) as f64) as u64
 }
 
 /// Fewest spans a stream must hold to be inflated in spans.
@@ -269,6 +284,16 @@ mod tests {
         assert_eq!(o.gsst_shape, GsstShape::DEFAULT);
         assert_eq!(o.scan_partitions, Some(4));
         assert!(o.validate().is_ok());
+    }
+
+    #[test]
+    fn the_default_stage_limit_splits_a_share_of_free_memory_among_lanes() {
+        // An H100 with 79 GiB free and 8 lanes: 4.9 GiB a stage.
+        let free = 79usize << 30;
+        let stage = default_stage_memory(free, 8);
+        assert_eq!(stage, (79u64 << 30) / 2 / 8);
+        assert_eq!(default_stage_memory(free, 0), default_stage_memory(free, 1));
+        assert_eq!(default_stage_memory(0, 8), 0);
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct DeviceInfo {
     pub sm_count: u32,
     /// Device memory in bytes.
     pub total_memory: usize,
+    /// Device memory free when the context was opened, in bytes (other
+    /// processes' and the context's own allocations taken).
+    pub free_memory: usize,
     /// Shared memory per SM in bytes.
     pub shared_mem_per_sm: u32,
     /// Resident threads per SM.
@@ -95,6 +98,7 @@ mod tests {
             compute_capability: (9, 0),
             sm_count: 132,
             total_memory: 1,
+            free_memory: 1,
             shared_mem_per_sm: 228 << 10,
             max_threads_per_sm: 2048,
         };

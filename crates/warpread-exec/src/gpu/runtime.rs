@@ -146,6 +146,10 @@ impl GpuRuntime {
             total_memory: ctx
                 .total_mem()
                 .map_err(|e| Error::cuda("querying the device", e))?,
+            free_memory: ctx
+                .mem_get_info()
+                .map_err(|e| Error::cuda("querying the device", e))?
+                .0,
             shared_mem_per_sm: attr(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
             )? as u32,

@@ -93,6 +93,28 @@ fn a_group_over_the_device_limit_is_read_row_group_by_row_group() {
 }
 
 #[test]
+fn a_cuda_backend_without_a_limit_takes_a_share_of_the_free_memory() {
+    let Some(cuda) = cuda_own(cuda_options(), "default device limit") else {
+        return;
+    };
+    let info = cuda.runtime().info();
+    let limit = cuda.device_memory_limit();
+    assert_eq!(
+        limit,
+        warpread::exec::gpu::options::default_stage_memory(
+            info.free_memory,
+            warpread::exec::cuda::MAX_LANES
+        )
+    );
+    assert!(
+        limit > 0 && info.free_memory <= info.total_memory,
+        "{info:?}"
+    );
+    let want = read_sync(Arc::new(CpuBackend::new()), 1).unwrap();
+    assert_eq!(read_sync(cuda, 1).unwrap(), want);
+}
+
+#[test]
 fn a_cuda_read_over_its_device_memory_limit_gives_the_whole_file() {
     let want = read_sync(Arc::new(CpuBackend::new()), 1).unwrap();
     let unit = largest_unit_stage();
