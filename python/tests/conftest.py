@@ -45,6 +45,27 @@ def cpu() -> warpread.Backend:
     return warpread.Backend("cpu")
 
 
+TPCH_TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]
+
+
+@pytest.fixture(scope="session")
+def tpch(tmp_path_factory) -> Path:
+    """TPC-H at scale 0.01 made once per run by `warpread gen tpch`: GZIP
+    Parquet, whose pages inflate in warpread's decoder, with several row
+    groups per large table (lineitem has 60,000 rows) so that scans split
+    and prune them."""
+    out = tmp_path_factory.mktemp("tpch")
+    exe = target_dir() / "debug" / "warpread"
+    if not exe.is_file():
+        pytest.fail(f"{exe} is missing: `cargo test` (scripts/test.sh runs it first) builds it")
+    args = ["gen", "tpch", "--scale", "0.01", "--format", "parquet", "--compression", "gzip"]
+    args += ["--rows-per-group", "16384", str(out)]
+    subprocess.run([str(exe)] + args, cwd=ROOT, check=True)
+    for t in TPCH_TABLES:
+        assert (out / f"{t}.parquet").is_file(), t
+    return out
+
+
 _passed = 0
 
 

@@ -70,3 +70,35 @@ pub fn decode(op: ParquetOp, input: &[u8], aux: u64, out: &mut [u8]) -> ChunkSta
         ParquetOp::ByteDictData => parquet_dict::bytes::data(input, out),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed view of the output (the module's `unsafe`): an aligned
+    /// slice decodes in place, a misaligned one is refused, never read as
+    /// integers.
+    #[test]
+    fn jobs_decode_into_aligned_output_and_refuse_misaligned_output() {
+        let op = ParquetOp::Hybrid { bit_width: 3 };
+        // One RLE run: five values of 4.
+        let input = [5 << 1, 4];
+        let mut buf = [0u8; 64];
+        let at = buf.as_ptr().align_offset(4);
+        let out = &mut buf[at..at + 20];
+        let st = decode(op, &input, 0, out);
+        assert!(st.is_ok(), "{st:?}");
+        let values: Vec<u32> = out
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(values, [4; 5]);
+        let st = decode(op, &input, 0, &mut buf[at + 1..at + 21]);
+        assert_eq!(st.code, StatusCode::InputCorrupt as u32);
+        // Four bytes past an 8-byte boundary: no i64 lies there.
+        let at8 = buf.as_ptr().align_offset(8) + 4;
+        let op = ParquetOp::DeltaBinaryPacked(IntType::I64);
+        let st = decode(op, &input, 0, &mut buf[at8..at8 + 16]);
+        assert_eq!(st.code, StatusCode::InputCorrupt as u32);
+    }
+}
