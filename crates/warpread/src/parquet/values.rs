@@ -456,3 +456,41 @@ fn decimal_or_bad(d: &Dense, dt: &DataType) -> Option<R<ArrayRef>> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(v: &[i32], data_len: usize) -> Offsets {
+        Offsets::staged(ScalarBuffer::from(v.to_vec()), data_len).expect("valid offsets")
+    }
+
+    /// Values the decoder checked as UTF-8 become a string array without a
+    /// second check (the module's `unsafe`); unchecked bytes are checked.
+    #[test]
+    fn byte_arrays_become_strings_checked_once() {
+        let text = "abéxyz".as_bytes();
+        let off = [0, 2, 4, 4, 7];
+        let a = byte_array(offsets(&off, 7), Buffer::from(text), true, &DataType::Utf8).unwrap();
+        let s = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [Some("ab"), Some("é"), Some(""), Some("xyz")]
+        );
+        // The same bytes unchecked go through Arrow's check; a value that
+        // splits a character fails it.
+        let bad = [0, 3, 3, 4, 7];
+        let e = byte_array(offsets(&bad, 7), Buffer::from(text), false, &DataType::Utf8);
+        assert!(e.is_err());
+        // Offsets that do not end at the data's end never take the
+        // unchecked path.
+        let short = byte_array(
+            offsets(&[0, 2], 2),
+            Buffer::from(text),
+            true,
+            &DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(short.len(), 1);
+    }
+}
