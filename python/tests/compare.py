@@ -4,9 +4,12 @@ decoded, NaN equal to NaN."""
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pyarrow as pa
+import pytest
+
+import warpread
 
 
 def _plain(a: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -75,3 +78,17 @@ def same_rows(got: pa.Table, want: pa.Table) -> bool:
         return sorted(tuple(_key(v) for v in r.values()) for r in t.to_pylist())
 
     return rows(got) == rows(want)
+
+
+def check_remote_read(read: Callable[..., pa.Table], path: Any, url: str, backend: Any) -> None:
+    """``read(url)`` equals ``read(path)``, the same file read locally; a
+    file warpread refuses is refused from ``url`` with the same error
+    class."""
+    try:
+        want = read(path, backend=backend)
+    except warpread.errors.WarpreadError as e:
+        with pytest.raises(type(e)):
+            read(url, backend=backend)
+        return
+    got = read(url, backend=backend)
+    assert difference(got, want) is None, difference(got, want)

@@ -26,7 +26,7 @@ import pytest
 from datafusion import SessionContext
 
 import warpread
-from compare import difference, same_rows
+from compare import check_remote_read, same_rows
 from conftest import ROOT, TESTDATA, TPCH_TABLES
 from warpread.datafusion import table_provider
 
@@ -127,15 +127,7 @@ CASES = [(warpread.read_parquet, p) for p in PARQUET] + [(warpread.read_orc, p) 
 
 @pytest.mark.parametrize("read, path", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_fixtures_on_s3_equal_the_local_reads(s3: str, read, path: Path, cpu):
-    try:
-        want = read(path, backend=cpu)
-    except warpread.errors.WarpreadError as e:
-        # A fixture of a feature warpread refuses is refused from S3 too.
-        with pytest.raises(type(e)):
-            read(_url(s3, path), backend=cpu)
-        return
-    got = read(_url(s3, path), backend=cpu)
-    assert difference(got, want) is None, difference(got, want)
+    check_remote_read(read, path, _url(s3, path), cpu)
 
 
 def test_files_on_s3_have_their_metadata_and_stream_their_batches(s3: str, cpu):

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 import warpread
-from compare import difference
+from compare import check_remote_read
 from conftest import TESTDATA
 
 
@@ -84,15 +84,7 @@ CASES = [(warpread.read_parquet, p) for p in PARQUET] + [(warpread.read_orc, p) 
 
 @pytest.mark.parametrize("read, path", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_fixtures_over_http_equal_the_local_reads(server: str, read, path: Path, cpu):
-    try:
-        want = read(path, backend=cpu)
-    except warpread.errors.WarpreadError as e:
-        # A fixture of a feature warpread refuses is refused over HTTP too.
-        with pytest.raises(type(e)):
-            read(_url(server, path), backend=cpu)
-        return
-    got = read(_url(server, path), backend=cpu)
-    assert difference(got, want) is None, difference(got, want)
+    check_remote_read(read, path, _url(server, path), cpu)
 
 
 def test_files_over_http_stream_their_batches_and_metadata(server: str, cpu):
