@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Optional
+from typing import Callable, List, Optional, Tuple
 
 import pytest
 
@@ -43,6 +43,19 @@ def target_dir() -> Path:
 @pytest.fixture(scope="session")
 def cpu() -> warpread.Backend:
     return warpread.Backend("cpu")
+
+
+def remote_cases(n: int) -> List[Tuple[Callable, Path]]:
+    """The reader and path of the first ``n`` Parquet and first ``n`` ORC
+    fixtures: what the tests of remote stores read there and locally."""
+    parquet = sorted((TESTDATA / "parquet").glob("*.parquet"))[:n]
+    orc = sorted((TESTDATA / "orc").glob("*.orc"))[:n]
+    return [(warpread.read_parquet, p) for p in parquet] + [(warpread.read_orc, p) for p in orc]
+
+
+def fixture_url(root: str, path: Path) -> str:
+    """The fixture ``path`` (under ``testdata/``) as a URL under ``root``."""
+    return f"{root}/{path.relative_to(TESTDATA).as_posix()}"
 
 
 TPCH_TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]

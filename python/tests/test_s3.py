@@ -27,12 +27,11 @@ from datafusion import SessionContext
 
 import warpread
 from compare import check_remote_read, same_rows
-from conftest import ROOT, TESTDATA, TPCH_TABLES
+from conftest import ROOT, TPCH_TABLES, fixture_url, remote_cases
 from warpread.datafusion import table_provider
 
 BUCKET = "warpread"
-PARQUET = sorted((TESTDATA / "parquet").glob("*.parquet"))[:6]
-ORC = sorted((TESTDATA / "orc").glob("*.orc"))[:6]
+CASES = remote_cases(6)
 # A scan, joins of three to six tables, a subquery over lineitem.
 QUERIES = ["q1", "q3", "q5", "q6", "q18"]
 
@@ -98,8 +97,8 @@ def s3(tpch: Path) -> Iterator[str]:
     try:
         _wait_for(endpoint, server)
         _put(endpoint, BUCKET)
-        for path in PARQUET + ORC:
-            _put(endpoint, f"{BUCKET}/testdata/{path.relative_to(TESTDATA).as_posix()}", path.read_bytes())
+        for _, path in CASES:
+            _put(endpoint, fixture_url(f"{BUCKET}/testdata", path), path.read_bytes())
         for t in TPCH_TABLES:
             _put(endpoint, f"{BUCKET}/tpch/{t}.parquet", (tpch / f"{t}.parquet").read_bytes())
         with pytest.MonkeyPatch.context() as env:
@@ -119,10 +118,7 @@ def s3(tpch: Path) -> Iterator[str]:
 
 
 def _url(s3: str, path: Path) -> str:
-    return f"{s3}/testdata/{path.relative_to(TESTDATA).as_posix()}"
-
-
-CASES = [(warpread.read_parquet, p) for p in PARQUET] + [(warpread.read_orc, p) for p in ORC]
+    return fixture_url(f"{s3}/testdata", path)
 
 
 @pytest.mark.parametrize("read, path", CASES, ids=lambda c: getattr(c, "name", ""))
@@ -131,7 +127,7 @@ def test_fixtures_on_s3_equal_the_local_reads(s3: str, read, path: Path, cpu):
 
 
 def test_files_on_s3_have_their_metadata_and_stream_their_batches(s3: str, cpu):
-    path = PARQUET[0]
+    path = CASES[0][1]  # the first Parquet fixture
     local = warpread.ParquetFile(path, backend=cpu)
     remote = warpread.ParquetFile(_url(s3, path), backend=cpu)
     assert remote.path == _url(s3, path)

@@ -16,7 +16,7 @@ import pytest
 
 import warpread
 from compare import check_remote_read
-from conftest import TESTDATA
+from conftest import TESTDATA, fixture_url, remote_cases
 
 
 class _RangeHandler(http.server.SimpleHTTPRequestHandler):
@@ -71,26 +71,18 @@ def server() -> Iterator[str]:
         thread.join()
 
 
-PARQUET = sorted((TESTDATA / "parquet").glob("*.parquet"))[:8]
-ORC = sorted((TESTDATA / "orc").glob("*.orc"))[:8]
-
-
-def _url(server: str, path: Path) -> str:
-    return f"{server}/{path.relative_to(TESTDATA).as_posix()}"
-
-
-CASES = [(warpread.read_parquet, p) for p in PARQUET] + [(warpread.read_orc, p) for p in ORC]
+CASES = remote_cases(8)
 
 
 @pytest.mark.parametrize("read, path", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_fixtures_over_http_equal_the_local_reads(server: str, read, path: Path, cpu):
-    check_remote_read(read, path, _url(server, path), cpu)
+    check_remote_read(read, path, fixture_url(server, path), cpu)
 
 
 def test_files_over_http_stream_their_batches_and_metadata(server: str, cpu):
     path = TESTDATA / "orc" / "rowgroups_v12_zlib.orc"
     local = warpread.OrcFile(path, backend=cpu)
-    remote = warpread.OrcFile(_url(server, path), backend=cpu)
+    remote = warpread.OrcFile(fixture_url(server, path), backend=cpu)
     assert remote.path.startswith("http://127.0.0.1:")
     assert remote.num_rows == local.num_rows and remote.schema == local.schema
     before = _RangeHandler.ranged
