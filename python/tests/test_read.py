@@ -244,11 +244,11 @@ def test_damaged_files_raise_warpread_errors_with_their_place(fmt, tmp_path, cpu
     assert e.value.cause
 
 
-def test_device_output_is_not_built_yet():
-    with pytest.raises(NotImplementedError, match="not built yet"):
-        warpread.read_parquet(TYPES, device=True)
-    with pytest.raises(NotImplementedError, match="not built yet"):
-        next(warpread.OrcFile(ORC[0]).iter_batches(device=True))
+def test_device_output_needs_the_cuda_backend(cpu):
+    with pytest.raises(warpread.UnsupportedError, match="device output needs the CUDA backend"):
+        warpread.read_parquet(TYPES, backend=cpu, device=True)
+    with pytest.raises(warpread.UnsupportedError, match="cpu"):
+        next(warpread.OrcFile(ORC[0], backend=cpu).iter_batches(device=True))
 
 
 def test_backends():

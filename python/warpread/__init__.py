@@ -3,7 +3,8 @@ one is usable (CUDA kernels compiled at run time) or by the CPU reference
 decoders, which give identical results.
 
 Reads return :class:`pyarrow.Table` (or stream :class:`pyarrow.RecordBatch`)
-in host memory::
+in host memory, or with ``device=True`` a :class:`DeviceTable` left in GPU
+memory (Arrow C Device Data Interface, DLPack columns)::
 
     import warpread
     table = warpread.read_parquet("lineitem.parquet",
@@ -26,6 +27,8 @@ import pyarrow as pa
 
 from . import _cuda, _filters
 from ._warpread import Backend as Backend
+from ._warpread import DeviceColumn as DeviceColumn
+from ._warpread import NativeDeviceBatch as DeviceBatch
 from ._warpread import __version__ as __version__
 from ._warpread import open_file as _open_file
 from . import errors as _errors
@@ -44,6 +47,9 @@ from .errors import (
 
 __all__ = [
     "Backend",
+    "DeviceBatch",
+    "DeviceColumn",
+    "DeviceTable",
     "ParquetFile",
     "OrcFile",
     "read_parquet",
@@ -77,14 +83,6 @@ def backend(kind: BackendLike = "auto") -> Backend:
 
 
 _resolve_backend = backend
-
-
-def _check_device(device: bool) -> None:
-    if device:
-        raise NotImplementedError(
-            "device=True (Arrow data left in GPU memory) is not built yet; "
-            "read into host memory with device=False"
-        )
 
 
 def _source(source: Source) -> str:
@@ -121,9 +119,10 @@ class _File:
         """Rows in the file."""
         return self._native.num_rows
 
-    def _reader(self, columns, filter, batch_size, limit, backend):
+    def _reader(self, columns, filter, batch_size, limit, backend, device=False):
         b = _resolve_backend(self._backend if backend is None else backend)
-        return self._native.read(
+        read = self._native.read_device if device else self._native.read
+        return read(
             b,
             columns=None if columns is None else list(columns),
             filters=_filters.normalize(filter),
@@ -140,14 +139,17 @@ class _File:
         limit: Optional[int] = None,
         backend: Optional[BackendLike] = None,
         device: bool = False,
-    ) -> Iterator[pa.RecordBatch]:
+    ) -> Iterator[Any]:
         """Streams the file's batches of at most ``batch_size`` rows, in file
         order, reading one group of stripes or row groups at a time (never
         the whole file): ``columns`` (top-level, in this order; default
         all), rows matching ``filter`` (see :func:`read_parquet`), at most
-        ``limit`` rows. ``backend`` overrides the file's."""
-        _check_device(device)
-        reader = self._reader(columns, filter, batch_size, limit, backend)
+        ``limit`` rows. ``backend`` overrides the file's. With
+        ``device=True`` (CUDA backend only) the batches stay in GPU memory:
+        :class:`DeviceBatch` objects exposing ``__arrow_c_device_array__``."""
+        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        if device:
+            return iter(reader)
         return _batches(reader, self.path)
 
     def reader(
@@ -159,13 +161,15 @@ class _File:
         limit: Optional[int] = None,
         backend: Optional[BackendLike] = None,
         device: bool = False,
-    ) -> pa.RecordBatchReader:
+    ) -> Any:
         """The same read as :meth:`iter_batches`, as a
         :class:`pyarrow.RecordBatchReader` over the Arrow C stream interface
         (errors then surface as pyarrow's exceptions carrying warpread's
-        message)."""
-        _check_device(device)
-        reader = self._reader(columns, filter, batch_size, limit, backend)
+        message). With ``device=True``: a reader of device batches exposing
+        ``__arrow_c_device_stream__`` (consumed by the first export)."""
+        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        if device:
+            return reader
         return pa.RecordBatchReader.from_stream(reader)
 
     def read(
@@ -177,11 +181,14 @@ class _File:
         batch_size: int = DEFAULT_BATCH_SIZE,
         backend: Optional[BackendLike] = None,
         device: bool = False,
-    ) -> pa.Table:
+    ) -> Any:
         """Reads the file (``columns``, ``filter``, ``limit`` as for
-        :meth:`iter_batches`) into a :class:`pyarrow.Table`."""
-        _check_device(device)
-        reader = self._reader(columns, filter, batch_size, limit, backend)
+        :meth:`iter_batches`) into a :class:`pyarrow.Table`, or with
+        ``device=True`` (CUDA backend only) into a :class:`DeviceTable`
+        left in GPU memory."""
+        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        if device:
+            return DeviceTable(reader.read_all(), self.path)
         schema = _import(pa.schema, reader.schema, self.path)
         return pa.Table.from_batches(list(_batches(reader, self.path, schema)), schema=schema)
 
@@ -210,6 +217,86 @@ def _batches(reader: Any, path: str, schema: Optional[pa.Schema] = None) -> Iter
         if schema.metadata:
             batch = batch.replace_schema_metadata(schema.metadata)
         yield batch
+
+
+class DeviceTable:
+    """A read whose columns stay in GPU memory (``device=True``).
+
+    Consumers on the GPU take it without a copy: the whole table through
+    the Arrow PyCapsule interface's device stream
+    (``__arrow_c_device_stream__``), one batch through
+    ``batch(i).__arrow_c_device_array__()``, and a fixed-width or boolean
+    column through DLPack: ``torch.from_dlpack(t.column("x"))``,
+    ``cupy.from_dlpack(t.column("x"))``. DLPack has no validity bitmap, so
+    a column's nulls come separately as ``t.column("x").validity``, one
+    byte per row (booleans are one byte per row too); values at null rows
+    are unspecified.
+    """
+
+    def __init__(self, native: Any, path: str) -> None:
+        self._native = native
+        self._path = path
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of the table."""
+        return _import(pa.schema, self._native.schema, self._path)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the table."""
+        return self._native.num_rows
+
+    @property
+    def num_batches(self) -> int:
+        """Batches (read groups cut to the batch size) in the table."""
+        return self._native.num_batches
+
+    @property
+    def device_id(self) -> int:
+        """The CUDA device ordinal holding the table."""
+        return self._native.device_id
+
+    def batch(self, i: int) -> DeviceBatch:
+        """The ``i``-th batch, exposing ``__arrow_c_device_array__``."""
+        return self._native.batch(i)
+
+    def column(self, column: Union[int, str]) -> DeviceColumn:
+        """A fixed-width or boolean column (by index or name) as a DLPack
+        tensor over device memory, its batches' chunks joined; its
+        ``validity`` is a tensor of one byte per row (1 valid), or ``None``
+        when no row is null."""
+        return self._native.column(column)
+
+    def device_bytes(self) -> Dict[str, int]:
+        """Device bytes of the table's buffers by where they came from:
+        ``decoded`` (left where the GPU decoders wrote them), ``uploaded``
+        (built on the host: validity from levels, offsets, decoders without
+        a kernel), ``derived`` (made on the device from other buffers)."""
+        return dict(self._native.device_bytes())
+
+    def to_arrow(self) -> pa.Table:
+        """A copy of the table in host memory."""
+        schema = self.schema
+        batches = [_import(pa.record_batch, b, self._path) for b in self._native.to_host()]
+        if schema.metadata:
+            batches = [b.replace_schema_metadata(schema.metadata) for b in batches]
+        return pa.Table.from_batches(batches, schema=schema)
+
+    def __arrow_c_schema__(self) -> object:
+        return self._native.__arrow_c_schema__()
+
+    def __arrow_c_device_stream__(self, requested_schema: Optional[object] = None, **kwargs: Any) -> object:
+        return self._native.__arrow_c_device_stream__(requested_schema, **kwargs)
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def __repr__(self) -> str:
+        return (
+            f"<warpread.DeviceTable {self._path}: {self.num_rows} rows, "
+            f"{len(self.schema)} columns, cuda:{self.device_id}>"
+        )
 
 
 class ParquetFile(_File):
@@ -342,12 +429,13 @@ def read_parquet(
     dropped. Rows whose column is null fail every comparison.
     ``backend``: ``"auto"`` (CUDA when usable, else the CPU), ``"cpu"``,
     ``"cuda"``, or a :class:`Backend`. ``limit``: at most this many rows.
-    ``device=True`` (results left in GPU memory) is not built yet and
-    raises :class:`NotImplementedError`.
+    ``device=True``: the result stays in GPU memory as a
+    :class:`DeviceTable` (Arrow C Device Data Interface, DLPack columns);
+    it needs the CUDA backend and raises :class:`UnsupportedError`
+    otherwise.
     """
-    _check_device(device)
     return ParquetFile(source, backend=backend).read(
-        columns, filter, limit=limit, batch_size=batch_size
+        columns, filter, limit=limit, batch_size=batch_size, device=device
     )
 
 
@@ -364,7 +452,6 @@ def read_orc(
     """Reads an ORC file into a :class:`pyarrow.Table`; the arguments are
     :func:`read_parquet`'s (stripes and row-index groups are what
     statistics prune)."""
-    _check_device(device)
     return OrcFile(source, backend=backend).read(
-        columns, filter, limit=limit, batch_size=batch_size
+        columns, filter, limit=limit, batch_size=batch_size, device=device
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Union
 
-from . import _check_device, backend as _backend
+from . import backend as _backend
 from ._warpread import TableProvider as TableProvider
 
 __all__ = ["TableProvider", "table_provider"]
@@ -48,10 +48,16 @@ def table_provider(
     extension, or the files of a local folder). ``options``: ``warpread.*``
     settings of the table's scans (``{"warpread.backend": "cpu"}``; the
     keys of docs/options.md), an unknown key being an error naming it.
-    ``backend``: as for :func:`warpread.read_parquet`. ``device=True`` is
-    not built yet and raises :class:`NotImplementedError`.
+    ``backend``: as for :func:`warpread.read_parquet`. ``device=True``
+    raises :class:`NotImplementedError`: DataFusion's operators read host
+    memory, so a table's scans hand it host Arrow (device output is
+    :func:`warpread.read_parquet`'s ``device=True``).
     """
-    _check_device(device)
+    if device:
+        raise NotImplementedError(
+            "a DataFusion table reads into host memory, where DataFusion's operators run; "
+            "for Arrow left on the GPU use warpread.read_parquet/read_orc(..., device=True)"
+        )
     settings = [(str(k), _setting(v)) for k, v in (options or {}).items()]
     return TableProvider(
         os.fspath(path_or_url),

@@ -340,6 +340,7 @@ fn keeps_mirror(op: &StageOp) -> bool {
 }
 
 mod aggregate;
+mod device_output;
 mod span_inflate;
 
 /// The parts of the sorted, disjoint ranges `a` inside the sorted ranges

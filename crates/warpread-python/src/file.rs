@@ -14,7 +14,10 @@ use warpread::parquet::ParquetFile;
 use warpread::read::{GroupedFile, ReaderBuilder, StreamBuilder};
 use warpread::{Error, Result};
 
+use warpread::device::{DeviceBatch, DeviceBatchSource, DeviceBatchStream};
+
 use crate::backend::Backend;
+use crate::device::NativeDeviceReader;
 use crate::errors::IntoPy;
 use crate::export::NativeSchema;
 use crate::filter::{self, Value};
@@ -66,6 +69,42 @@ impl<F: GroupedFile + Debug> Opened<F> {
             }
         }
     }
+
+    fn start_device(&self, req: Request) -> Result<Box<dyn DeviceBatchSource>> {
+        match &self.remote {
+            None => {
+                let builder = apply_request!(ReaderBuilder::new(self.file.clone()), req);
+                Ok(Box::new(builder.build_device()?))
+            }
+            Some(r) => {
+                let runtime = RemoteSource::runtime()?;
+                let stream = runtime.block_on(async {
+                    let builder =
+                        StreamBuilder::<F>::new(r.store.clone(), r.location.clone()).await?;
+                    apply_request!(builder, req).build_device().await
+                })?;
+                Ok(Box::new(RemoteDeviceSource { runtime, stream }))
+            }
+        }
+    }
+}
+
+/// An object store read whose batches go to the device, polled on a
+/// runtime of its own (as [`RemoteSource`]).
+struct RemoteDeviceSource {
+    runtime: tokio::runtime::Runtime,
+    stream: DeviceBatchStream,
+}
+
+impl DeviceBatchSource for RemoteDeviceSource {
+    fn schema(&self) -> SchemaRef {
+        self.stream.schema()
+    }
+
+    fn next_batch(&mut self) -> Option<Result<DeviceBatch>> {
+        use futures::StreamExt;
+        self.runtime.block_on(self.stream.next())
+    }
 }
 
 /// What `NativeFile` needs of a format.
@@ -74,6 +113,7 @@ trait AnyFile: Send + Sync {
     fn rows(&self) -> u64;
     fn describe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>>;
     fn read(&self, req: Request) -> Result<Box<dyn BatchSource>>;
+    fn read_device(&self, req: Request) -> Result<Box<dyn DeviceBatchSource>>;
 }
 
 /// A Parquet codec's name, without its level.
@@ -150,6 +190,10 @@ impl AnyFile for Opened<ParquetFile> {
     fn read(&self, req: Request) -> Result<Box<dyn BatchSource>> {
         self.start(req)
     }
+
+    fn read_device(&self, req: Request) -> Result<Box<dyn DeviceBatchSource>> {
+        self.start_device(req)
+    }
 }
 
 /// The name of an ORC writer id (the footer's `writer` field).
@@ -211,6 +255,10 @@ impl AnyFile for Opened<OrcFile> {
     fn read(&self, req: Request) -> Result<Box<dyn BatchSource>> {
         self.start(req)
     }
+
+    fn read_device(&self, req: Request) -> Result<Box<dyn DeviceBatchSource>> {
+        self.start_device(req)
+    }
 }
 
 /// An ORC or Parquet file with its footer parsed.
@@ -270,6 +318,41 @@ fn value_of(kind: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
     })
 }
 
+impl NativeFile {
+    /// What a read asks for, its filter terms checked against the schema.
+    fn request(
+        &self,
+        backend: &Backend,
+        columns: Option<Vec<String>>,
+        filters: Option<Vec<Term<'_>>>,
+        batch_size: Option<usize>,
+        limit: Option<usize>,
+    ) -> PyResult<Request> {
+        if batch_size == Some(0) {
+            return Err(PyValueError::new_err("batch_size must be at least 1"));
+        }
+        let terms = filters
+            .unwrap_or_default()
+            .iter()
+            .map(|(c, op, kind, v)| Ok((c.clone(), op.clone(), value_of(kind, v)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let schema = self.inner.schema();
+        let predicates = filter::predicates(&schema, &terms)
+            .map_err(|e| match e {
+                Error::Unsupported(m) => Error::Unsupported(format!("{}: {m}", self.name)),
+                other => other,
+            })
+            .py_err()?;
+        Ok(Request {
+            columns,
+            predicates,
+            batch_size,
+            limit,
+            backend: backend.inner.clone(),
+        })
+    }
+}
+
 #[pymethods]
 impl NativeFile {
     /// The file's Arrow schema.
@@ -318,30 +401,26 @@ impl NativeFile {
         batch_size: Option<usize>,
         limit: Option<usize>,
     ) -> PyResult<NativeReader> {
-        if batch_size == Some(0) {
-            return Err(PyValueError::new_err("batch_size must be at least 1"));
-        }
-        let terms = filters
-            .unwrap_or_default()
-            .iter()
-            .map(|(c, op, kind, v)| Ok((c.clone(), op.clone(), value_of(kind, v)?)))
-            .collect::<PyResult<Vec<_>>>()?;
-        let schema = self.inner.schema();
-        let predicates = filter::predicates(&schema, &terms)
-            .map_err(|e| match e {
-                Error::Unsupported(m) => Error::Unsupported(format!("{}: {m}", self.name)),
-                other => other,
-            })
-            .py_err()?;
-        let req = Request {
-            columns,
-            predicates,
-            batch_size,
-            limit,
-            backend: backend.inner.clone(),
-        };
+        let req = self.request(backend, columns, filters, batch_size, limit)?;
         let source = py.detach(|| self.inner.read(req)).py_err()?;
         Ok(NativeReader::new(source))
+    }
+
+    /// [`read`](Self::read) with the batches left in the CUDA device's
+    /// memory; an error when `backend` is not CUDA.
+    #[pyo3(signature = (backend, columns = None, filters = None, batch_size = None, limit = None))]
+    fn read_device(
+        &self,
+        py: Python<'_>,
+        backend: &Backend,
+        columns: Option<Vec<String>>,
+        filters: Option<Vec<Term<'_>>>,
+        batch_size: Option<usize>,
+        limit: Option<usize>,
+    ) -> PyResult<NativeDeviceReader> {
+        let req = self.request(backend, columns, filters, batch_size, limit)?;
+        let source = py.detach(|| self.inner.read_device(req)).py_err()?;
+        Ok(NativeDeviceReader::new(source, backend.inner.clone()))
     }
 
     fn __repr__(&self) -> String {

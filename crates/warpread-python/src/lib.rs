@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod device;
 mod errors;
 mod export;
 mod file;
@@ -28,6 +29,10 @@ fn _warpread(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::NativeFile>()?;
     m.add_class::<read::NativeReader>()?;
     m.add_class::<export::NativeBatch>()?;
+    m.add_class::<device::NativeDeviceReader>()?;
+    m.add_class::<device::NativeDeviceBatch>()?;
+    m.add_class::<device::NativeDeviceTable>()?;
+    m.add_class::<device::DeviceColumn>()?;
     m.add_class::<export::NativeSchema>()?;
     m.add_class::<provider::TableProvider>()?;
     m.add_function(wrap_pyfunction!(file::open_file, m)?)?;

@@ -14,6 +14,8 @@
 //!   [`read::ReadTuning`]), shared by the readers;
 //! - [`orc`], [`parquet`]: footers, statistics and indexes parsed on the
 //!   CPU into decode plans, run on a backend, assembled into Arrow;
+//! - [`device`]: reads whose batches stay on the GPU, exported through the
+//!   Arrow C Device Data Interface and DLPack;
 //! - [`gsst`]: GSST string compression and its Arrow IPC container;
 //! - [`source`]: positional, bounds-checked reads of file bytes;
 //! - [`plan`] (`warpread-core`): independent chunk jobs with a status each;
@@ -51,6 +53,7 @@
 #[cfg(test)]
 use warpread_codecs::testing;
 
+pub mod device;
 pub mod gsst;
 pub mod orc;
 pub mod parquet;

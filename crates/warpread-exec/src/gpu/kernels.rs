@@ -100,6 +100,13 @@ pub const FAULT: KernelSource = KernelSource {
     text: include_str!("../../kernels/fault.cu"),
 };
 
+/// Device-resident Arrow output: bits (booleans, validity) to bytes for
+/// DLPack (`cuda::device_output`).
+pub const ARROW_DEVICE: KernelSource = KernelSource {
+    file: "arrow_device.cu",
+    text: include_str!("../../kernels/arrow_device.cu"),
+};
+
 /// Every kernel source.
 pub const SOURCES: &[KernelSource] = &[
     ORC_RLE_V1,
@@ -115,6 +122,7 @@ pub const SOURCES: &[KernelSource] = &[
     PARQUET_BYTE_ARRAY,
     CRC32,
     FAULT,
+    ARROW_DEVICE,
 ];
 
 /// The extra `u32` launch argument of a stage's entry point, after the

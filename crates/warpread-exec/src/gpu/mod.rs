@@ -3,6 +3,7 @@
 //! launch constants shared with the kernels, and the options of a backend
 //! ([`CudaOptions`]).
 
+pub mod device_buffer;
 pub mod faults;
 mod host_block;
 pub mod kernels;
@@ -13,6 +14,7 @@ pub mod pinned_pool;
 mod probe;
 mod runtime;
 
+pub use device_buffer::{DeviceBuffer, DeviceEvent, Origin};
 pub use faults::Faults;
 pub use options::{CudaOptions, SyncMode};
 pub use pinned_pool::{PinnedBlock, PinnedPool};

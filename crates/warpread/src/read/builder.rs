@@ -84,6 +84,25 @@ impl Settings {
         }
     }
 
+    /// Settles the backend for a read whose batches go to the device: it
+    /// must be CUDA. Without an exact row filter (which reads values on
+    /// the host), Parquet values the host would only copy stay on the
+    /// device ([`ReadOptions::device_values`]).
+    pub(crate) fn for_device(&mut self) -> Result<Arc<dyn Backend>> {
+        let backend = self.backend()?;
+        if backend.as_cuda().is_none() {
+            return Err(Error::Unsupported(format!(
+                "device output needs the CUDA backend; this read's backend is {}",
+                backend.describe()
+            )));
+        }
+        self.backend = Some(backend.clone());
+        if !self.filter_rows {
+            self.options.device_values = true;
+        }
+        Ok(backend)
+    }
+
     /// The schema handed out.
     pub fn schema<F: GroupedFile>(&self, file: &F) -> Result<SchemaRef> {
         file.projected_schema(&self.options)
@@ -258,6 +277,14 @@ macro_rules! settings_methods {
         /// The parsed file (footer, schema, statistics).
         pub fn file(&self) -> &std::sync::Arc<F> {
             &self.file
+        }
+
+        /// Settles the read's backend for output on the device
+        /// ([`crate::device`]) and returns it.
+        pub(crate) fn for_device(
+            &mut self,
+        ) -> $crate::Result<std::sync::Arc<dyn $crate::exec::Backend>> {
+            self.settings.for_device()
         }
     };
 }

@@ -15,6 +15,7 @@ mod crc32_differential;
 mod deflate_differential;
 mod device_faults;
 mod device_memory;
+mod device_output;
 mod examples;
 mod host_memory;
 mod huffman_container;
