@@ -10,6 +10,7 @@
 #
 #   scripts/gpu-bundle.sh [OUT_DIR]      (default: bundle/, git-ignored)
 #   BUNDLE_CORPUS=0 leaves the corpus out (a call that needs room for nvCOMP)
+#   BUNDLE_PYTHON=1 adds the Python native module (see below)
 #   BUNDLE_PROFILE=release builds with the release profile (thin LTO) instead
 #     of `gpu` (no LTO, incremental: minutes after a small change)
 #
@@ -37,7 +38,17 @@ for line in sys.stdin:
 
 rm -rf "$out" "$out-data"
 mkdir -p "$out" "$out-data/realdata"
-cargo build --profile "$profile" -p warpread-cli --bin warpread
+# With the Python module, one cargo invocation builds both: built apart,
+# their different feature sets of Arrow and DataFusion would build those
+# twice.
+if [ "${BUNDLE_PYTHON:-0}" = 1 ]; then
+  # As maturin builds it: an extension module leaves libpython unlinked
+  # (the interpreter that imports it provides the symbols).
+  PYO3_BUILD_EXTENSION_MODULE=1 \
+    cargo build --profile "$profile" -p warpread-cli --bin warpread -p warpread-python --lib
+else
+  cargo build --profile "$profile" -p warpread-cli --bin warpread
+fi
 cp "target/$profile/warpread" "$out/warpread"
 read -r _ _ it < <(test_executables -p warpread --test it)
 cp "$it" "$out/it-tests"
@@ -52,6 +63,17 @@ if [ "${BUNDLE_SQL_TESTS:-0}" = 1 ]; then
     cp "$exe" "$out/$name-it-tests"
     bins+=("$out/$name-it-tests")
   done
+fi
+# BUNDLE_PYTHON=1: the Python package's native module (as
+# _warpread.abi3.so, beside the repository's python/warpread sources on the
+# GPU host), and the wheels in BUNDLE_WHEELS (a folder; nanoarrow for the
+# device tests) copied to OUT_DIR/wheels.
+if [ "${BUNDLE_PYTHON:-0}" = 1 ]; then
+  cp "target/$profile/lib_warpread.so" "$out/_warpread.abi3.so"
+  bins+=("$out/_warpread.abi3.so")
+  if [ -n "${BUNDLE_WHEELS:-}" ]; then
+    mkdir -p "$out/wheels" && cp "$BUNDLE_WHEELS"/*.whl "$out/wheels/"
+  fi
 fi
 if [ "${BUNDLE_UNIT:-0}" = 1 ]; then
   for crate in warpread-exec warpread; do

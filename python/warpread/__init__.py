@@ -63,7 +63,8 @@ Source = Union[str, "os.PathLike[str]"]
 #: ``"auto"``, ``"cpu"``, ``"cuda"`` or a :class:`Backend`.
 BackendLike = Union[str, Backend]
 
-#: Rows per batch unless a read asks otherwise.
+#: Rows per batch of a host read unless it asks otherwise (a device read's
+#: batches are whole read groups unless it asks).
 DEFAULT_BATCH_SIZE = 65536
 
 
@@ -119,7 +120,7 @@ class _File:
         """Rows in the file."""
         return self._native.num_rows
 
-    def _reader(self, columns, filter, batch_size, limit, backend, device=False):
+    def _reader(self, columns, filter, batch_size, limit, backend, device=False, group_bytes=None):
         b = _resolve_backend(self._backend if backend is None else backend)
         read = self._native.read_device if device else self._native.read
         return read(
@@ -128,17 +129,19 @@ class _File:
             filters=_filters.normalize(filter),
             batch_size=batch_size,
             limit=limit,
+            group_bytes=group_bytes,
         )
 
     def iter_batches(
         self,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: Optional[int] = None,
         columns: Optional[Sequence[str]] = None,
         filter: Optional[_filters.Filter] = None,
         *,
         limit: Optional[int] = None,
         backend: Optional[BackendLike] = None,
         device: bool = False,
+        group_bytes: Optional[int] = None,
     ) -> Iterator[Any]:
         """Streams the file's batches of at most ``batch_size`` rows, in file
         order, reading one group of stripes or row groups at a time (never
@@ -147,27 +150,28 @@ class _File:
         ``limit`` rows. ``backend`` overrides the file's. With
         ``device=True`` (CUDA backend only) the batches stay in GPU memory:
         :class:`DeviceBatch` objects exposing ``__arrow_c_device_array__``."""
-        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        reader = self._reader(columns, filter, batch_size, limit, backend, device, group_bytes)
         if device:
             return iter(reader)
         return _batches(reader, self.path)
 
     def reader(
         self,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: Optional[int] = None,
         columns: Optional[Sequence[str]] = None,
         filter: Optional[_filters.Filter] = None,
         *,
         limit: Optional[int] = None,
         backend: Optional[BackendLike] = None,
         device: bool = False,
+        group_bytes: Optional[int] = None,
     ) -> Any:
         """The same read as :meth:`iter_batches`, as a
         :class:`pyarrow.RecordBatchReader` over the Arrow C stream interface
         (errors then surface as pyarrow's exceptions carrying warpread's
         message). With ``device=True``: a reader of device batches exposing
         ``__arrow_c_device_stream__`` (consumed by the first export)."""
-        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        reader = self._reader(columns, filter, batch_size, limit, backend, device, group_bytes)
         if device:
             return reader
         return pa.RecordBatchReader.from_stream(reader)
@@ -178,15 +182,16 @@ class _File:
         filter: Optional[_filters.Filter] = None,
         *,
         limit: Optional[int] = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: Optional[int] = None,
         backend: Optional[BackendLike] = None,
         device: bool = False,
+        group_bytes: Optional[int] = None,
     ) -> Any:
         """Reads the file (``columns``, ``filter``, ``limit`` as for
         :meth:`iter_batches`) into a :class:`pyarrow.Table`, or with
         ``device=True`` (CUDA backend only) into a :class:`DeviceTable`
         left in GPU memory."""
-        reader = self._reader(columns, filter, batch_size, limit, backend, device)
+        reader = self._reader(columns, filter, batch_size, limit, backend, device, group_bytes)
         if device:
             return DeviceTable(reader.read_all(), self.path)
         schema = _import(pa.schema, reader.schema, self.path)
@@ -414,9 +419,10 @@ def read_parquet(
     backend: BackendLike = "auto",
     *,
     limit: Optional[int] = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: Optional[int] = None,
     device: bool = False,
-) -> pa.Table:
+    group_bytes: Optional[int] = None,
+) -> Any:
     """Reads a Parquet file into a :class:`pyarrow.Table`.
 
     ``columns``: top-level columns, in this order (default all).
@@ -429,13 +435,19 @@ def read_parquet(
     dropped. Rows whose column is null fail every comparison.
     ``backend``: ``"auto"`` (CUDA when usable, else the CPU), ``"cpu"``,
     ``"cuda"``, or a :class:`Backend`. ``limit``: at most this many rows.
+    ``batch_size``: most rows per batch (default 65,536; a device read's
+    batches default to whole read groups). ``group_bytes``: compressed
+    bytes of the row groups or stripes decoded together, what a read holds
+    in host memory at once (default: the backend's streaming group, 32 MiB
+    on CUDA and 48 MiB on the CPU; a device read's default is the backend's
+    whole-read group, 1 GiB on CUDA).
     ``device=True``: the result stays in GPU memory as a
     :class:`DeviceTable` (Arrow C Device Data Interface, DLPack columns);
     it needs the CUDA backend and raises :class:`UnsupportedError`
     otherwise.
     """
     return ParquetFile(source, backend=backend).read(
-        columns, filter, limit=limit, batch_size=batch_size, device=device
+        columns, filter, limit=limit, batch_size=batch_size, device=device, group_bytes=group_bytes
     )
 
 
@@ -446,12 +458,13 @@ def read_orc(
     backend: BackendLike = "auto",
     *,
     limit: Optional[int] = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: Optional[int] = None,
     device: bool = False,
-) -> pa.Table:
+    group_bytes: Optional[int] = None,
+) -> Any:
     """Reads an ORC file into a :class:`pyarrow.Table`; the arguments are
     :func:`read_parquet`'s (stripes and row-index groups are what
     statistics prune)."""
     return OrcFile(source, backend=backend).read(
-        columns, filter, limit=limit, batch_size=batch_size, device=device
+        columns, filter, limit=limit, batch_size=batch_size, device=device, group_bytes=group_bytes
     )

@@ -111,6 +111,7 @@ class NativeFile:
         filters: Optional[List[Tuple[str, str, str, Any]]] = None,
         batch_size: Optional[int] = None,
         limit: Optional[int] = None,
+        group_bytes: Optional[int] = None,
     ) -> NativeReader: ...
     def read_device(
         self,
@@ -119,6 +120,7 @@ class NativeFile:
         filters: Optional[List[Tuple[str, str, str, Any]]] = None,
         batch_size: Optional[int] = None,
         limit: Optional[int] = None,
+        group_bytes: Optional[int] = None,
     ) -> NativeDeviceReader: ...
 
 def open_file(format: str, path_or_url: str) -> NativeFile: ...

@@ -5,6 +5,8 @@
 // thread that would step outside them sets `*status` instead.
 #include "codag.cuh"
 
+using namespace codag;
+
 extern "C" __global__ void warpread_bits_to_bytes(const u8 *bits,
                                                   u64 bits_len,
                                                   u64 bit_offset,

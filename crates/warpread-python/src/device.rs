@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 use warpread::device::dlpack::{DLManagedTensor, delete_unconsumed};
 use warpread::device::{
-    ArrowDeviceArrayStream, DeviceBatch, DeviceBatchSource, DeviceTensor, column_validity,
-    column_values,
+    ArrowDeviceArrayStream, DeviceBatch, DeviceBatchSource, DeviceBytes, DeviceTensor,
+    column_validity, column_values,
 };
 use warpread::exec::{Backend, CudaBackend};
 use warpread::{Error, Result};
@@ -93,17 +93,11 @@ impl NativeDeviceBatch {
 }
 
 fn device_bytes<'py>(py: Python<'py>, batches: &[DeviceBatch]) -> PyResult<Bound<'py, PyDict>> {
-    let (mut decoded, mut uploaded, mut derived) = (0u64, 0u64, 0u64);
-    for b in batches {
-        let d = b.device_bytes();
-        decoded += d.decoded;
-        uploaded += d.uploaded;
-        derived += d.derived;
-    }
+    let b = DeviceBytes::of(batches);
     let d = PyDict::new(py);
-    d.set_item("decoded", decoded)?;
-    d.set_item("uploaded", uploaded)?;
-    d.set_item("derived", derived)?;
+    d.set_item("decoded", b.decoded)?;
+    d.set_item("uploaded", b.uploaded)?;
+    d.set_item("derived", b.derived)?;
     Ok(d)
 }
 

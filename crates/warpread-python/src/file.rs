@@ -327,9 +327,13 @@ impl NativeFile {
         filters: Option<Vec<Term<'_>>>,
         batch_size: Option<usize>,
         limit: Option<usize>,
+        group_bytes: Option<u64>,
     ) -> PyResult<Request> {
         if batch_size == Some(0) {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
+        }
+        if group_bytes == Some(0) {
+            return Err(PyValueError::new_err("group_bytes must be at least 1"));
         }
         let terms = filters
             .unwrap_or_default()
@@ -348,6 +352,7 @@ impl NativeFile {
             predicates,
             batch_size,
             limit,
+            group_bytes,
             backend: backend.inner.clone(),
         })
     }
@@ -391,7 +396,9 @@ impl NativeFile {
     /// conjunction of terms, pruning and filtering rows exactly),
     /// `batch_size`, `limit`, on `backend`. Planning runs with the GIL
     /// released; nothing is decoded until the reader is iterated.
-    #[pyo3(signature = (backend, columns = None, filters = None, batch_size = None, limit = None))]
+    #[pyo3(signature = (backend, columns = None, filters = None, batch_size = None, limit = None, group_bytes = None))]
+    // One argument per Python keyword of the call.
+    #[allow(clippy::too_many_arguments)]
     fn read(
         &self,
         py: Python<'_>,
@@ -400,15 +407,18 @@ impl NativeFile {
         filters: Option<Vec<Term<'_>>>,
         batch_size: Option<usize>,
         limit: Option<usize>,
+        group_bytes: Option<u64>,
     ) -> PyResult<NativeReader> {
-        let req = self.request(backend, columns, filters, batch_size, limit)?;
+        let req = self.request(backend, columns, filters, batch_size, limit, group_bytes)?;
         let source = py.detach(|| self.inner.read(req)).py_err()?;
         Ok(NativeReader::new(source))
     }
 
     /// [`read`](Self::read) with the batches left in the CUDA device's
     /// memory; an error when `backend` is not CUDA.
-    #[pyo3(signature = (backend, columns = None, filters = None, batch_size = None, limit = None))]
+    #[pyo3(signature = (backend, columns = None, filters = None, batch_size = None, limit = None, group_bytes = None))]
+    // One argument per Python keyword of the call.
+    #[allow(clippy::too_many_arguments)]
     fn read_device(
         &self,
         py: Python<'_>,
@@ -417,8 +427,9 @@ impl NativeFile {
         filters: Option<Vec<Term<'_>>>,
         batch_size: Option<usize>,
         limit: Option<usize>,
+        group_bytes: Option<u64>,
     ) -> PyResult<NativeDeviceReader> {
-        let req = self.request(backend, columns, filters, batch_size, limit)?;
+        let req = self.request(backend, columns, filters, batch_size, limit, group_bytes)?;
         let source = py.detach(|| self.inner.read_device(req)).py_err()?;
         Ok(NativeDeviceReader::new(source, backend.inner.clone()))
     }

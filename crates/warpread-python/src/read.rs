@@ -29,6 +29,8 @@ pub struct Request {
     pub batch_size: Option<usize>,
     /// Most rows read (`None`: all).
     pub limit: Option<usize>,
+    /// Compressed bytes of a read group (`None`: the reader's default).
+    pub group_bytes: Option<u64>,
     /// Where the read decodes.
     pub backend: Arc<dyn Backend>,
 }
@@ -53,6 +55,9 @@ macro_rules! apply_request {
         }
         if let Some(n) = req.limit {
             b = b.with_limit(n);
+        }
+        if let Some(g) = req.group_bytes {
+            b = b.with_tuning(warpread::read::ReadTuning::default().with_group_bytes(Some(g)));
         }
         b
     }};

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use arrow::array::{ArrayData, RecordBatch, make_array};
-use arrow::buffer::{BooleanBuffer, Buffer};
+use arrow::buffer::{BooleanBuffer, Buffer, MutableBuffer};
 use arrow::datatypes::{DataType, SchemaRef};
 
 use crate::error::{Error, Result};
@@ -113,6 +113,30 @@ pub struct DeviceBytes {
     pub derived: u64,
 }
 
+impl DeviceBytes {
+    /// Device bytes the buffers of `batches` cover, by origin; a device
+    /// range that several buffers or batches share (the batches of one read
+    /// group slicing one upload) counts once.
+    pub fn of(batches: &[DeviceBatch]) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = DeviceBytes::default();
+        for c in batches.iter().flat_map(|b| &b.columns) {
+            c.each_buffer(&mut |b| {
+                if !seen.insert((b.device_ptr(), b.len())) {
+                    return;
+                }
+                let n = b.len() as u64;
+                match b.origin() {
+                    Origin::Decoded => out.decoded += n,
+                    Origin::Uploaded => out.uploaded += n,
+                    Origin::Derived => out.derived += n,
+                }
+            });
+        }
+        out
+    }
+}
+
 /// A record batch on the device: a schema, a [`DeviceArray`] per column, and
 /// the event a consumer waits on before it reads them.
 #[derive(Debug, Clone)]
@@ -166,21 +190,10 @@ impl DeviceBatch {
         &self.ready
     }
 
-    /// Device bytes the batch's buffers cover, by origin (a buffer that
-    /// two arrays share counts twice).
+    /// Device bytes the batch's buffers cover, by origin (a range that
+    /// several buffers share counts once).
     pub fn device_bytes(&self) -> DeviceBytes {
-        let mut out = DeviceBytes::default();
-        for c in &self.columns {
-            c.each_buffer(&mut |b| {
-                let n = b.len() as u64;
-                match b.origin() {
-                    Origin::Decoded => out.decoded += n,
-                    Origin::Uploaded => out.uploaded += n,
-                    Origin::Derived => out.derived += n,
-                }
-            });
-        }
-        out
+        DeviceBytes::of(std::slice::from_ref(self))
     }
 
     /// Moves a batch that `backend` decoded onto its device: each buffer
@@ -189,6 +202,18 @@ impl DeviceBatch {
     /// is taken where it lies; every other buffer is uploaded, all of the
     /// batch's together.
     pub fn from_host(batch: &RecordBatch, backend: &CudaBackend) -> Result<Self> {
+        Self::from_host_with(batch, backend, &mut UploadCache::default())
+    }
+
+    /// [`from_host`](Self::from_host) for one of a read's consecutive
+    /// batches: a host buffer that `cache` holds from the batch before (the
+    /// batches of one read group slice the same buffers: a string column's
+    /// values, a validity bitmap) is not uploaded again.
+    pub fn from_host_with(
+        batch: &RecordBatch,
+        backend: &CudaBackend,
+        cache: &mut UploadCache,
+    ) -> Result<Self> {
         let mut parts: Vec<Buffer> = Vec::new();
         let shapes = batch
             .columns()
@@ -200,12 +225,7 @@ impl DeviceBatch {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let slices: Vec<&[u8]> = parts.iter().map(Buffer::as_slice).collect();
-        let mut device = backend
-            .to_device(&slices)?
-            .into_iter()
-            .map(Some)
-            .collect::<Vec<_>>();
+        let mut device = cache.upload(&parts, backend)?;
         let columns = shapes
             .into_iter()
             .map(|s| s.build(&mut device))
@@ -230,6 +250,76 @@ impl DeviceBatch {
             .collect::<Result<Vec<_>>>()?;
         RecordBatch::try_new(self.schema.clone(), columns)
             .map_err(|e| Error::Unsupported(format!("device batch back on the host: {e}")))
+    }
+}
+
+/// Device copies of the host buffers the last batch uploaded, each with the
+/// host buffer it copies (held, so that its address cannot be reused for
+/// other bytes while the entry lives).
+#[derive(Default)]
+pub struct UploadCache {
+    entries: Vec<(Buffer, DeviceBuffer)>,
+}
+
+impl std::fmt::Debug for UploadCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UploadCache")
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+impl UploadCache {
+    /// The device copy of `part` inside a cached upload, and the entry.
+    fn find(&self, part: &Buffer) -> Option<(usize, DeviceBuffer)> {
+        let (start, len) = (part.as_ptr() as usize, part.len());
+        self.entries
+            .iter()
+            .enumerate()
+            .find_map(|(i, (host, dev))| {
+                let off = start.checked_sub(host.as_ptr() as usize)?;
+                (off + len <= host.len())
+                    .then(|| dev.slice(off..off + len))
+                    .flatten()
+                    .map(|d| (i, d))
+            })
+    }
+
+    /// The device copy of every part: from the cache, else from
+    /// [`CudaBackend::to_device`] (mirrors, or one upload of all the rest);
+    /// the cache then keeps this batch's uploads only.
+    fn upload(
+        &mut self,
+        parts: &[Buffer],
+        backend: &CudaBackend,
+    ) -> Result<Vec<Option<DeviceBuffer>>> {
+        let mut out: Vec<Option<DeviceBuffer>> = vec![None; parts.len()];
+        let mut used = vec![false; self.entries.len()];
+        let mut missing = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            match self.find(p) {
+                Some((e, d)) => {
+                    used[e] = true;
+                    out[i] = Some(d);
+                }
+                None => missing.push(i),
+            }
+        }
+        let slices: Vec<&[u8]> = missing.iter().map(|&i| parts[i].as_slice()).collect();
+        let fresh = backend.to_device(&slices)?;
+        let mut kept: Vec<(Buffer, DeviceBuffer)> = std::mem::take(&mut self.entries)
+            .into_iter()
+            .zip(used)
+            .filter_map(|(e, u)| u.then_some(e))
+            .collect();
+        for (&i, d) in missing.iter().zip(fresh) {
+            if d.origin() == Origin::Uploaded {
+                kept.push((parts[i].clone(), d.clone()));
+            }
+            out[i] = Some(d);
+        }
+        self.entries = kept;
+        Ok(out)
     }
 }
 
@@ -341,7 +431,15 @@ fn shape_of(data: &ArrayData, parts: &mut Vec<Buffer>) -> std::result::Result<Sh
 
 /// `array` copied to the host as arrow-rs data.
 fn download(array: &DeviceArray, backend: &CudaBackend) -> Result<ArrayData> {
-    let host = |b: &DeviceBuffer| backend.copy_to_host(b).map(Buffer::from_vec);
+    // Into Arrow's aligned allocation: a `Vec<u8>`'s bytes may start at any
+    // address, and arrow validates fixed-width buffers' alignment.
+    let host = |b: &DeviceBuffer| {
+        backend.copy_to_host(b).map(|bytes| {
+            let mut m = MutableBuffer::from_len_zeroed(bytes.len());
+            m.as_slice_mut().copy_from_slice(&bytes);
+            Buffer::from(m)
+        })
+    };
     let mut bufs = array.buffers.iter();
     let nulls = if has_validity_slot(&array.data_type) {
         bufs.next().and_then(Option::as_ref).map(host).transpose()?

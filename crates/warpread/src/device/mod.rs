@@ -16,7 +16,7 @@ pub mod dlpack;
 pub mod ffi;
 pub mod reader;
 
-pub use array::{DeviceArray, DeviceBatch, DeviceBytes};
+pub use array::{DeviceArray, DeviceBatch, DeviceBytes, UploadCache};
 pub use dlpack::{DLManagedTensor, DeviceTensor, column_validity, column_values};
 pub use ffi::{
     ARROW_DEVICE_CUDA, ArrowArray, ArrowDeviceArray, ArrowDeviceArrayStream, DeviceBatchSource,

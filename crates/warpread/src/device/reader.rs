@@ -11,28 +11,28 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use futures::{Stream, StreamExt};
 
-use super::array::DeviceBatch;
+use super::array::{DeviceBatch, UploadCache};
 use super::ffi::DeviceBatchSource;
 use crate::error::{Error, Result};
 use crate::exec::Backend;
 use crate::read::{BatchReader, BatchStream, GroupedFile, ReaderBuilder, StreamBuilder};
 
 /// Holds a CUDA backend's decoded outputs on its device for as long as it
-/// lives.
-struct Retained(Arc<dyn Backend>);
+/// lives, and the uploads consecutive batches share.
+struct Retained(Arc<dyn Backend>, UploadCache);
 
 impl Retained {
     fn new(backend: Arc<dyn Backend>) -> Self {
         backend.retain_decoded(true);
-        Self(backend)
+        Self(backend, UploadCache::default())
     }
 
-    fn to_device(&self, batch: &RecordBatch) -> Result<DeviceBatch> {
+    fn move_to_device(&mut self, batch: &RecordBatch) -> Result<DeviceBatch> {
         let cuda = self
             .0
             .as_cuda()
             .ok_or_else(|| Error::Unsupported("device output needs the CUDA backend".into()))?;
-        DeviceBatch::from_host(batch, cuda)
+        DeviceBatch::from_host_with(batch, cuda, &mut self.1)
     }
 }
 
@@ -83,7 +83,7 @@ impl<F: GroupedFile> DeviceBatchReader<F> {
     /// The next batch; `None` at the end. After an error the read ends.
     pub fn next_batch(&mut self) -> Option<Result<DeviceBatch>> {
         let batch = self.inner.next_batch()?;
-        Some(batch.and_then(|b| self.retained.to_device(&b)))
+        Some(batch.and_then(|b| self.retained.move_to_device(&b)))
     }
 }
 
@@ -153,6 +153,6 @@ impl Stream for DeviceBatchStream {
         let this = &mut *self;
         this.inner
             .poll_next_unpin(cx)
-            .map(|o| o.map(|r| r.and_then(|b| this.retained.to_device(&b))))
+            .map(|o| o.map(|r| r.and_then(|b| this.retained.move_to_device(&b))))
     }
 }

@@ -33,6 +33,9 @@ pub(crate) struct Settings {
     pub read_ahead: usize,
     pub groups_in_flight: Option<usize>,
     pub backend: Option<Arc<dyn Backend>>,
+    /// Whether the caller chose the batch size (a device read's batches
+    /// are whole read groups otherwise).
+    pub batch_size_set: bool,
 }
 
 impl Default for Settings {
@@ -45,6 +48,7 @@ impl Default for Settings {
             read_ahead: 1,
             groups_in_flight: None,
             backend: None,
+            batch_size_set: false,
         }
     }
 }
@@ -87,7 +91,11 @@ impl Settings {
     /// Settles the backend for a read whose batches go to the device: it
     /// must be CUDA. Without an exact row filter (which reads values on
     /// the host), Parquet values the host would only copy stay on the
-    /// device ([`ReadOptions::device_values`]).
+    /// device ([`ReadOptions::device_values`]). Unless the caller chose
+    /// them, batches are whole read groups of the backend's
+    /// [`group_bytes`](Backend::group_bytes): the host holds a group only
+    /// until it is on the device, and a device consumer gains nothing from
+    /// small batches, each of which costs a round of transfers.
     pub(crate) fn for_device(&mut self) -> Result<Arc<dyn Backend>> {
         let backend = self.backend()?;
         if backend.as_cuda().is_none() {
@@ -99,6 +107,12 @@ impl Settings {
         self.backend = Some(backend.clone());
         if !self.filter_rows {
             self.options.device_values = true;
+        }
+        if !self.batch_size_set {
+            self.options.batch_size = usize::MAX;
+        }
+        if self.options.tuning.group_bytes.is_none() {
+            self.options.tuning.group_bytes = Some(backend.group_bytes());
         }
         Ok(backend)
     }
@@ -221,6 +235,7 @@ macro_rules! settings_methods {
         /// Most rows per batch (at least 1; default 65,536).
         pub fn with_batch_size(mut self, rows: usize) -> Self {
             self.settings.options.batch_size = rows.max(1);
+            self.settings.batch_size_set = true;
             self
         }
 
@@ -266,6 +281,7 @@ macro_rules! settings_methods {
         /// predicates, tuning) at once.
         pub fn with_options(mut self, options: $crate::read::ReadOptions) -> Self {
             self.settings.options = options;
+            self.settings.batch_size_set = true;
             self
         }
 
