@@ -10,6 +10,28 @@
 //!   `ArrowDeviceArrayStream`);
 //! - [`dlpack`]: fixed-width columns as DLPack tensors, validity and
 //!   booleans as one byte per row.
+//!
+//! A device buffer keeps its whole device allocation alive (a decode
+//! stage's output for many columns, or one batch's uploads) until the last
+//! buffer over it is dropped; these allocations are the consumer's and do
+//! not count against the backend's device memory limit.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use warpread::exec::{self, Backend, BackendChoice};
+//! use warpread::parquet::ParquetReaderBuilder;
+//!
+//! let cuda: Arc<dyn Backend> = Arc::from(exec::select(BackendChoice::Cuda)?);
+//! let reader = ParquetReaderBuilder::try_new("lineitem.parquet")?
+//!     .with_backend(cuda)
+//!     .build_device()?;
+//! for batch in reader {
+//!     // Schema and array for a consumer of the C Device Data Interface,
+//!     // which releases the array when done with it.
+//!     let (_schema, _array) = batch?.to_ffi()?;
+//! }
+//! # Ok::<(), warpread::Error>(())
+//! ```
 
 pub mod array;
 pub mod dlpack;
