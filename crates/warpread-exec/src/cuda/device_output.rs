@@ -264,6 +264,82 @@ impl CudaBackend {
             .ok_or_else(|| Error::InvalidPlan("bits-to-bytes output size".into()))
     }
 
+    /// The first `n` values of `values`, decimals stored as integers of
+    /// `width` bytes (4 or 8), as 16-byte two's complement integers in a
+    /// new device buffer (Arrow's `Decimal128` values).
+    pub fn widen_decimals(
+        &self,
+        values: &DeviceBuffer,
+        width: usize,
+        n: usize,
+    ) -> Result<DeviceBuffer> {
+        self.usable()?;
+        let fits = n.checked_mul(width).is_some_and(|b| b <= values.len());
+        if !(width == 4 || width == 8) || !fits || !values.device_ptr().is_multiple_of(width as u64)
+        {
+            return Err(Error::InvalidPlan(format!(
+                "widening {n} decimals of {width} bytes from a {} byte buffer at {:#x}",
+                values.len(),
+                values.device_ptr()
+            )));
+        }
+        let out_len = n
+            .checked_mul(16)
+            .ok_or_else(|| Error::InvalidPlan("widened decimals overflow".into()))?;
+        let func = self
+            .rt
+            .function(&kernels::ARROW_DEVICE, "warpread_widen_decimal")?;
+        let mut lane = self.take()?;
+        let stream = lane.stream.clone();
+        let mut out = stream
+            .alloc_zeros::<u8>(out_len.max(1))
+            .map_err(err("allocating device memory"))?;
+        let mut status = stream
+            .alloc_zeros::<u32>(1)
+            .map_err(err("allocating device memory"))?;
+        if n > 0 {
+            let blocks = n
+                .div_ceil(BITS_THREADS as usize)
+                .min(self.rt.info().sm_count.max(1) as usize * 32) as u32;
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (BITS_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let src = values.view();
+            let (in_len, w, count, o_len) =
+                (values.len() as u64, width as u32, n as u64, out_len as u64);
+            self.faults
+                .launch(&self.options.faults)
+                .map_err(err("launching a kernel"))?;
+            let mut b = stream.launch_builder(&func);
+            b.arg(&src)
+                .arg(&in_len)
+                .arg(&w)
+                .arg(&count)
+                .arg(&mut out)
+                .arg(&o_len)
+                .arg(&mut status);
+            // SAFETY: the arguments match `warpread_widen_decimal`'s
+            // signature; `src` holds `in_len` bytes (at least `n * width`,
+            // aligned to `width`, checked above) and `out` `o_len`; the
+            // kernel checks every index against both.
+            unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
+        }
+        let status = stream
+            .clone_dtoh(&status)
+            .map_err(err("copying results to the host"))?;
+        lane.busy = false;
+        drop(lane);
+        if status.first().is_some_and(|&s| s != 0) {
+            return Err(Error::InvalidPlan(
+                "decimal widening kernel stepped outside its buffers".into(),
+            ));
+        }
+        DeviceBuffer::new(Arc::new(out), 0..out_len, Origin::Derived)
+            .ok_or_else(|| Error::InvalidPlan("widened decimals size".into()))
+    }
+
     /// `parts` one after another in a new device buffer (a column's chunks
     /// as one tensor).
     pub fn concat(&self, parts: &[&DeviceBuffer]) -> Result<DeviceBuffer> {

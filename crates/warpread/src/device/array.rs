@@ -239,6 +239,58 @@ impl DeviceBatch {
         })
     }
 
+    /// The batch under `schema`, the schema the read hands out: a column
+    /// read at its stored width (`Decimal32` / `Decimal64`, see
+    /// [`ReadOptions::narrow_decimals`](crate::read::ReadOptions::narrow_decimals))
+    /// where `schema` has `Decimal128` is widened on the device, so those
+    /// 16-byte values are never built on the host or uploaded.
+    pub fn widened_to(self, schema: &SchemaRef, backend: &CudaBackend) -> Result<Self> {
+        if self.schema == *schema {
+            return Ok(self);
+        }
+        if schema.fields().len() != self.columns.len() {
+            return Err(Error::InvalidPlan(format!(
+                "a device batch of {} columns under a schema of {}",
+                self.columns.len(),
+                schema.fields().len()
+            )));
+        }
+        let columns = self
+            .columns
+            .into_iter()
+            .zip(schema.fields())
+            .map(|(c, f)| match (&c.data_type, f.data_type()) {
+                (a, b) if a == b => Ok(c),
+                (DataType::Decimal32(..) | DataType::Decimal64(..), DataType::Decimal128(p, s)) => {
+                    let width = if matches!(c.data_type, DataType::Decimal64(..)) {
+                        8
+                    } else {
+                        4
+                    };
+                    let values = c.buffers.get(1).and_then(Option::as_ref).ok_or_else(|| {
+                        Error::InvalidPlan(format!("decimal column {:?} without values", f.name()))
+                    })?;
+                    let wide = backend.widen_decimals(values, width, c.offset + c.len)?;
+                    let validity = c.buffers.first().cloned().flatten();
+                    Ok(DeviceArray {
+                        data_type: DataType::Decimal128(*p, *s),
+                        buffers: vec![validity, Some(wide)],
+                        ..c
+                    })
+                }
+                (a, b) => Err(Error::InvalidPlan(format!(
+                    "device column {:?} read as {a}, handed out as {b}",
+                    f.name()
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            schema: schema.clone(),
+            columns,
+            ..self
+        })
+    }
+
     /// Copies the batch back to host memory as an arrow-rs batch (checked
     /// by arrow's validation): how tests compare a device read with a host
     /// one.

@@ -18,27 +18,36 @@ use crate::exec::Backend;
 use crate::read::{BatchReader, BatchStream, GroupedFile, ReaderBuilder, StreamBuilder};
 
 /// Holds a CUDA backend's decoded outputs on its device for as long as it
-/// lives, and the uploads consecutive batches share.
-struct Retained(Arc<dyn Backend>, UploadCache);
+/// lives; the uploads consecutive batches share; the schema handed out
+/// (decimals read at their stored width are widened to it on the device).
+struct Retained {
+    backend: Arc<dyn Backend>,
+    cache: UploadCache,
+    schema: SchemaRef,
+}
 
 impl Retained {
-    fn new(backend: Arc<dyn Backend>) -> Self {
+    fn new(backend: Arc<dyn Backend>, schema: SchemaRef) -> Self {
         backend.retain_decoded(true);
-        Self(backend, UploadCache::default())
+        Self {
+            backend,
+            cache: UploadCache::default(),
+            schema,
+        }
     }
 
     fn move_to_device(&mut self, batch: &RecordBatch) -> Result<DeviceBatch> {
         let cuda = self
-            .0
+            .backend
             .as_cuda()
             .ok_or_else(|| Error::Unsupported("device output needs the CUDA backend".into()))?;
-        DeviceBatch::from_host_with(batch, cuda, &mut self.1)
+        DeviceBatch::from_host_with(batch, cuda, &mut self.cache)?.widened_to(&self.schema, cuda)
     }
 }
 
 impl Drop for Retained {
     fn drop(&mut self) {
-        self.0.retain_decoded(false);
+        self.backend.retain_decoded(false);
     }
 }
 
@@ -47,9 +56,11 @@ impl<F: GroupedFile + std::fmt::Debug> ReaderBuilder<F> {
     /// ([`DeviceBatch`]); an error when the backend (given, or chosen as
     /// `auto` would) is not CUDA.
     pub fn build_device(mut self) -> Result<DeviceBatchReader<F>> {
+        // Before `for_device` lets decimals be read at their stored width.
+        let schema = self.schema()?;
         let backend = self.for_device()?;
         // Before the read starts decoding (on its read-ahead thread).
-        let retained = Retained::new(backend);
+        let retained = Retained::new(backend, schema);
         let inner = self.build()?;
         Ok(DeviceBatchReader { inner, retained })
     }
@@ -72,12 +83,12 @@ impl<F: GroupedFile> std::fmt::Debug for DeviceBatchReader<F> {
 impl<F: GroupedFile> DeviceBatchReader<F> {
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
-        arrow::array::RecordBatchReader::schema(&self.inner)
+        self.retained.schema.clone()
     }
 
     /// The backend the batches lie on.
     pub fn backend(&self) -> &Arc<dyn Backend> {
-        &self.retained.0
+        &self.retained.backend
     }
 
     /// The next batch; `None` at the end. After an error the read ends.
@@ -109,8 +120,9 @@ impl<F: GroupedFile> StreamBuilder<F> {
     /// [`build`](Self::build) for batches on the CUDA device; an error when
     /// the backend is not CUDA.
     pub async fn build_device(mut self) -> Result<DeviceBatchStream> {
+        let schema = self.schema()?;
         let backend = self.for_device()?;
-        let retained = Retained::new(backend);
+        let retained = Retained::new(backend, schema);
         let inner = self.build().await?;
         Ok(DeviceBatchStream { inner, retained })
     }
@@ -134,12 +146,12 @@ impl std::fmt::Debug for DeviceBatchStream {
 impl DeviceBatchStream {
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
-        self.inner.schema()
+        self.retained.schema.clone()
     }
 
     /// The backend the batches lie on.
     pub fn backend(&self) -> &Arc<dyn Backend> {
-        &self.retained.0
+        &self.retained.backend
     }
 }
 

@@ -91,7 +91,9 @@ impl Settings {
     /// Settles the backend for a read whose batches go to the device: it
     /// must be CUDA. Without an exact row filter (which reads values on
     /// the host), Parquet values the host would only copy stay on the
-    /// device ([`ReadOptions::device_values`]). Unless the caller chose
+    /// device ([`ReadOptions::device_values`]) and decimals stored as
+    /// integers are read at their stored width, to be widened on the
+    /// device ([`ReadOptions::narrow_decimals`]). Unless the caller chose
     /// them, batches are whole read groups of the backend's
     /// [`group_bytes`](Backend::group_bytes): the host holds a group only
     /// until it is on the device, and a device consumer gains nothing from
@@ -107,6 +109,8 @@ impl Settings {
         self.backend = Some(backend.clone());
         if !self.filter_rows {
             self.options.device_values = true;
+            // Widened on the device instead (`DeviceBatch::widened_to`).
+            self.options.narrow_decimals = true;
         }
         if !self.batch_size_set {
             self.options.batch_size = usize::MAX;
