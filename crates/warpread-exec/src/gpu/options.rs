@@ -120,7 +120,7 @@ pub struct CudaOptions {
     /// Most device bytes one decode stage may take, its input and output
     /// together (`None`, the default: [`DEVICE_MEMORY_SHARE`] of the memory
     /// free when the backend opens, divided among its most lanes). A stage
-    /// over it fails with [`Error::DeviceMemory`](crate::error::Error::DeviceMemory)
+    /// over it fails with [`Error::DeviceMemory`]
     /// before it allocates, and the readers read its group again one stripe
     /// or row group at a time, so a read larger than the device streams
     /// through it. Lanes run stages side by side: the backend holds at most

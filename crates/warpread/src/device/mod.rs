@@ -3,7 +3,7 @@
 //!
 //! - [`reader`]: `build_device` on the reader builders, giving
 //!   [`DeviceBatch`]es (CUDA backend only; otherwise an error);
-//! - [`array`]: [`DeviceArray`] and [`DeviceBatch`], Arrow arrays whose
+//! - [`array`](mod@array): [`DeviceArray`] and [`DeviceBatch`], Arrow arrays whose
 //!   buffers are device memory, and which of their bytes the decode stages
 //!   produced on the device and which were built on the host and uploaded;
 //! - [`ffi`]: the Arrow C Device Data Interface (`ArrowDeviceArray`,
