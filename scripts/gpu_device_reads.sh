@@ -6,7 +6,9 @@
 #   bash scripts/gpu_device_reads.sh BUNDLE [tests|bench|all] [OUT]
 # BUNDLE is built with BUNDLE_PYTHON=1 (and BUNDLE_WHEELS holding nanoarrow
 # wheels); OUT (default /tmp/device-reads) gets device.json. SKIP_LINEITEM=1
-# benchmarks the taxi files only (a call that carries BUNDLE-data alone).
+# benchmarks the taxi files only (a call that carries BUNDLE-data alone);
+# RUNS (default 5) and GROUP_MIB (read-group sizes to time besides the
+# default) tune the benchmark.
 set -u
 B=$1
 what=${2:-all}
@@ -57,6 +59,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   fi
   nvidia-smi --query-gpu=name --format=csv,noheader
   nproc
-  python3 scripts/device_read_bench.py --runs "${RUNS:-5}" --json "$out/device.json" "${files[@]}" || rc=1
+  # GROUP_MIB="256 64": device reads with those read-group sizes too.
+  python3 scripts/device_read_bench.py --runs "${RUNS:-5}" --json "$out/device.json" \
+    ${GROUP_MIB:+--group-mib $GROUP_MIB} "${files[@]}" || rc=1
 fi
 exit $rc
