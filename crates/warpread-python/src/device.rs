@@ -21,6 +21,7 @@ use warpread::{Error, Result};
 
 use crate::errors::IntoPy;
 use crate::export::{NativeBatch, NativeSchema, schema_capsule};
+use crate::read::next_of;
 
 /// Refuses keywords of the device capsule methods that this module does
 /// not know with a value set (the interface reserves them for later).
@@ -161,27 +162,11 @@ impl NativeDeviceReader {
 
     /// The next batch (read with the GIL released).
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<NativeDeviceBatch>> {
-        let mut guard = self
-            .source
-            .lock()
-            .map_err(|_| PyValueError::new_err("the reader failed in another thread"))?;
-        let Some(source) = guard.as_mut() else {
-            return Ok(None);
-        };
-        match py.detach(|| source.next_batch()) {
-            None => {
-                *guard = None;
-                Ok(None)
-            }
-            Some(Err(e)) => {
-                *guard = None;
-                Err(e).py_err()
-            }
-            Some(Ok(batch)) => Ok(Some(NativeDeviceBatch {
-                batch,
-                backend: self.backend.clone(),
-            })),
-        }
+        let batch = next_of(py, &self.source, |s| s.next_batch())?;
+        Ok(batch.map(|batch| NativeDeviceBatch {
+            batch,
+            backend: self.backend.clone(),
+        }))
     }
 
     /// Reads every remaining batch into a table on the device.

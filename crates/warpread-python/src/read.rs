@@ -135,6 +135,33 @@ impl RecordBatchReader for Exported {
     }
 }
 
+/// The next item of the read in `source`, taken with the GIL released;
+/// at the end, or after an error (a failed read does not go on past it),
+/// the read is dropped.
+pub fn next_of<S: ?Sized + Send, T: Send>(
+    py: Python<'_>,
+    source: &Mutex<Option<Box<S>>>,
+    next: impl FnOnce(&mut S) -> Option<Result<T>> + Send,
+) -> PyResult<Option<T>> {
+    let mut guard = source
+        .lock()
+        .map_err(|_| PyValueError::new_err("the reader failed in another thread"))?;
+    let Some(s) = guard.as_mut() else {
+        return Ok(None);
+    };
+    match py.detach(|| next(s)) {
+        None => {
+            *guard = None;
+            Ok(None)
+        }
+        Some(Err(e)) => {
+            *guard = None;
+            Err(e).py_err()
+        }
+        Some(Ok(item)) => Ok(Some(item)),
+    }
+}
+
 /// A read in progress: iterate it for batches (each with
 /// `__arrow_c_array__`), or hand it whole to an Arrow consumer with
 /// `__arrow_c_stream__`. Either way it reads each group once.
@@ -195,25 +222,7 @@ impl NativeReader {
 
     /// The next batch (decoded with the GIL released).
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<NativeBatch>> {
-        let mut guard = self
-            .source
-            .lock()
-            .map_err(|_| PyValueError::new_err("the reader failed in another thread"))?;
-        let Some(source) = guard.as_mut() else {
-            return Ok(None);
-        };
-        match py.detach(|| source.next_batch()) {
-            None => {
-                *guard = None;
-                Ok(None)
-            }
-            Some(Err(e)) => {
-                // A failed read does not go on past the error.
-                *guard = None;
-                Err(e).py_err()
-            }
-            Some(Ok(batch)) => Ok(Some(NativeBatch::new(batch))),
-        }
+        Ok(next_of(py, &self.source, |s| s.next_batch())?.map(NativeBatch::new))
     }
 
     /// Stops the read and frees what it holds.

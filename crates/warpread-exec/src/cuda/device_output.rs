@@ -25,8 +25,9 @@ const UPLOAD_PIECE: usize = 32 << 20;
 /// of this: the Arrow format asks for 8-byte alignment and recommends 64.
 const ALIGN: usize = 64;
 
-/// Threads per block of the bits-to-bytes kernel.
-const BITS_THREADS: u32 = 256;
+/// Threads per block of the per-element kernels (bits to bytes, decimal
+/// widening).
+const THREADS: u32 = 256;
 
 fn err(during: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
     move |e| Error::cuda(during, e)
@@ -155,6 +156,45 @@ impl CudaBackend {
         Ok(dev)
     }
 
+    /// One thread per element for `n` elements, at most 32 blocks an SM
+    /// (the kernels stride over the rest).
+    fn per_element(&self, n: usize) -> LaunchConfig {
+        let blocks = n
+            .div_ceil(THREADS as usize)
+            .min(self.rt.info().sm_count.max(1) as usize * 32) as u32;
+        LaunchConfig {
+            grid_dim: (blocks.max(1), 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Waits for the lane's kernels (reading their status word back) and
+    /// hands out `out`'s first `len` bytes, or an error when the `kernel`
+    /// stepped outside its buffers.
+    fn checked_output(
+        &self,
+        mut lane: super::Taken<'_>,
+        status: &CudaSlice<u32>,
+        out: CudaSlice<u8>,
+        len: usize,
+        kernel: &str,
+    ) -> Result<DeviceBuffer> {
+        let status = lane
+            .stream
+            .clone_dtoh(status)
+            .map_err(err("copying results to the host"))?;
+        lane.busy = false;
+        drop(lane);
+        if status.first().is_some_and(|&s| s != 0) {
+            return Err(Error::InvalidPlan(format!(
+                "{kernel} kernel stepped outside its buffers"
+            )));
+        }
+        DeviceBuffer::new(Arc::new(out), 0..len, Origin::Derived)
+            .ok_or_else(|| Error::InvalidPlan(format!("{kernel} output size")))
+    }
+
     /// Bits `bit_offset..bit_offset + len` of `bits` (Arrow's bit order) as
     /// one byte each (0 or 1), written at `out_at` of `out`, which holds
     /// `out_len` bytes; the caller's lengths are checked here and by the
@@ -183,14 +223,7 @@ impl CudaBackend {
         let func = self
             .rt
             .function(&kernels::ARROW_DEVICE, "warpread_bits_to_bytes")?;
-        let blocks = len
-            .div_ceil(BITS_THREADS as usize)
-            .min(self.rt.info().sm_count.max(1) as usize * 32) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (BITS_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = self.per_element(len);
         let src = bits.view();
         let (bits_len, bit_offset, n) = (bits.len() as u64, bit_offset as u64, len as u64);
         let mut dst = out.slice_mut(out_at..out_at + len);
@@ -223,7 +256,7 @@ impl CudaBackend {
     ) -> Result<DeviceBuffer> {
         self.usable()?;
         let total: usize = chunks.iter().map(|c| c.2).sum();
-        let mut lane = self.take()?;
+        let lane = self.take()?;
         let stream = lane.stream.clone();
         let mut out = stream
             .alloc_zeros::<u8>(total.max(1))
@@ -250,18 +283,7 @@ impl CudaBackend {
             }
             at += len;
         }
-        let status = stream
-            .clone_dtoh(&status)
-            .map_err(err("copying results to the host"))?;
-        lane.busy = false;
-        drop(lane);
-        if status.first().is_some_and(|&s| s != 0) {
-            return Err(Error::InvalidPlan(
-                "bits-to-bytes kernel stepped outside its buffers".into(),
-            ));
-        }
-        DeviceBuffer::new(Arc::new(out), 0..total, Origin::Derived)
-            .ok_or_else(|| Error::InvalidPlan("bits-to-bytes output size".into()))
+        self.checked_output(lane, &status, out, total, "bits-to-bytes")
     }
 
     /// The first `n` values of `values`, decimals stored as integers of
@@ -289,7 +311,7 @@ impl CudaBackend {
         let func = self
             .rt
             .function(&kernels::ARROW_DEVICE, "warpread_widen_decimal")?;
-        let mut lane = self.take()?;
+        let lane = self.take()?;
         let stream = lane.stream.clone();
         let mut out = stream
             .alloc_zeros::<u8>(out_len.max(1))
@@ -298,14 +320,7 @@ impl CudaBackend {
             .alloc_zeros::<u32>(1)
             .map_err(err("allocating device memory"))?;
         if n > 0 {
-            let blocks = n
-                .div_ceil(BITS_THREADS as usize)
-                .min(self.rt.info().sm_count.max(1) as usize * 32) as u32;
-            let cfg = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (BITS_THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = self.per_element(n);
             let src = values.view();
             let (in_len, w, count, o_len) =
                 (values.len() as u64, width as u32, n as u64, out_len as u64);
@@ -326,18 +341,7 @@ impl CudaBackend {
             // kernel checks every index against both.
             unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
         }
-        let status = stream
-            .clone_dtoh(&status)
-            .map_err(err("copying results to the host"))?;
-        lane.busy = false;
-        drop(lane);
-        if status.first().is_some_and(|&s| s != 0) {
-            return Err(Error::InvalidPlan(
-                "decimal widening kernel stepped outside its buffers".into(),
-            ));
-        }
-        DeviceBuffer::new(Arc::new(out), 0..out_len, Origin::Derived)
-            .ok_or_else(|| Error::InvalidPlan("widened decimals size".into()))
+        self.checked_output(lane, &status, out, out_len, "decimal widening")
     }
 
     /// `parts` one after another in a new device buffer (a column's chunks

@@ -220,6 +220,12 @@ impl DeviceBatch {
     pub fn to_ffi(&self) -> Result<(FFI_ArrowSchema, ArrowDeviceArray)> {
         let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
             .map_err(|e| Error::Unsupported(format!("exporting a batch's schema: {e}")))?;
+        Ok((schema, self.to_ffi_array()))
+    }
+
+    /// [`to_ffi`](Self::to_ffi)'s array alone (a stream hands the schema
+    /// out once).
+    pub fn to_ffi_array(&self) -> ArrowDeviceArray {
         let as_struct = DeviceArray {
             data_type: arrow::datatypes::DataType::Struct(self.schema.fields().clone()),
             len: self.num_rows,
@@ -229,7 +235,7 @@ impl DeviceBatch {
             children: self.columns.clone(),
             dictionary: None,
         };
-        Ok((schema, as_struct.to_ffi(self.device, &self.ready)))
+        as_struct.to_ffi(self.device, &self.ready)
     }
 }
 
@@ -280,6 +286,20 @@ struct StreamPrivate {
 const EIO: c_int = 5;
 const EINVAL: c_int = 22;
 
+/// The private data of a stream this module exported and nobody released.
+///
+/// # Safety
+/// `stream` is null or points at such a stream.
+unsafe fn private_of<'a>(stream: *mut ArrowDeviceArrayStream) -> Option<&'a mut StreamPrivate> {
+    // SAFETY: see the function's contract; `private_data` is the
+    // `Box<StreamPrivate>` that `ArrowDeviceArrayStream::new` leaked.
+    unsafe {
+        stream
+            .as_mut()
+            .and_then(|s| s.private_data.cast::<StreamPrivate>().as_mut())
+    }
+}
+
 unsafe extern "C" fn stream_schema(
     stream: *mut ArrowDeviceArrayStream,
     out: *mut FFI_ArrowSchema,
@@ -287,10 +307,7 @@ unsafe extern "C" fn stream_schema(
     // SAFETY: a stream this module exported, not released; `out` points
     // at a struct the consumer owns and lets us overwrite.
     unsafe {
-        let Some(p) = stream
-            .as_mut()
-            .and_then(|s| s.private_data.cast::<StreamPrivate>().as_mut())
-        else {
+        let Some(p) = private_of(stream) else {
             return EINVAL;
         };
         if out.is_null() {
@@ -316,22 +333,20 @@ unsafe extern "C" fn stream_next(
     // SAFETY: as in `stream_schema`; `out` is a released struct the
     // consumer hands over.
     unsafe {
-        let Some(p) = stream
-            .as_mut()
-            .and_then(|s| s.private_data.cast::<StreamPrivate>().as_mut())
-        else {
+        let Some(p) = private_of(stream) else {
             return EINVAL;
         };
         if out.is_null() {
             return EINVAL;
         }
-        let next = p.source.next_batch().map(|r| r.and_then(|b| b.to_ffi()));
+        // The schema went out once, through `get_schema`.
+        let next = p.source.next_batch().map(|r| r.map(|b| b.to_ffi_array()));
         match next {
             None => {
                 std::ptr::write(out, ArrowDeviceArray::empty());
                 0
             }
-            Some(Ok((_, array))) => {
+            Some(Ok(array)) => {
                 std::ptr::write(out, array);
                 0
             }
