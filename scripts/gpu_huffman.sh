@@ -10,6 +10,15 @@
 #   HUFF_SETS    data sets (default "tpch english taxi-codes")
 #   HUFF_RUNS    timed runs, median reported (default 21)
 #   NVCOMP_CHUNK_KIB  nvCOMP chunk size (default 64)
+#   HUFF_AB      a folder of other kernel sources (say an earlier huffman.cu):
+#                each set is decoded with them too, same call (huffman-SET-ab.json)
+#   HUFF_NCU=1   an Nsight Compute profile of each decoder on the first set
+#                (64 MiB, 8-bit symbols; ncu-*.txt)
+#   HUFF_NVCOMP=0  skips nvCOMP (the decoders alone)
+#   HUFF_EXTRA_SETS  sets that also get the sampled and gap-free rows
+#                (default: every set)
+#   HUFF_KERNEL_DIR  kernel sources to run instead of the built-in ones
+#                (warpread --kernel-dir, WARPREAD_KERNEL_DIR for the tests)
 #
 # RESULTS_DIR (default ./huffman-results) gets, per data set, huffman-SET.json
 # (warpread bench huffman: 8- and 16-bit symbols, gap and sync decoders, CPU
@@ -23,6 +32,12 @@ runs=${HUFF_RUNS:-21}
 chunk=${NVCOMP_CHUNK_KIB:-64}
 sets=${HUFF_SETS:-tpch english taxi-codes}
 wr=${WARPREAD:-./warpread}
+extra_sets=${HUFF_EXTRA_SETS:-$sets}
+kdir=()
+if [ -n "${HUFF_KERNEL_DIR:-}" ]; then
+  kdir=(--kernel-dir "$HUFF_KERNEL_DIR")
+  export WARPREAD_KERNEL_DIR="$HUFF_KERNEL_DIR"
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$res"
 rc=0
@@ -41,15 +56,32 @@ fi
 #    the command) and nvCOMP on the dumped bytes.
 for set in $sets; do
   dump="$res/$set.bin"
-  "$wr" --backend cuda bench huffman --input "$set" --size-mib "$mib" --symbols both \
+  "$wr" --backend cuda "${kdir[@]}" bench huffman --input "$set" --size-mib "$mib" --symbols both \
     --runs "$runs" --json --dump "$dump" > "$res/huffman-$set.json" || { echo "bench huffman $set failed"; rc=1; }
-  # The 8-bit rows with 1-in-16 sampling and without gap arrays: the ratio
-  # cost of sampling and of the gaps on the same bytes.
-  "$wr" --backend cuda bench huffman --input "$dump" --size-mib "$mib" --symbols both \
-    --sample-every 16 --runs "$runs" --json > "$res/huffman-$set-sampled.json" || rc=1
-  "$wr" --backend cuda bench huffman --input "$dump" --size-mib "$mib" --symbols both \
-    --gap-log2 0 --runs "$runs" --json > "$res/huffman-$set-nogap.json" || rc=1
-  if [ -d ../.nvcomp ]; then
+  # The rows with 1-in-16 sampling and without gap arrays: the ratio cost
+  # of sampling and of the gaps on the same bytes.
+  if [[ " $extra_sets " == *" $set "* ]]; then
+    "$wr" --backend cuda "${kdir[@]}" bench huffman --input "$dump" --size-mib "$mib" --symbols both \
+      --sample-every 16 --runs "$runs" --json > "$res/huffman-$set-sampled.json" || rc=1
+    "$wr" --backend cuda "${kdir[@]}" bench huffman --input "$dump" --size-mib "$mib" --symbols both \
+      --gap-log2 0 --runs "$runs" --json > "$res/huffman-$set-nogap.json" || rc=1
+  fi
+  if [ -n "${HUFF_AB:-}" ]; then
+    "$wr" --backend cuda --kernel-dir "$HUFF_AB" bench huffman --input "$dump" --size-mib "$mib" \
+      --symbols both --runs "$runs" --json > "$res/huffman-$set-ab.json" || rc=1
+  fi
+  if [ "${HUFF_NCU:-0}" = 1 ] && [ "$set" = "${sets%% *}" ]; then
+    for k in huffman_gap huffman_sync; do
+      ncu --clock-control none --kernel-name "$k" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+        --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
+        "$wr" --backend cuda "${kdir[@]}" bench huffman --input "$dump" --size-mib 64 --symbols 8 --runs 1 \
+        --warmup 2 > "$res/ncu-$k.txt" 2>&1 || echo "ncu $k failed"
+    done
+  fi
+  if [ "${HUFF_NVCOMP:-1}" = 0 ]; then
+    :
+  elif [ -d ../.nvcomp ]; then
     PYTHONPATH="$PWD/../.nvcomp${PYTHONPATH:+:$PYTHONPATH}" \
     LD_LIBRARY_PATH="$PWD/../.nvcomp/nvidia/libnvcomp/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
       python3 "$here/nvcomp_codecs_bench.py" "$dump" --chunk-kib "$chunk" --runs "$runs" \
@@ -65,17 +97,18 @@ done
 python3 - "$res" $sets <<'PY' | tee "$res/summary.txt"
 import json, math, sys, pathlib
 res = pathlib.Path(sys.argv[1])
-print(f"{'set':<12} {'codec':<34} {'ratio':>7} {'H ratio':>7} {'decode GB/s':>11}")
+print(f"{'set':<12} {'codec':<34} {'ratio':>7} {'H ratio':>7} {'decode GB/s':>11} {'GPU enc GB/s':>12} {'CPU enc GB/s':>12}")
 best = []
 for s in sys.argv[2:]:
-    for suffix in ("", "-sampled", "-nogap"):
+    for suffix in ("", "-sampled", "-nogap", "-ab"):
         p = res / f"huffman-{s}{suffix}.json"
         if not p.exists():
             continue
         for r in json.loads(p.read_text())["rows"]:
-            name = f"huffman{r['symbol_bits']}/{r['decoder']} len{r['max_len']} {r['sampling']} gap{r['gap_bits']}"
+            name = f"huffman{r['symbol_bits']}/{r['decoder']} len{r['max_len']} {r['sampling']} gap{r['gap_bits']}{suffix}"
             g = r.get("gpu_gbps")
-            print(f"{s:<12} {name:<34} {r['ratio']:>7.4f} {r['entropy_ratio']:>7.4f} {g if g is None else round(g, 1)!s:>11}")
+            e = r.get("gpu_encode_gbps")
+            print(f"{s:<12} {name:<34} {r['ratio']:>7.4f} {r['entropy_ratio']:>7.4f} {g if g is None else round(g, 1)!s:>11} {e if e is None else round(e, 1)!s:>12} {round(r['cpu_encode_gbps'], 2)!s:>12}")
     per_set = [r.get("gpu_gbps") or 0 for r in json.loads((res / f"huffman-{s}.json").read_text())["rows"]] if (res / f"huffman-{s}.json").exists() else []
     if per_set:
         best.append(max(per_set))
@@ -84,7 +117,8 @@ for s in sys.argv[2:]:
         rep = json.loads(p.read_text())
         rows = rep.get("codecs", rep.get("rows", []))
         for r in rows if isinstance(rows, list) else []:
-            print(f"{s:<12} {'nvcomp ' + str(r.get('codec', r.get('name'))):<34} {r.get('ratio', float('nan')):>7.4f} {'':>7} {r.get('decompress_gbps', r.get('gbps'))!s:>11}")
+            d, c = r.get('decompress_gbps'), r.get('compress_gbps')
+            print(f"{s:<12} {'nvcomp ' + str(r.get('codec', r.get('name'))):<34} {r.get('ratio', float('nan')):>7.4f} {'':>7} {d if d is None else round(d, 1)!s:>11} {c if c is None else round(c, 1)!s:>12}")
 if best and all(b > 0 for b in best):
     print(f"geomean of the faster Huffman decoder per set: {math.exp(sum(map(math.log, best)) / len(best)):.1f} GB/s")
 PY

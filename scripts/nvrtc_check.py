@@ -4,6 +4,7 @@ defines, same options), without a GPU: catches compile errors and prints the
 register / spill report before a device run is spent on them.
 
     LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
+    KERNELS="huffman.cu" ... checks only the files named
 
 With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
 kernels/ (codag.cuh included), as warpread's --kernel-dir does; the GSST
@@ -40,6 +41,11 @@ opts = [f"--gpu-architecture={arch}", "--std=c++17", "--device-as-default-execut
         f"-DGSST_THREADS={gsst_threads}", f"-DGSST_RING_GRANULES={gsst_ring}",
         f"-DGSST_MIN_BLOCKS={gsst_min_blocks}", f"-DGSST_WIDE_RING_GRANULES={gsst_wide_ring}",
         "-Xptxas=-v"]
+# The other launch constants launch.rs passes (`defines`).
+opts += [f"-D{name}={consts[key]}" for name, key in (
+    ("HUFF_THREADS", "HUFFMAN_THREADS"), ("HUFF_ENC_THREADS", "HUFFMAN_ENCODE_THREADS"),
+    ("SPAN_WARPS", "SPAN_WARPS"),
+    ("SPAN_THREADS", "SPAN_THREADS"), ("SPAN_TAIL_THREADS", "SPAN_TAIL_THREADS"))]
 override = pathlib.Path(os.environ["WARPREAD_KERNEL_DIR"]) if os.environ.get("WARPREAD_KERNEL_DIR") else None
 def source(name):
     if override is not None and (override / name).exists():
@@ -47,7 +53,9 @@ def source(name):
     return root / "crates/warpread-exec/kernels" / name
 header = source("codag.cuh").read_bytes()
 failed = False
-for cu in sorted(source(k.name) for k in (root / "crates/warpread-exec/kernels").glob("*.cu")):
+only = set(os.environ.get("KERNELS", "").split())
+for cu in sorted(source(k.name) for k in (root / "crates/warpread-exec/kernels").glob("*.cu")
+                 if not only or k.name in only):
     prog = ctypes.c_void_p()
     hdrs = (ctypes.c_char_p * 1)(header)
     names = (ctypes.c_char_p * 1)(b"codag.cuh")

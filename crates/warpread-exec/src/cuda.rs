@@ -341,7 +341,10 @@ fn keeps_mirror(op: &StageOp) -> bool {
 
 mod aggregate;
 mod device_output;
+mod huffman_encode;
 mod span_inflate;
+
+pub use huffman_encode::HuffmanEncodeTimes;
 
 /// The parts of the sorted, disjoint ranges `a` inside the sorted ranges
 /// `b` (which may touch or overlap each other).

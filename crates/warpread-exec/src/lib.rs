@@ -45,7 +45,7 @@ use std::str::FromStr;
 
 pub use buffer::HostBuffer;
 pub use cpu::CpuBackend;
-pub use cuda::CudaBackend;
+pub use cuda::{CudaBackend, HuffmanEncodeTimes};
 pub use devices::Devices;
 pub use gpu::{CudaOptions, SyncMode};
 pub use input::InputBuffer;

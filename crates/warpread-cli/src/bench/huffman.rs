@@ -5,7 +5,10 @@
 //! GB/s are decoded bytes over decode time. GPU time is kernel time from
 //! CUDA events with the frame already on the device, median of the timed
 //! runs after warm-up; CPU times are wall times on the rayon pool (the
-//! encoder's and the reference decoder's), median of up to 3 runs.
+//! encoder's and the reference decoder's), median of up to 3 runs. GPU
+//! encoding is timed from data in device memory to frame in device memory
+//! (counts, the code built on the host, sizes, blocks), median of the timed
+//! runs, and its frame must equal the CPU encoder's byte for byte.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,6 +30,10 @@ pub enum HuffmanInput {
     /// folder: Lorenzo (previous-value) prediction, error bound
     /// `error_bound`, 16-bit codes around 32768, outliers as code 0.
     TaxiCodes,
+    /// One column of the CODAG suite (`codag:MC0`, ... see
+    /// [`CODAG_NAMES`](super::suite::CODAG_NAMES)): its values' little-endian
+    /// bytes.
+    Codag(String),
 }
 
 impl std::str::FromStr for HuffmanInput {
@@ -34,7 +41,18 @@ impl std::str::FromStr for HuffmanInput {
     fn from_str(s: &str) -> Result<Self> {
         Ok(match s {
             "taxi-codes" => Self::TaxiCodes,
-            other => Self::Text(other.parse()?),
+            other => match other.strip_prefix("codag:") {
+                Some(name) if super::suite::CODAG_NAMES.contains(&name) => {
+                    Self::Codag(name.to_string())
+                }
+                Some(name) => {
+                    return Err(Error::Unsupported(format!(
+                        "CODAG column {name} (expected one of {})",
+                        super::suite::CODAG_NAMES.join(", ")
+                    )));
+                }
+                None => Self::Text(other.parse()?),
+            },
         })
     }
 }
@@ -112,6 +130,11 @@ pub struct HuffmanBenchRow {
     pub cpu_encode_gbps: f64,
     /// CPU reference decode GB/s (median).
     pub cpu_decode_gbps: f64,
+    /// GPU encode GB/s (input bytes over the median encode), when a GPU
+    /// ran; its frame equalled the CPU encoder's.
+    pub gpu_encode_gbps: Option<f64>,
+    /// The median GPU encode's phases.
+    pub gpu_encode: Option<crate::exec::HuffmanEncodeTimes>,
     /// GPU kernel median milliseconds, when a GPU ran.
     pub gpu_median_ms: Option<f64>,
     /// GPU decode GB/s at the median, when a GPU ran.
@@ -229,6 +252,14 @@ pub fn load(cfg: &HuffmanBenchConfig) -> Result<(String, Vec<u8>)> {
                 quantize(&fares, cfg.error_bound),
             )
         }
+        HuffmanInput::Codag(name) => {
+            let dir = realdata_dir(&cfg.realdata, "CODAG columns")?;
+            let column = super::suite::codag_suite(&dir, &[name.as_str()], cfg.bytes)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Unsupported(format!("CODAG column {name} not loaded")))?;
+            (format!("codag-{name}"), column.data.to_le_bytes())
+        }
     };
     let data = fill_to(&name, data, cfg.bytes)?;
     Ok((name, data))
@@ -262,6 +293,32 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
             frame = huffman::encode(&data, p)?;
             enc_s.push(t.elapsed().as_secs_f64());
         }
+        let (gpu_encode, gpu_encode_gbps) = match &cuda {
+            Some(c) => {
+                progress(&format!("encoding {label} on the GPU"));
+                let (gpu_frame, mut times) =
+                    c.time_huffman_encode(&data, p, cfg.warmup.min(3), runs)?;
+                if gpu_frame != frame {
+                    let at = gpu_frame
+                        .iter()
+                        .zip(&frame)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(gpu_frame.len().min(frame.len()));
+                    return Err(Error::Mismatch {
+                        what: format!("GPU Huffman encoding of {label}"),
+                        detail: format!(
+                            "frame of {} bytes differs from the CPU encoder's {} at byte {at}",
+                            gpu_frame.len(),
+                            frame.len()
+                        ),
+                    });
+                }
+                times.sort_by(|a, b| a.total_ms.total_cmp(&b.total_ms));
+                let m = times[times.len() / 2];
+                (Some(m), Some(gbps(m.total_ms * 1e-3)))
+            }
+            None => (None, None),
+        };
         let parsed = Frame::parse(&frame, &Location::default())?;
         let loc = Location::default().with_column(name.clone());
         progress(&format!("decoding {label} on the CPU"));
@@ -302,6 +359,8 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
                 entropy_ratio: 8.0 * data.len() as f64 / entropy.max(1.0),
                 cpu_encode_gbps: gbps(median(&enc_s)),
                 cpu_decode_gbps: gbps(median(&dec_s)),
+                gpu_encode_gbps,
+                gpu_encode,
                 gpu_median_ms,
                 gpu_gbps,
                 verified: true,

@@ -107,10 +107,13 @@ pub enum BenchCommand {
         #[arg(long)]
         no_cpu: bool,
     },
-    /// Huffman compression ratio (8- and 16-bit symbols) and decode
-    /// throughput of both GPU decoders, verified byte-exact.
+    /// Huffman compression ratio (8- and 16-bit symbols), decode
+    /// throughput of both GPU decoders and GPU encode throughput, verified
+    /// byte-exact.
     Huffman {
-        /// tpch, english, taxi-codes (quantized taxi fares) or a file path.
+        /// tpch, english, taxi-codes (quantized taxi fares), codag:NAME (a
+        /// CODAG suite column: MC0, MC3, TPC, TPT, CD2, TC2, HRG, TXT) or a
+        /// file path.
         #[arg(long, default_value = "tpch")]
         input: HuffmanInput,
         /// MiB to measure (the input is cut or repeated to this size).
@@ -619,7 +622,7 @@ fn run_huffman(cfg: &HuffmanBenchConfig, json: bool) -> Result<()> {
         r.runs, r.cpu_threads
     );
     println!(
-        "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8} {:>7} {:>7} {:>8} {:>8} {:>9}  verified",
+        "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8} {:>7} {:>7} {:>8} {:>8} {:>8} {:>9}  verified",
         "input",
         "sym",
         "len",
@@ -630,12 +633,13 @@ fn run_huffman(cfg: &HuffmanBenchConfig, json: bool) -> Result<()> {
         "ratio",
         "H ratio",
         "enc GB/s",
+        "GPU enc",
         "CPU GB/s",
         "GPU GB/s"
     );
     for row in &r.rows {
         println!(
-            "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8.1} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>9}  {}",
+            "{:<24} {:>3} {:>3} {:>6} {:>5} {:>5} {:>8.1} {:>7.4} {:>7.4} {:>8.2} {:>8} {:>8.2} {:>9}  {}",
             row.input,
             row.symbol_bits,
             row.max_len,
@@ -646,6 +650,8 @@ fn run_huffman(cfg: &HuffmanBenchConfig, json: bool) -> Result<()> {
             row.ratio,
             row.entropy_ratio,
             row.cpu_encode_gbps,
+            row.gpu_encode_gbps
+                .map_or("-".to_string(), |g| format!("{g:.1}")),
             row.cpu_decode_gbps,
             row.gpu_gbps.map_or("-".to_string(), |g| format!("{g:.1}")),
             if row.verified { "yes" } else { "NO" }

@@ -2,8 +2,6 @@
 //! maximum length the way E²MC limits them (a floor under every count,
 //! raised until the tree fits), and the canonical code those lengths give.
 
-use std::collections::BinaryHeap;
-
 /// Most bits one codeword may have in any stream: the decoders read a
 /// 32-bit window, and a gap (at most the longest code less one) must fit
 /// the smallest subsequence.
@@ -12,45 +10,63 @@ pub const MAX_CODE_LEN: u32 = 24;
 /// Optimal (unlimited) Huffman code lengths for `counts`, indexed like it;
 /// symbols of count 0 get length 0. One used symbol gets length 1.
 /// Ties are broken by symbol index, so the result is deterministic.
+///
+/// Two queues instead of a heap (van Leeuwen): the leaves sorted by (count,
+/// symbol), and the merged nodes, whose weights come out in order, so each
+/// step takes the lighter head (a leaf on a tie). That is the tree a heap
+/// ordered by (weight, creation order) builds, in O(n) after one sort: the
+/// length limiter below builds several trees over up to 65,536 symbols.
 pub fn huffman_lengths(counts: &[u64]) -> Vec<u32> {
     let mut lengths = vec![0u32; counts.len()];
-    // Min-heap of (weight, order, node); leaves are 0..n, inner nodes after.
-    let mut heap = BinaryHeap::new();
-    let mut parent: Vec<usize> = Vec::new();
-    for (s, &c) in counts.iter().enumerate() {
-        if c > 0 {
-            heap.push(std::cmp::Reverse((c, parent.len(), s)));
-            parent.push(usize::MAX);
-        }
-    }
-    let leaves: Vec<usize> = (0..counts.len()).filter(|&s| counts[s] > 0).collect();
+    let mut leaves: Vec<(u64, usize)> = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c > 0)
+        .map(|(s, &c)| (c, s))
+        .collect();
     match leaves.len() {
         0 => return lengths,
         1 => {
-            lengths[leaves[0]] = 1;
+            lengths[leaves[0].1] = 1;
             return lengths;
         }
         _ => {}
     }
-    // Nodes are numbered in creation order: leaf k is node k.
-    while heap.len() > 1 {
-        let std::cmp::Reverse((w1, n1, _)) = heap.pop().expect("two nodes");
-        let std::cmp::Reverse((w2, n2, _)) = heap.pop().expect("two nodes");
-        let node = parent.len();
-        parent.push(usize::MAX);
-        parent[n1] = node;
-        parent[n2] = node;
-        heap.push(std::cmp::Reverse((w1 + w2, node, usize::MAX)));
-    }
-    // A node's depth is its parent's plus one; parents are created after
-    // their children, so walk from the root (the last node) down.
-    let mut depth = vec![0u32; parent.len()];
-    for n in (0..parent.len()).rev() {
-        if parent[n] != usize::MAX {
-            depth[n] = depth[parent[n]] + 1;
+    leaves.sort_unstable();
+    let n = leaves.len();
+    // Nodes 0..n are the sorted leaves, n.. the merged nodes in creation
+    // order; `parent` links each to the node that merged it.
+    let mut parent = vec![usize::MAX; 2 * n - 1];
+    let mut merged: Vec<u64> = Vec::with_capacity(n - 1);
+    let (mut next_leaf, mut next_merged) = (0usize, 0usize);
+    // The lighter head of the two queues, a leaf on a tie. While merging,
+    // at least two nodes are left between them (n - i after i merges).
+    let mut take = |merged: &Vec<u64>| -> (u64, usize) {
+        let leaf_first = next_merged >= merged.len()
+            || (next_leaf < n && leaves[next_leaf].0 <= merged[next_merged]);
+        if leaf_first {
+            next_leaf += 1;
+            (leaves[next_leaf - 1].0, next_leaf - 1)
+        } else {
+            next_merged += 1;
+            (merged[next_merged - 1], n + next_merged - 1)
         }
+    };
+    for _ in 0..n - 1 {
+        let (w1, a) = take(&merged);
+        let (w2, b) = take(&merged);
+        let node = n + merged.len();
+        parent[a] = node;
+        parent[b] = node;
+        merged.push(w1 + w2);
     }
-    for (k, &s) in leaves.iter().enumerate() {
+    // A node's depth is its parent's plus one; parents come after their
+    // children, so walk from the root (the last node) down.
+    let mut depth = vec![0u32; 2 * n - 1];
+    for k in (0..2 * n - 2).rev() {
+        depth[k] = depth[parent[k]] + 1;
+    }
+    for (k, &(_, s)) in leaves.iter().enumerate() {
         lengths[s] = depth[k];
     }
     lengths
@@ -170,6 +186,72 @@ mod tests {
             .zip(lengths)
             .map(|(&c, &l)| c * u64::from(l))
             .sum()
+    }
+
+    /// The heap construction the two queues replace: (weight, creation
+    /// order) as the key.
+    fn heap_lengths(counts: &[u64]) -> Vec<u32> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut lengths = vec![0u32; counts.len()];
+        let leaves: Vec<usize> = (0..counts.len()).filter(|&s| counts[s] > 0).collect();
+        if leaves.len() < 2 {
+            if let Some(&s) = leaves.first() {
+                lengths[s] = 1;
+            }
+            return lengths;
+        }
+        let mut parent = vec![usize::MAX; leaves.len()];
+        let mut heap: BinaryHeap<_> = leaves
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| Reverse((counts[s], k)))
+            .collect();
+        while heap.len() > 1 {
+            let Reverse((w1, a)) = heap.pop().unwrap();
+            let Reverse((w2, b)) = heap.pop().unwrap();
+            let node = parent.len();
+            parent.push(usize::MAX);
+            parent[a] = node;
+            parent[b] = node;
+            heap.push(Reverse((w1 + w2, node)));
+        }
+        let mut depth = vec![0u32; parent.len()];
+        for k in (0..parent.len()).rev() {
+            if parent[k] != usize::MAX {
+                depth[k] = depth[parent[k]] + 1;
+            }
+        }
+        for (k, &s) in leaves.iter().enumerate() {
+            lengths[s] = depth[k];
+        }
+        lengths
+    }
+
+    #[test]
+    fn two_queues_build_the_heaps_tree() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..200 {
+            let n = 1 + round * 7 % 600;
+            let counts: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Many zeros and many ties.
+                    if x.is_multiple_of(5) {
+                        0
+                    } else {
+                        x % (1 + round as u64 % 40) + 1
+                    }
+                })
+                .collect();
+            assert_eq!(
+                huffman_lengths(&counts),
+                heap_lengths(&counts),
+                "round {round}"
+            );
+        }
     }
 
     #[test]

@@ -78,8 +78,22 @@ impl HuffmanParams {
 /// The code `params` builds for `data`.
 pub fn build_code(data: &[u8], params: &HuffmanParams) -> Result<CanonicalCode> {
     params.check()?;
-    let c = counts(data, params.width, params.sampling);
-    let lengths = limited_lengths(&c, params.max_len).ok_or_else(|| {
+    code_from_counts(&counts(data, params.width, params.sampling), params)
+}
+
+/// The code `params` builds from symbol counts `c` (as
+/// [`histogram::counts`](super::histogram::counts) takes them): the CPU
+/// encoder's code, and the GPU encoder's from the counts its kernel takes.
+pub fn code_from_counts(c: &[u64], params: &HuffmanParams) -> Result<CanonicalCode> {
+    params.check()?;
+    if c.len() != params.width.alphabet() {
+        return Err(Error::Unsupported(format!(
+            "{} symbol counts for an alphabet of {}",
+            c.len(),
+            params.width.alphabet()
+        )));
+    }
+    let lengths = limited_lengths(c, params.max_len).ok_or_else(|| {
         Error::Unsupported(format!(
             "{} symbols do not fit codes of at most {} bits",
             c.iter().filter(|&&x| x > 0).count(),
@@ -100,30 +114,38 @@ pub fn encode(data: &[u8], params: &HuffmanParams) -> Result<Vec<u8>> {
 /// a code, or that the code does not shrink, are stored raw).
 pub fn encode_with(data: &[u8], code: &CanonicalCode, params: &HuffmanParams) -> Result<Vec<u8>> {
     params.check()?;
-    let section = CodeSection {
-        width: params.width,
-        len: CodeSection::bytes_for(params.width, code.max_len, code.symbols.len()),
-        code: code.clone(),
-        sub_log2: params.sub_log2,
-    };
     let table = code.encode_table(params.width.alphabet());
     let blocks: Vec<Vec<u8>> = data
         .par_chunks(params.block_bytes as usize)
         .map(|b| encode_block(b, params.width, &table, params.sub_log2))
         .collect();
     let sizes: Vec<u32> = blocks.iter().map(|b| b.len() as u32).collect();
-    let mut out = Vec::with_capacity(64 + section.len + sizes.iter().sum::<u32>() as usize);
-    write_frame_head(
-        data.len() as u64,
-        params.block_bytes,
-        &section,
-        &sizes,
-        &mut out,
-    );
+    let mut out = frame_head(data.len() as u64, code, params, &sizes);
+    out.reserve(sizes.iter().map(|&s| s as usize).sum());
     for b in blocks {
         out.extend_from_slice(&b);
     }
     Ok(out)
+}
+
+/// A frame's bytes before its blocks (header, code section, block
+/// directory) for `total` bytes encoded with `code` under `params` into
+/// blocks of the given sizes: what both encoders put first.
+pub fn frame_head(
+    total: u64,
+    code: &CanonicalCode,
+    params: &HuffmanParams,
+    sizes: &[u32],
+) -> Vec<u8> {
+    let section = CodeSection {
+        width: params.width,
+        len: CodeSection::bytes_for(params.width, code.max_len, code.symbols.len()),
+        code: code.clone(),
+        sub_log2: params.sub_log2,
+    };
+    let mut out = Vec::with_capacity(64 + section.len + 4 * sizes.len());
+    write_frame_head(total, params.block_bytes, &section, sizes, &mut out);
+    out
 }
 
 /// Appends MSB-first codewords to 32-bit words.

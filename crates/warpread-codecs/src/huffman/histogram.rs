@@ -61,16 +61,30 @@ pub fn exact(data: &[u8], width: SymbolWidth) -> Vec<u64> {
     counts
 }
 
-/// Symbol counts for `data` under `sampling` (see [`Sampling`]).
-pub fn counts(data: &[u8], width: SymbolWidth, sampling: Sampling) -> Vec<u64> {
+/// The windows a sampled count reads from `len` bytes: byte `p` is
+/// counted when `p >= first` and `(p - first) % step < SAMPLE_WINDOW`
+/// (`first` and `step` even, so 16-bit symbols stay whole); `None` when
+/// every byte is counted.
+pub fn sample_windows(len: usize, sampling: Sampling) -> Option<(usize, usize)> {
     match sampling {
-        Sampling::Exact | Sampling::Every(0..=1) => exact(data, width),
+        Sampling::Exact | Sampling::Every(0..=1) => None,
         Sampling::Every(every) => {
             let step = SAMPLE_WINDOW * every as usize;
-            let mut counts = vec![1u64; width.alphabet()];
             // Windows spread evenly, starting mid-stride so a short input
             // with a distinctive head is not all the sample sees.
-            let mut at = (step / 2).min(data.len().saturating_sub(SAMPLE_WINDOW)) & !1;
+            Some(((step / 2).min(len.saturating_sub(SAMPLE_WINDOW)) & !1, step))
+        }
+    }
+}
+
+/// Symbol counts for `data` under `sampling` (see [`Sampling`]).
+pub fn counts(data: &[u8], width: SymbolWidth, sampling: Sampling) -> Vec<u64> {
+    match sample_windows(data.len(), sampling) {
+        None => exact(data, width),
+        Some((first, step)) => {
+            // Every symbol of the alphabet gets a code.
+            let mut counts = vec![1u64; width.alphabet()];
+            let mut at = first;
             loop {
                 let end = (at + SAMPLE_WINDOW).min(data.len());
                 for (c, x) in counts.iter_mut().zip(exact(&data[at..end], width)) {

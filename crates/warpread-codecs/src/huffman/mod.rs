@@ -21,7 +21,9 @@ mod tests;
 
 pub use code::CanonicalCode;
 pub use decode::{DecodeTables, decode_block, window};
-pub use encode::{HuffmanParams, build_code, encode, encode_block, encode_with};
+pub use encode::{
+    HuffmanParams, build_code, code_from_counts, encode, encode_block, encode_with, frame_head,
+};
 pub use format::{CodeSection, CodeView, Frame, SymbolWidth};
 pub use histogram::Sampling;
 

@@ -35,7 +35,7 @@ fn err(during: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
 
 impl CudaBackend {
     /// Fails when the device was lost: nothing may be handed out from it.
-    fn usable(&self) -> Result<()> {
+    pub(super) fn usable(&self) -> Result<()> {
         match self.lost() {
             Some(why) => Err(Error::CudaUnavailable(format!(
                 "device {} was lost: {why}",

@@ -61,6 +61,13 @@ pub const HUFFMAN: KernelSource = KernelSource {
     text: include_str!("../../kernels/huffman.cu"),
 };
 
+/// Huffman encoding: symbol counts, block sizes, block bytes
+/// (`cuda::huffman_encode`).
+pub const HUFFMAN_ENCODE: KernelSource = KernelSource {
+    file: "huffman_encode.cu",
+    text: include_str!("../../kernels/huffman_encode.cu"),
+};
+
 /// Parquet RLE/bit-packed hybrid.
 pub const PARQUET_HYBRID: KernelSource = KernelSource {
     file: "parquet_hybrid.cu",
@@ -116,6 +123,7 @@ pub const SOURCES: &[KernelSource] = &[
     INFLATE_SPAN,
     GSST,
     HUFFMAN,
+    HUFFMAN_ENCODE,
     PARQUET_HYBRID,
     PARQUET_PLAIN,
     PARQUET_DELTA,

@@ -18,6 +18,10 @@ pub const RING_BYTES: u32 = 512;
 /// job): each decodes one range of the block's bits.
 pub const HUFFMAN_THREADS: u32 = 128;
 
+/// Threads of a Huffman encoding block (`kernels/huffman_encode.cu`: one
+/// data block a thread block, each thread a run of its symbols).
+pub const HUFFMAN_ENCODE_THREADS: u32 = 256;
+
 /// Warps per thread block of the span decoder (`kernels/inflate_span.cu`,
 /// a warp per span; each warp keeps a 16 KiB window in shared memory).
 pub const SPAN_WARPS: u32 = 2;
@@ -36,6 +40,7 @@ pub fn defines(shape: &GsstShape) -> Vec<String> {
         format!("-DCODAG_WARPS_PER_BLOCK={WARPS_PER_BLOCK}"),
         format!("-DCODAG_RING_BYTES={RING_BYTES}"),
         format!("-DHUFF_THREADS={HUFFMAN_THREADS}"),
+        format!("-DHUFF_ENC_THREADS={HUFFMAN_ENCODE_THREADS}"),
         format!("-DSPAN_WARPS={SPAN_WARPS}"),
         format!("-DSPAN_THREADS={SPAN_THREADS}"),
         format!("-DSPAN_TAIL_THREADS={SPAN_TAIL_THREADS}"),
@@ -89,9 +94,11 @@ mod tests {
         let framework = include_str!("../../kernels/codag.cuh");
         let gsst = include_str!("../../kernels/gsst.cu");
         let huffman = include_str!("../../kernels/huffman.cu");
+        let huffman_encode = include_str!("../../kernels/huffman_encode.cu");
         let spans = include_str!("../../kernels/inflate_span.cu");
         for name in [
             "HUFF_THREADS",
+            "HUFF_ENC_THREADS",
             "SPAN_WARPS",
             "SPAN_THREADS",
             "SPAN_TAIL_THREADS",
@@ -104,7 +111,7 @@ mod tests {
         ] {
             let guard = format!("#ifndef {name}\n#error");
             assert!(
-                [framework, gsst, huffman, spans]
+                [framework, gsst, huffman, huffman_encode, spans]
                     .iter()
                     .any(|k| k.contains(&guard)),
                 "the kernels must require {name} from the launcher"
@@ -124,8 +131,9 @@ mod tests {
                     || src.text.contains("__launch_bounds__(WARPS_PER_BLOCK")
                     || src.text.contains("__launch_bounds__(GSST_THREADS")
                     || src.text.contains("__launch_bounds__(HUFF_THREADS")
+                    || src.text.contains("__launch_bounds__(HUFF_ENC_THREADS")
                     || src.text.contains("__launch_bounds__(SPAN_"),
-                "{} must size blocks by WARPS_PER_BLOCK, GSST_THREADS, HUFF_THREADS or SPAN_*",
+                "{} must size blocks by WARPS_PER_BLOCK, GSST_THREADS, HUFF_THREADS, HUFF_ENC_THREADS or SPAN_*",
                 src.file
             );
         }

@@ -170,3 +170,54 @@ fn damaged_huffman_frames_fail_alike_on_both_backends() {
     }
     assert!(failures > 50, "{failures} failed jobs");
 }
+
+#[test]
+fn huffman_frames_encode_alike_on_both_backends() {
+    let test = "huffman_frames_encode_alike_on_both_backends";
+    let mut rng = Rng::fresh(test);
+    let Some(gpu) = cuda(test) else {
+        return;
+    };
+    let mut cases = frames(&mut rng);
+    // No data at all, and 16-bit symbols over an odd number of bytes in
+    // blocks of a size that is not a multiple of four.
+    cases.push(("empty/bytes".into(), Vec::new(), Vec::new()));
+    let params_of = |name: &str| match name.split('/').nth(1) {
+        Some("pairs") => HuffmanParams::PAIRS,
+        Some("bytes-nogap-8k") => HuffmanParams {
+            sub_log2: 0,
+            block_bytes: 8192,
+            ..HuffmanParams::BYTES
+        },
+        Some("bytes-len16-sub5-100k") => HuffmanParams {
+            max_len: 16,
+            sub_log2: 5,
+            block_bytes: 100_000,
+            ..HuffmanParams::BYTES
+        },
+        Some("pairs-sampled") => HuffmanParams {
+            sampling: Sampling::Every(8),
+            ..HuffmanParams::PAIRS
+        },
+        _ => HuffmanParams::BYTES,
+    };
+    let odd = codes(&mut rng, 50_001);
+    let odd_params = HuffmanParams {
+        block_bytes: 1_002,
+        ..HuffmanParams::PAIRS
+    };
+    let mut all: Vec<(String, Vec<u8>, HuffmanParams)> = cases
+        .into_iter()
+        .map(|(name, data, _)| {
+            let p = params_of(&name);
+            (name, data, p)
+        })
+        .collect();
+    all.push(("codes-odd/pairs-1002".into(), odd, odd_params));
+    for (name, data, p) in all {
+        let want = huffman::encode(&data, &p).unwrap();
+        let got = gpu.huffman_encode(&data, &p).unwrap();
+        assert!(got == want, "{name}: the GPU frame differs from the CPU's");
+        assert_eq!(huffman::decode(&got).unwrap(), data, "{name}");
+    }
+}
