@@ -1,8 +1,10 @@
 //! Huffman encoding on the device (`kernels/huffman_encode.cu`): the
 //! symbol counts, the block sizes and the block bytes are kernels; the code
-//! itself is built on the host from the counts (a few hundred microseconds
-//! for 65,536 symbols), by the CPU encoder's own function, so both encoders
-//! write the same frame byte for byte.
+//! itself is built on the host from the counts (under a millisecond to a
+//! few for 65,536 symbols), by the CPU encoder's own function, so both
+//! encoders write the same frame byte for byte. A device whose SMs cannot
+//! give one block the 16-bit histogram's 128 KiB of shared memory (the
+//! consumer GPUs: about 100 KiB) counts 16-bit symbols on the host.
 
 use std::time::Instant;
 
@@ -64,10 +66,10 @@ impl CudaBackend {
             .map_err(err("copying input to the device"))?;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..warmup + runs.max(1) - 1 {
-            let (_, t) = self.encode_on_device(&stream, &dev, data.len(), params)?;
+            let (_, t) = self.encode_on_device(&stream, (&dev, data), params)?;
             times.push(t);
         }
-        let ((frame, len), last) = self.encode_on_device(&stream, &dev, data.len(), params)?;
+        let ((frame, len), last) = self.encode_on_device(&stream, (&dev, data), params)?;
         times.push(last);
         times.drain(..warmup.min(times.len() - 1));
         let mut host = stream
@@ -78,15 +80,17 @@ impl CudaBackend {
         Ok((host, times))
     }
 
-    /// One encode of the `n` bytes of `data`: the frame (its allocation may
-    /// be longer) and its length.
+    /// One encode of `data` (its device copy and the host bytes, which the
+    /// host counts from where the device cannot): the frame (its allocation
+    /// may be longer) and its length.
     fn encode_on_device(
         &self,
         stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-        data: &CudaSlice<u8>,
-        n: usize,
+        (data, host): (&CudaSlice<u8>, &[u8]),
         params: &HuffmanParams,
     ) -> Result<((CudaSlice<u8>, usize), HuffmanEncodeTimes)> {
+        let n = host.len();
+        let n64 = n as u64;
         let start = Instant::now();
         let mut times = HuffmanEncodeTimes::default();
         let sb = params.width.bytes() as u32;
@@ -98,73 +102,21 @@ impl CudaBackend {
                 params.block_bytes
             ))
         })?;
-        let sms = self.rt.info().sm_count.max(1);
 
         // 1. Counts.
-        let mut counts = stream
-            .alloc_zeros::<u64>(alphabet)
-            .map_err(err("allocating device memory"))?;
-        let (first, step) = match histogram::sample_windows(n, params.sampling) {
-            Some((f, s)) => (f as u64, s as u64),
-            None => (0, 0),
+        let on_host = params.width == SymbolWidth::U16
+            && self.rt.info().shared_mem_per_sm < HISTOGRAM16_SHARED + (1 << 10);
+        let mut counts = if on_host {
+            // With the sample's floor already in.
+            histogram::counts(host, params.width, params.sampling)
+        } else {
+            self.count_on_device(stream, data, n, params)?
         };
-        let window = histogram::SAMPLE_WINDOW as u64;
-        let n64 = n as u64;
-        if n > 0 {
-            let (entry, cfg) = match params.width {
-                SymbolWidth::U8 => (
-                    "huffman_histogram8",
-                    LaunchConfig {
-                        grid_dim: (
-                            (n.div_ceil(HUFFMAN_ENCODE_THREADS as usize * 64) as u32)
-                                .clamp(1, sms * 8),
-                            1,
-                            1,
-                        ),
-                        block_dim: (HUFFMAN_ENCODE_THREADS, 1, 1),
-                        shared_mem_bytes: 0,
-                    },
-                ),
-                SymbolWidth::U16 => (
-                    "huffman_histogram16",
-                    LaunchConfig {
-                        grid_dim: ((n.div_ceil(2 * 65535) as u32).clamp(1, sms), 1, 1),
-                        block_dim: (HUFFMAN_ENCODE_THREADS, 1, 1),
-                        shared_mem_bytes: HISTOGRAM16_SHARED,
-                    },
-                ),
-            };
-            let func = self.rt.function(&kernels::HUFFMAN_ENCODE, entry)?;
-            if params.width == SymbolWidth::U16 {
-                func.set_attribute(
-                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    HISTOGRAM16_SHARED as i32,
-                )
-                .map_err(err("setting a kernel's shared memory"))?;
-            }
-            self.faults
-                .launch(&self.options.faults)
-                .map_err(err("launching a kernel"))?;
-            let mut b = stream.launch_builder(&func);
-            b.arg(data)
-                .arg(&n64)
-                .arg(&first)
-                .arg(&step)
-                .arg(&window)
-                .arg(&mut counts);
-            // SAFETY: the arguments match the histogram kernels' signature;
-            // `data` holds `n` bytes, `counts` one u64 per symbol of the
-            // alphabet, which is all the kernel indexes.
-            unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
-        }
-        let mut counts = stream
-            .clone_dtoh(&counts)
-            .map_err(err("copying results to the host"))?;
         let t1 = Instant::now();
         times.histogram_ms = ms(t1 - start);
 
         // 2. The code, as the CPU encoder builds it.
-        if histogram::sample_windows(n, params.sampling).is_some() {
+        if !on_host && histogram::sample_windows(n, params.sampling).is_some() {
             // The sample's floor: every symbol of the alphabet gets a code.
             for c in &mut counts {
                 *c += 1;
@@ -285,6 +237,77 @@ impl CudaBackend {
         times.blocks_ms = ms(t4 - t3);
         times.total_ms = ms(t4 - start);
         Ok(((frame, len), times))
+    }
+    /// The symbol counts of the `n` bytes of `data`, exact or over the
+    /// sampled windows (without the sample's floor), taken on the device.
+    fn count_on_device(
+        &self,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        data: &CudaSlice<u8>,
+        n: usize,
+        params: &HuffmanParams,
+    ) -> Result<Vec<u64>> {
+        let alphabet = params.width.alphabet();
+        let sms = self.rt.info().sm_count.max(1);
+        let mut counts = stream
+            .alloc_zeros::<u64>(alphabet)
+            .map_err(err("allocating device memory"))?;
+        let (first, step) = match histogram::sample_windows(n, params.sampling) {
+            Some((f, s)) => (f as u64, s as u64),
+            None => (0, 0),
+        };
+        let window = histogram::SAMPLE_WINDOW as u64;
+        let n64 = n as u64;
+        if n > 0 {
+            let (entry, cfg) = match params.width {
+                SymbolWidth::U8 => (
+                    "huffman_histogram8",
+                    LaunchConfig {
+                        grid_dim: (
+                            (n.div_ceil(HUFFMAN_ENCODE_THREADS as usize * 64) as u32)
+                                .clamp(1, sms * 8),
+                            1,
+                            1,
+                        ),
+                        block_dim: (HUFFMAN_ENCODE_THREADS, 1, 1),
+                        shared_mem_bytes: 0,
+                    },
+                ),
+                SymbolWidth::U16 => (
+                    "huffman_histogram16",
+                    LaunchConfig {
+                        grid_dim: ((n.div_ceil(2 * 65535) as u32).clamp(1, sms), 1, 1),
+                        block_dim: (HUFFMAN_ENCODE_THREADS, 1, 1),
+                        shared_mem_bytes: HISTOGRAM16_SHARED,
+                    },
+                ),
+            };
+            let func = self.rt.function(&kernels::HUFFMAN_ENCODE, entry)?;
+            if params.width == SymbolWidth::U16 {
+                func.set_attribute(
+                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    HISTOGRAM16_SHARED as i32,
+                )
+                .map_err(err("setting a kernel's shared memory"))?;
+            }
+            self.faults
+                .launch(&self.options.faults)
+                .map_err(err("launching a kernel"))?;
+            let mut b = stream.launch_builder(&func);
+            b.arg(data)
+                .arg(&n64)
+                .arg(&first)
+                .arg(&step)
+                .arg(&window)
+                .arg(&mut counts);
+            // SAFETY: the arguments match the histogram kernels' signature;
+            // `data` holds `n` bytes, `counts` one u64 per symbol of the
+            // alphabet, which is all the kernel indexes.
+            unsafe { b.launch(cfg) }.map_err(err("launching a kernel"))?;
+        }
+        stream
+            .clone_dtoh(&counts)
+            .map_err(err("copying results to the host"))
     }
 }
 
