@@ -253,10 +253,10 @@ struct BitReader {
     u32 q[AHEAD];  // words wi + 2 ...
 
     __device__ __forceinline__ u32 load(u32 i) const { return i < nwords ? __ldg(words + i) : 0u; }
+    // Every walk seeks its start before its first window.
     __device__ __forceinline__ void init(const u32* p, u32 n) {
         words = p;
         nwords = n;
-        seek(0);
     }
     // Positions the window on bit `pos`.
     __device__ __forceinline__ void seek(u32 pos) {

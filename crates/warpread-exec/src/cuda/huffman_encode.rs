@@ -9,7 +9,9 @@
 use std::time::Instant;
 
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
+};
 
 use super::CudaBackend;
 use crate::codecs::huffman::{self, HuffmanParams, SymbolWidth, histogram};
@@ -33,6 +35,19 @@ pub struct HuffmanEncodeTimes {
     pub blocks_ms: f64,
     /// All of it: data in device memory to frame in device memory.
     pub total_ms: f64,
+}
+
+/// The arguments both per-block kernels (`huffman_block_sizes`,
+/// `huffman_encode_blocks`) take first: the data cut into blocks, and the
+/// code's table.
+struct Blocks<'a> {
+    data: &'a CudaSlice<u8>,
+    n: u64,
+    block_bytes: u32,
+    sb: u32,
+    sub_log2: u32,
+    table: &'a CudaSlice<u32>,
+    count: u32,
 }
 
 fn err(during: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
@@ -106,17 +121,18 @@ impl CudaBackend {
         // 1. Counts.
         let on_host = params.width == SymbolWidth::U16
             && self.rt.info().shared_mem_per_sm < HISTOGRAM16_SHARED + (1 << 10);
+        let windows = histogram::sample_windows(n, params.sampling);
         let mut counts = if on_host {
             // With the sample's floor already in.
             histogram::counts(host, params.width, params.sampling)
         } else {
-            self.count_on_device(stream, data, n, params)?
+            self.count_on_device(stream, data, windows, params)?
         };
         let t1 = Instant::now();
         times.histogram_ms = ms(t1 - start);
 
         // 2. The code, as the CPU encoder builds it.
-        if !on_host && histogram::sample_windows(n, params.sampling).is_some() {
+        if !on_host && windows.is_some() {
             // The sample's floor: every symbol of the alphabet gets a code.
             for c in &mut counts {
                 *c += 1;
@@ -146,24 +162,21 @@ impl CudaBackend {
             block_dim: (HUFFMAN_ENCODE_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (block_bytes, sub_log2) = (params.block_bytes, u32::from(params.sub_log2));
+        let blocks = Blocks {
+            data,
+            n: n64,
+            block_bytes: params.block_bytes,
+            sb,
+            sub_log2: u32::from(params.sub_log2),
+            table: &table,
+            count: nblocks_u32,
+        };
         if nblocks > 0 {
             let func = self
                 .rt
                 .function(&kernels::HUFFMAN_ENCODE, "huffman_block_sizes")?;
-            self.faults
-                .launch(&self.options.faults)
-                .map_err(err("launching a kernel"))?;
-            let mut b = stream.launch_builder(&func);
-            b.arg(data)
-                .arg(&n64)
-                .arg(&block_bytes)
-                .arg(&sb)
-                .arg(&sub_log2)
-                .arg(&table)
-                .arg(&nblocks_u32)
-                .arg(&mut sizes)
-                .arg(&mut status);
+            let mut b = self.per_block_launch(stream, &func, &blocks)?;
+            b.arg(&mut sizes).arg(&mut status);
             // SAFETY: the arguments match `huffman_block_sizes`; `data`
             // holds `n` bytes cut into `nblocks` blocks of `block_bytes`,
             // `table` one entry per symbol, `sizes` one u32 per block.
@@ -205,18 +218,8 @@ impl CudaBackend {
                 .rt
                 .function(&kernels::HUFFMAN_ENCODE, "huffman_encode_blocks")?;
             let out_len = len as u64;
-            self.faults
-                .launch(&self.options.faults)
-                .map_err(err("launching a kernel"))?;
-            let mut b = stream.launch_builder(&func);
-            b.arg(data)
-                .arg(&n64)
-                .arg(&block_bytes)
-                .arg(&sb)
-                .arg(&sub_log2)
-                .arg(&table)
-                .arg(&nblocks_u32)
-                .arg(&offsets)
+            let mut b = self.per_block_launch(stream, &func, &blocks)?;
+            b.arg(&offsets)
                 .arg(&mut frame)
                 .arg(&out_len)
                 .arg(&mut status);
@@ -238,21 +241,23 @@ impl CudaBackend {
         times.total_ms = ms(t4 - start);
         Ok(((frame, len), times))
     }
-    /// The symbol counts of the `n` bytes of `data`, exact or over the
-    /// sampled windows (without the sample's floor), taken on the device.
+    /// The symbol counts of `data`, exact or over the sampled `windows`
+    /// (`histogram::sample_windows`; without the sample's floor), taken on
+    /// the device.
     fn count_on_device(
         &self,
-        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        stream: &std::sync::Arc<CudaStream>,
         data: &CudaSlice<u8>,
-        n: usize,
+        windows: Option<(usize, usize)>,
         params: &HuffmanParams,
     ) -> Result<Vec<u64>> {
+        let n = data.len();
         let alphabet = params.width.alphabet();
         let sms = self.rt.info().sm_count.max(1);
         let mut counts = stream
             .alloc_zeros::<u64>(alphabet)
             .map_err(err("allocating device memory"))?;
-        let (first, step) = match histogram::sample_windows(n, params.sampling) {
+        let (first, step) = match windows {
             Some((f, s)) => (f as u64, s as u64),
             None => (0, 0),
         };
@@ -308,6 +313,30 @@ impl CudaBackend {
         stream
             .clone_dtoh(&counts)
             .map_err(err("copying results to the host"))
+    }
+}
+
+impl CudaBackend {
+    /// A launch of a per-block kernel with the arguments both take already
+    /// pushed; the caller adds its own and launches.
+    fn per_block_launch<'a>(
+        &self,
+        stream: &'a std::sync::Arc<CudaStream>,
+        func: &'a CudaFunction,
+        blocks: &'a Blocks<'a>,
+    ) -> Result<LaunchArgs<'a>> {
+        self.faults
+            .launch(&self.options.faults)
+            .map_err(err("launching a kernel"))?;
+        let mut b = stream.launch_builder(func);
+        b.arg(blocks.data)
+            .arg(&blocks.n)
+            .arg(&blocks.block_bytes)
+            .arg(&blocks.sb)
+            .arg(&blocks.sub_log2)
+            .arg(blocks.table)
+            .arg(&blocks.count);
+        Ok(b)
     }
 }
 
