@@ -5,6 +5,8 @@ register / spill report before a device run is spent on them.
 
     LIBNVRTC=/path/to/libnvrtc.so.13 python3 scripts/nvrtc_check.py [sm_90]
     KERNELS="huffman.cu" ... checks only the files named
+    CUBIN_DIR=DIR ... also writes each file's cubin there (for nvdisasm,
+    from the PyPI wheel `nvidia-cuda-nvdisasm`: SASS without a GPU)
 
 With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
 kernels/ (codag.cuh included), as warpread's --kernel-dir does; the GSST
@@ -70,4 +72,10 @@ for cu in sorted(source(k.name) for k in (root / "crates/warpread-exec/kernels")
     print(f"== {cu.name}: {'ok' if r == 0 else 'FAILED'}")
     print(log.value.decode(errors="replace"))
     failed |= r != 0
+    if r == 0 and os.environ.get("CUBIN_DIR"):
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        cubin = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(prog, cubin)
+        out = pathlib.Path(os.environ["CUBIN_DIR"]) / (cu.stem + ".cubin")
+        out.write_bytes(cubin.raw[:size.value])
 sys.exit(1 if failed else 0)

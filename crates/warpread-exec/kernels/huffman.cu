@@ -1,7 +1,10 @@
 // Huffman decoding (docs/huffman-format.md): one thread block per block of
-// a frame, HUFF_THREADS threads each decoding one contiguous range of the
-// block's bits. The two decoders of cuSZ differ only in where a thread's
-// range starts:
+// a frame. A block in ways (format version 2, E²MC's parallel decoding
+// ways) is decoded by decode_ways in either kernel: each thread decodes a
+// contiguous share of the ways once, writing as it goes. Otherwise
+// HUFF_THREADS threads each decode one contiguous range of the block's
+// bits, and the two decoders of cuSZ differ only in where a thread's range
+// starts:
 //
 // - huffman_gap: at the first codeword of its first subsequence, read from
 //   the block's gap array (Yamamoto et al.'s gap arrays);
@@ -72,11 +75,12 @@ constexpr u32 SHORT_SYMS_BYTES = 2u << LUT_BITS;
 constexpr int MIN_BLOCKS = 8;
 constexpr u32 KIND_HUFFMAN = 0;
 constexpr u32 KIND_RAW = 1;
+constexpr u32 MAX_WAYS_LOG2 = 10;      // format.rs MAX_WAYS_LOG2
 
 // Problems a checked walk can meet, ranked as the CPU meets them at one
 // position: a gap mismatch, then (not noted here) the overflow check, then
 // a bad or cut codeword.
-enum Event : u32 { EV_NONE = 0, EV_GAP = 1, EV_CORRUPT = 2, EV_TRUNCATED = 3 };
+enum Event : u32 { EV_NONE = 0, EV_GAP = 1, EV_CORRUPT = 2, EV_TRUNCATED = 3, EV_SHORT = 4, EV_OVERFLOW = 5 };
 
 // What thread 0 learns from the code section and block header.
 struct Header {
@@ -85,6 +89,7 @@ struct Header {
     u32 sb;          // symbol bytes
     u32 max_len;
     u32 sub_log2;
+    u32 ways_log2;   // parallel ways of a Huffman block, as log2
     u32 lut_bits;
     u32 sym_at;      // job-input offset of the canonical symbols
     u32 kind;
@@ -92,7 +97,7 @@ struct Header {
     u32 tail_byte;
     u32 payload;     // bits (Huffman) or bytes (raw)
     u32 gaps;        // gap entries
-    u32 gaps_at;
+    u32 gaps_at;     // the gap array, or the way directory
     u32 payload_at;
     u32 first[MAX_LEN + 1];
     u32 count[MAX_LEN + 1];
@@ -134,6 +139,7 @@ struct Shared {
     u32 exit_[THREADS];
     u32 warp_sums[THREADS / 32];
     u32 fail_thread;
+    u32 fail_way;
     u32 total;
 };
 
@@ -173,7 +179,8 @@ __device__ void parse_header(const u32* words, u64 in_len, u64 in_off, u64 aux, 
     if (max_len < 1 || max_len > MAX_LEN) return fail(codag::INPUT_CORRUPT, 1);
     const u32 sub_log2 = (w0 >> 16) & 0xff;
     if (sub_log2 != 0 && (sub_log2 < 5 || sub_log2 > 16)) return fail(codag::INPUT_CORRUPT, 2);
-    if ((w0 >> 24) != 0) return fail(codag::INPUT_CORRUPT, 3);
+    const u32 ways_log2 = w0 >> 24;
+    if (ways_log2 > MAX_WAYS_LOG2 || (ways_log2 != 0 && sub_log2 != 0)) return fail(codag::INPUT_CORRUPT, 3);
     const u64 n = words[1];
     if (n > (sb == 1 ? 256ull : 65536ull)) return fail(codag::INPUT_CORRUPT, 4);
     const u64 code_len = (CODE_FIXED + 4ull * max_len + n * sb + 3) & ~3ull;
@@ -201,6 +208,7 @@ __device__ void parse_header(const u32* words, u64 in_len, u64 in_off, u64 aux, 
     h.sb = sb;
     h.max_len = max_len;
     h.sub_log2 = sub_log2;
+    h.ways_log2 = ways_log2;
     h.lut_bits = lut_bits;
     h.sym_at = CODE_FIXED + 4 * max_len;
     // check_block
@@ -222,7 +230,9 @@ __device__ void parse_header(const u32* words, u64 in_len, u64 in_off, u64 aux, 
         end = gaps_at + (((u64)payload + 3) & ~3ull);
     } else {
         if (sub_log2 != 0) gaps = ((u64)payload + (1ull << sub_log2) - 1) >> sub_log2;
-        payload_at = gaps_at + ((gaps + 3) & ~3ull);
+        // The way directory: 16 bits a way but the last, padded to 4.
+        const u64 dir_bytes = (2 * ((1ull << ways_log2) - 1) + 3) & ~3ull;
+        payload_at = gaps_at + ((gaps + 3) & ~3ull) + dir_bytes;
         end = payload_at + 4 * (((u64)payload + 31) / 32);
     }
     if (end > in_len) return fail(codag::INPUT_TRUNCATED, in_len);
@@ -279,6 +289,46 @@ struct BitReader {
         }
         // The top 32 bits of w0:w1 shifted left by pos mod 32.
         return __funnelshift_l(w1, w0, pos & 31);
+    }
+};
+
+// A way's bit reader: the stream bits from the current position left-
+// aligned in a 64-bit buffer holding at least 32 of them, refilled a word
+// at a time from two words kept in flight. A step's window is the buffer's
+// top half and consuming a code is one 64-bit shift; the word-at-a-time
+// reader above moves its queue of words instead (register copies on every
+// word).
+struct BitBuffer {
+    const u32* words;
+    u32 nwords;
+    u32 next;    // index of the word after n1
+    u64 buf;     // stream bits, left-aligned; below them zeros
+    u32 have;    // valid bits in buf, at least 32
+    u32 n0, n1;  // the next two words
+
+    __device__ __forceinline__ u32 load(u32 i) const { return i < nwords ? __ldg(words + i) : 0u; }
+    __device__ __forceinline__ void init(const u32* p, u32 n, u32 pos) {
+        words = p;
+        nwords = n;
+        const u32 wi = pos >> 5;
+        buf = ((u64)load(wi) << 32 | load(wi + 1)) << (pos & 31);
+        have = 64 - (pos & 31);
+        n0 = load(wi + 2);
+        n1 = load(wi + 3);
+        next = wi + 4;
+    }
+    // The next 32 stream bits.
+    __device__ __forceinline__ u32 window() const { return (u32)(buf >> 32); }
+    // Moves on by `len` bits (at most 24).
+    __device__ __forceinline__ void consume(u32 len) {
+        buf <<= len;
+        have -= len;
+        if (have < 32) {
+            buf |= (u64)n0 << (32 - have);
+            have += 32;
+            n0 = n1;
+            n1 = load(next++);
+        }
     }
 };
 
@@ -433,6 +483,57 @@ struct ByteWriter {
     }
 };
 
+// A way's output writer: bytes one at a time until the output reaches a
+// 16-byte boundary, then gathered into a 128-bit line stored whole.
+struct LineWriter {
+    u8* p;       // the next byte while unaligned, then the line's start
+    u32 head;    // bytes still to store one at a time
+    u32 fill;    // bytes in `line`
+    u64 lo, hi;  // the line's bytes 0-7 and 8-15
+
+    __device__ __forceinline__ void init(u8* out) {
+        p = out;
+        head = (16u - (u32)((size_t)out & 15)) & 15;
+        fill = 0;
+        lo = hi = 0;
+    }
+    __device__ __forceinline__ void add(u64 v) {
+        const u32 sh = 8 * fill;
+        // Bytes 0-7 go to lo, a 2-byte value from byte 7 spills into hi.
+        lo |= fill < 8 ? v << sh : 0ull;
+        hi |= fill < 8 ? (sh > 48 ? v >> (64 - sh) : 0ull) : v << (sh - 64);
+    }
+    __device__ __forceinline__ void put_head(u32 bytes, u32 n) {
+        for (u32 k = 0; k < n; ++k) {
+            const u32 b = (bytes >> (8 * k)) & 0xffu;
+            if (head != 0) {
+                *p++ = (u8)b;
+                --head;
+            } else {
+                add(b);
+                ++fill;
+            }
+        }
+    }
+    // The low 8n bits of `bytes` (n is 1 or 2; a 1-byte put's high byte is 0).
+    __device__ __forceinline__ void put(u32 bytes, u32 n) {
+        if (head != 0) return put_head(bytes, n);
+        add(bytes);
+        fill += n;
+        if (fill >= 16) {
+            *reinterpret_cast<uint4*>(p) = make_uint4((u32)lo, (u32)(lo >> 32), (u32)hi, (u32)(hi >> 32));
+            p += 16;
+            fill -= 16;
+            // The byte past the line (a 2-byte put from byte 15).
+            lo = fill != 0 ? (u64)(bytes >> 8) : 0ull;
+            hi = 0;
+        }
+    }
+    __device__ __forceinline__ void finish() {
+        for (u32 k = 0; k < fill; ++k) p[k] = (u8)((k < 8 ? lo : hi) >> (8 * (k & 7)));
+    }
+};
+
 // Block-wide exclusive scan of `v`; `total` gets the sum.
 __device__ u32 block_scan(Shared& s, u32 v, u32& total) {
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -457,6 +558,146 @@ __device__ u32 block_scan(Shared& s, u32 v, u32& total) {
     return s.warp_sums[warp] + x - v;
 }
 
+
+// A block in ways (E²MC's parallel decoding ways): way v holds symbols
+// [v*q, (v+1)*q) of the block (q = ceil(symbols / ways)) and decodes alone
+// from where the ways before it end (the directory holds each way's bits
+// but the last's), so each symbol is decoded once and written as it is
+// decoded: no count, no replay. Thread t decodes a contiguous share of the
+// ways, whose start a block scan of the shares' bits gives. The directory
+// is checked whole first (CPU: way_bits), then the lowest failing way names
+// the block's status, as the CPU walks the ways in order.
+__device__ void decode_ways(Shared& s, const u8* in, u8* out, u64 values, ChunkStatus* st) {
+    const Header& h = s.h;
+    const u32 t = threadIdx.x;
+    const u32 V = 1u << h.ways_log2;
+    const u32 P = h.payload;
+    // 2-aligned: the block starts 4-aligned and its header is 8 bytes.
+    const u16* dir = reinterpret_cast<const u16*>(in + h.gaps_at);
+    const u32 per = (V + THREADS - 1) / THREADS;
+    const u32 v0 = per * t < V ? per * t : V;
+    const u32 v1 = v0 + per < V ? v0 + per : V;
+    // The last way's bits are the payload's rest, not in the directory.
+    const u32 v1_dir = v1 < V ? v1 : V - 1;
+    u32 mine = 0;
+    for (u32 v = v0; v < v1_dir; ++v) mine += __ldg(dir + v);
+    u32 total;
+    // Its barriers also publish the table.
+    const u32 first = block_scan(s, mine, total);
+    {
+        u32 e = first;
+        for (u32 v = v0; v < v1_dir; ++v) {
+            e += __ldg(dir + v);
+            if (e > P) {
+                atomicMin(&s.fail_thread, v);
+                break;
+            }
+        }
+    }
+    __syncthreads();
+    if (s.fail_thread != 0xffffffffu) {
+        if (t == 0) {
+            st->code = codag::INPUT_CORRUPT;
+            st->detail = h.gaps_at + 2 * s.fail_thread;
+            st->produced = 0;
+        }
+        return;
+    }
+    const u32 sb = h.sb, lut_shift = 32 - h.lut_bits;
+    const u32* lut = s.lut;
+    const u64 nsym = values / sb;
+    const u64 q = (nsym + V - 1) / V;
+    const u32* payload = reinterpret_cast<const u32*>(in + h.payload_at);
+    const u32 nwords = (P + 31) / 32;
+    u32 fail_v = 0xffffffffu, ev = EV_NONE, ev_pos = 0;
+    u64 ev_sym = 0;
+    u32 start = first;
+    for (u32 v = v0; v < v1; ++v) {
+        const u64 a = (u64)v * q < nsym ? (u64)v * q : nsym;
+        const u64 b = a + q < nsym ? a + q : nsym;
+        u32 pos = start;
+        const u32 end = v + 1 < V ? pos + __ldg(dir + v) : P;
+        start = end;
+        u32 left = (u32)(b - a);
+        BitBuffer r;
+        r.init(payload, nwords, pos);
+        LineWriter wr;
+        wr.init(out + a * sb);
+        for (;;) {
+            // Two steps at a time while no check but the code's can fail:
+            // at least two pairs' symbols left and bits for two codes of
+            // any length before the way's end. Codes past the table decode
+            // here too, so that the lanes of a warp stay in this loop
+            // together (a lane leaving it would wait for all the others).
+            while (left >= 4 && end - pos >= 2 * MAX_LEN) {
+                u32 w = r.window();
+                u32 e = lut[w >> lut_shift];
+                if (e == 0 && (e = decode_long(s, in, w)) == 0) break;
+                wr.put(entry_syms(e), sb == 2 ? 2u : entry_n(e));
+                r.consume(entry_total(e));
+                pos += entry_total(e);
+                left -= entry_n(e);
+                w = r.window();
+                e = lut[w >> lut_shift];
+                if (e == 0 && (e = decode_long(s, in, w)) == 0) break;
+                wr.put(entry_syms(e), sb == 2 ? 2u : entry_n(e));
+                r.consume(entry_total(e));
+                pos += entry_total(e);
+                left -= entry_n(e);
+            }
+            if (left == 0) break;
+            // One checked step, in the CPU's order.
+            const u32 w = r.window();
+            u32 e = lut[w >> lut_shift];
+            if (e == 0) {
+                // The CPU checks for the way's end before decoding.
+                e = pos >= end ? 0u : decode_long(s, in, w);
+                if (e == 0) {
+                    ev = pos >= end ? EV_SHORT : EV_CORRUPT;
+                    break;
+                }
+            }
+            const u32 len = entry_len(e), both = entry_total(e);
+            const bool pair = entry_n(e) == 2 && left >= 2 && both <= end - pos;
+            if (!pair && len > end - pos) {
+                ev = pos >= end ? EV_SHORT : EV_TRUNCATED;
+                break;
+            }
+            const u32 n = sb == 2 || pair ? 2u : 1u;
+            wr.put(entry_syms(e) & (n == 2 ? 0xffffu : 0xffu), n);
+            r.consume(pair ? both : len);
+            pos += pair ? both : len;
+            left -= 1 + pair;
+        }
+        if (left != (u32)(b - a)) wr.finish();
+        if (ev == EV_NONE && pos != end) ev = EV_OVERFLOW;
+        if (ev != EV_NONE) {
+            fail_v = v;
+            ev_pos = ev == EV_SHORT ? end : pos;
+            ev_sym = b - left;
+            break;
+        }
+    }
+    if (fail_v != 0xffffffffu) atomicMin(&s.fail_way, fail_v);
+    if (t == 0 && h.tail) out[values - 1] = (u8)h.tail_byte;
+    __syncthreads();
+    const u32 first_fail = s.fail_way;
+    if (first_fail == 0xffffffffu) {
+        if (t == 0) {
+            st->code = codag::OK;
+            st->detail = 0;
+            st->produced = values;
+        }
+    } else if (fail_v == first_fail) {
+        st->code = ev == EV_OVERFLOW    ? codag::OUTPUT_OVERFLOW
+                   : ev == EV_SHORT     ? codag::OUTPUT_SHORT
+                   : ev == EV_TRUNCATED ? codag::INPUT_TRUNCATED
+                                        : codag::INPUT_CORRUPT;
+        st->detail = h.payload_at + ev_pos / 8;
+        st->produced = ev_sym * sb;
+    }
+}
+
 template <bool GAP>
 __device__ void decode_job(Shared& s, const u8* input, const ChunkJob& job, u8* output, ChunkStatus* st) {
     const u8* in = input + job.in_off;
@@ -465,6 +706,7 @@ __device__ void decode_job(Shared& s, const u8* input, const ChunkJob& job, u8* 
     if (threadIdx.x == 0) {
         parse_header(s.words, job.in_len, job.in_off, job.aux, job.out_count, s.h);
         s.fail_thread = 0xffffffffu;
+        s.fail_way = 0xffffffffu;
     }
     __syncthreads();
     const Header& h = s.h;
@@ -490,6 +732,7 @@ __device__ void decode_job(Shared& s, const u8* input, const ChunkJob& job, u8* 
         return;
     }
     build_lut(s, in);
+    if (h.ways_log2 != 0) return decode_ways(s, in, out, values, st);
 
     const u32 P = h.payload;
     const u32 S = h.sub_log2 ? (1u << h.sub_log2) : 0u;

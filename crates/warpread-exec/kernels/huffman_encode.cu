@@ -11,12 +11,15 @@
 //   a block flushes them to the global counts after every chunk of fewer
 //   than 65,536 symbols, so no counter overflows into its neighbour.
 // - huffman_block_sizes: one thread block per data block; each thread sums
-//   the code lengths of a contiguous run of symbols; the block's payload
-//   bits give its size, Huffman or raw, as encode_block decides.
+//   the code lengths of a contiguous run of symbols (with ways: the symbols
+//   of a contiguous share of the ways, which code back to back); the
+//   block's payload bits give its size, Huffman or raw, as encode_block
+//   decides.
 // - huffman_encode_blocks: the same sums, scanned into each thread's first
 //   bit; each thread writes its codewords (words wholly its own with plain
 //   stores, shared edge words with atomicOr into zeroed memory) and the
-//   gaps of the subsequence boundaries its codewords reach.
+//   gaps of the subsequence boundaries its codewords reach, or the bits of
+//   each of its ways into the way directory.
 //
 // Every store is checked against the frame's length; a violation (a plan
 // that disagrees with the sizes) sets the status word and writes nothing.
@@ -56,10 +59,11 @@ struct Layout {
     u64 bytes;  // the block's bytes in the frame
 };
 
-__device__ __forceinline__ Layout layout(u64 bits, u64 len, bool coded, u32 sub_log2) {
+__device__ __forceinline__ Layout layout(u64 bits, u64 len, bool coded, u32 sub_log2, u32 ways_log2) {
     Layout l;
     l.gaps = sub_log2 == 0 ? 0u : (u32)((bits + (1ull << sub_log2) - 1) >> sub_log2);
-    const u64 huff = BLOCK_FIXED + align4(l.gaps) + 4 * ((bits + 31) / 32);
+    const u64 directory = align4(2 * ((1ull << ways_log2) - 1));
+    const u64 huff = BLOCK_FIXED + align4(l.gaps) + directory + 4 * ((bits + 31) / 32);
     const u64 raw = BLOCK_FIXED + align4(len);
     l.raw = !coded || bits > 0xffffffffull || huff >= raw;
     l.bytes = l.raw ? raw : huff;
@@ -110,6 +114,34 @@ __device__ __forceinline__ void run_of(u64 nsym, u64& a, u64& b) {
     const u64 per = (nsym + THREADS - 1) / THREADS;
     a = per * threadIdx.x < nsym ? per * threadIdx.x : nsym;
     b = a + per < nsym ? a + per : nsym;
+}
+
+// This thread's ways of a block in 2^ways_log2 ways: [v0, v1), a
+// contiguous share.
+__device__ __forceinline__ void ways_of(u32 ways, u32& v0, u32& v1) {
+    const u32 per = (ways + THREADS - 1) / THREADS;
+    v0 = per * threadIdx.x < ways ? per * threadIdx.x : ways;
+    v1 = v0 + per < ways ? v0 + per : ways;
+}
+
+// The symbols of way v of `nsym` in `ways` ways (way_symbols).
+__device__ __forceinline__ void way_range(u64 nsym, u32 ways, u32 v, u64& a, u64& b) {
+    const u64 q = (nsym + ways - 1) / ways;
+    a = (u64)v * q < nsym ? (u64)v * q : nsym;
+    b = a + q < nsym ? a + q : nsym;
+}
+
+// This thread's run of a block's `nsym` symbols: an equal share, or with
+// ways the symbols of its ways (they lie back to back in the payload, so
+// a run of ways codes exactly like a run of symbols).
+__device__ __forceinline__ void run_of(u64 nsym, u32 ways_log2, u64& a, u64& b) {
+    if (ways_log2 == 0) return run_of(nsym, a, b);
+    u32 v0, v1;
+    ways_of(1u << ways_log2, v0, v1);
+    u64 e;
+    way_range(nsym, 1u << ways_log2, v0, a, e);
+    way_range(nsym, 1u << ways_log2, v1 == 0 ? 0 : v1 - 1, e, b);
+    if (v0 == v1) b = a;
 }
 
 // Sum of code lengths over symbols [a, b); `coded` false when one has none.
@@ -181,20 +213,20 @@ extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
 // Each block's bytes in the frame; `status` gets 1 if a block's size does
 // not fit 32 bits (no valid frame then).
 extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
-    huffman_block_sizes(const u8* data, u64 n, u32 block_bytes, u32 sb, u32 sub_log2, const u32* table,
-                        u32 nblocks, u32* sizes, u32* status) {
+    huffman_block_sizes(const u8* data, u64 n, u32 block_bytes, u32 sb, u32 sub_log2, u32 ways_log2,
+                        const u32* table, u32 nblocks, u32* sizes, u32* status) {
     __shared__ u64 warp_sums[THREADS / 32 + 1];
     for (u32 blk = blockIdx.x; blk < nblocks; blk += gridDim.x) {
         const u64 at = (u64)blk * block_bytes;
         const u64 len = n - at < block_bytes ? n - at : block_bytes;
         const u64 nsym = len / sb;
         u64 a, b;
-        run_of(nsym, a, b);
+        run_of(nsym, ways_log2, a, b);
         bool coded;
         const u64 bits = bits_of(data + at, a, b, sb, table, coded);
         const Scan s = block_scan(bits, coded, warp_sums);
         if (threadIdx.x == 0) {
-            const Layout l = layout(s.total, len, s.all, sub_log2);
+            const Layout l = layout(s.total, len, s.all, sub_log2, ways_log2);
             if (l.bytes > 0xffffffffull) {
                 atomicOr(status, 1u);
                 sizes[blk] = 0;
@@ -208,8 +240,8 @@ extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
 // Each block's bytes at `offsets[blk]` of `out` (`out_len` bytes; the
 // frame's head is already there).
 extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
-    huffman_encode_blocks(const u8* data, u64 n, u32 block_bytes, u32 sb, u32 sub_log2, const u32* table,
-                          u32 nblocks, const u64* offsets, u8* out, u64 out_len, u32* status) {
+    huffman_encode_blocks(const u8* data, u64 n, u32 block_bytes, u32 sb, u32 sub_log2, u32 ways_log2,
+                          const u32* table, u32 nblocks, const u64* offsets, u8* out, u64 out_len, u32* status) {
     __shared__ u64 warp_sums[THREADS / 32 + 1];
     for (u32 blk = blockIdx.x; blk < nblocks; blk += gridDim.x) {
         const u64 at = (u64)blk * block_bytes;
@@ -217,11 +249,11 @@ extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
         const u8* src = data + at;
         const u64 nsym = len / sb;
         u64 a, b;
-        run_of(nsym, a, b);
+        run_of(nsym, ways_log2, a, b);
         bool coded;
         const u64 bits = bits_of(src, a, b, sb, table, coded);
         const Scan s = block_scan(bits, coded, warp_sums);
-        const Layout l = layout(s.total, len, s.all, sub_log2);
+        const Layout l = layout(s.total, len, s.all, sub_log2, ways_log2);
         const u64 off = offsets[blk];
         // Uniform over the block: every thread sees the same offsets.
         if ((off & 3) || off > out_len || l.bytes > out_len - off) {
@@ -241,12 +273,27 @@ extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
         }
         const u64 P = s.total;
         const u64 gaps_at = BLOCK_FIXED;
-        const u64 payload_at = gaps_at + align4(l.gaps);
+        const u32 V = 1u << ways_log2;
+        const u64 payload_at = gaps_at + align4(l.gaps) + align4(2 * (V - 1));
         const u64 nwords = (P + 31) / 32;
         u32* payload = reinterpret_cast<u32*>(o + payload_at);
         if (threadIdx.x == 0) {
             o4[0] = KIND_HUFFMAN | (u32)tail << 8 | (tail ? (u32)src[len - 1] << 16 : 0u);
             o4[1] = (u32)P;
+        }
+        if (ways_log2 != 0) {
+            // The directory: each of this thread's ways' bits but the
+            // last way's (each fits 16 bits: HuffmanParams::check).
+            u16* dir = reinterpret_cast<u16*>(o + BLOCK_FIXED);
+            u32 v0, v1;
+            ways_of(V, v0, v1);
+            for (u32 v = v0; v < v1 && v + 1 < V; ++v) {
+                u64 wa, wb;
+                way_range(nsym, V, v, wa, wb);
+                bool c;
+                dir[v] = (u16)bits_of(src, wa, wb, sb, table, c);
+            }
+            if (threadIdx.x == 0 && (V - 1) % 2 == 1) dir[V - 1] = 0;  // padding to 4
         }
         // Zeroes first: the gap array's padding, and the payload words the
         // atomicOr below completes.

@@ -296,19 +296,20 @@ fn main() {
         }
     }
     // Huffman frames (first byte 0: the whole-frame path): bytes and
-    // pairs, with and without gap arrays, blocks small enough that a frame
+    // pairs, with and without gap arrays and in ways, blocks small enough that a frame
     // holds several, a raw-stored block (random bytes) among them.
     let mut mixed = text.clone();
     mixed.extend((0..2048).map(|_| rng() as u8));
     for data in [&text, &mixed] {
         for (width, max_len) in [(SymbolWidth::U8, 12), (SymbolWidth::U16, 20)] {
-            for sub_log2 in [0u8, 9] {
+            for (sub_log2, ways_log2) in [(0u8, 0u8), (9, 0), (0, 4)] {
                 let params = HuffmanParams {
                     width,
                     max_len,
                     block_bytes: 1024,
                     sub_log2,
                     sampling: Sampling::Exact,
+                    ways_log2,
                 };
                 if let Ok(frame) = huffman::encode(data, &params) {
                     s.put("huffman", &[0u8], &frame);

@@ -114,7 +114,10 @@ pub struct HuffmanBenchRow {
     pub sampling: String,
     /// Gap subsequence bits (0: no gap arrays).
     pub gap_bits: u32,
-    /// GPU decoder (`gap`, `sync`).
+    /// Parallel ways a block (1: the single-way layout).
+    pub ways: u32,
+    /// GPU decoder (`gap`, `sync`; `ways` for a frame in ways, which both
+    /// decoders read the same way).
     pub decoder: String,
     /// Decoded bytes.
     pub uncompressed_bytes: u64,
@@ -330,7 +333,13 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
             dec_s.push(t.elapsed().as_secs_f64());
             super::verify_output("CPU Huffman", &stage, &out, &data)?;
         }
-        for decoder in HuffmanDecoder::ALL {
+        // Both kernels decode a frame in ways alike: one row for it.
+        let decoders: &[HuffmanDecoder] = if p.ways_log2 == 0 {
+            &HuffmanDecoder::ALL
+        } else {
+            &[HuffmanDecoder::Gap]
+        };
+        for &decoder in decoders {
             let stage = parsed.stage(decoder, loc.clone());
             let (gpu_median_ms, gpu_gbps) = match &cuda {
                 Some(c) => {
@@ -351,7 +360,12 @@ pub fn run(cfg: &HuffmanBenchConfig, mut progress: impl FnMut(&str)) -> Result<H
                     Sampling::Every(n) => format!("1/{n}"),
                 },
                 gap_bits: if p.sub_log2 == 0 { 0 } else { 1 << p.sub_log2 },
-                decoder: decoder.name().into(),
+                ways: 1 << p.ways_log2,
+                decoder: if p.ways_log2 == 0 {
+                    decoder.name().into()
+                } else {
+                    "ways".into()
+                },
                 uncompressed_bytes: data.len() as u64,
                 compressed_bytes: frame.len() as u64,
                 ratio: data.len() as f64 / frame.len().max(1) as f64,

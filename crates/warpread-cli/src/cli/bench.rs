@@ -131,6 +131,11 @@ pub enum BenchCommand {
         /// log2 of the gap-array subsequence bits; 0 = no gap arrays.
         #[arg(long, default_value_t = 9)]
         gap_log2: u8,
+        /// log2 of the parallel ways each block is cut into (E²MC's
+        /// decoding ways, decoded once per symbol); non-zero turns gap
+        /// arrays off.
+        #[arg(long, default_value_t = 0)]
+        ways_log2: u8,
         /// Decoded KiB per block (one GPU thread block each).
         #[arg(long, default_value_t = 32)]
         block_kib: u32,
@@ -315,6 +320,7 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             max_len,
             sample_every,
             gap_log2,
+            ways_log2,
             block_kib,
             error_bound,
             runs,
@@ -348,7 +354,8 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
                     } else {
                         Sampling::Every(sample_every)
                     },
-                    sub_log2: gap_log2,
+                    sub_log2: if ways_log2 == 0 { gap_log2 } else { 0 },
+                    ways_log2,
                     block_bytes: block_kib.saturating_mul(1024),
                     ..b
                 })

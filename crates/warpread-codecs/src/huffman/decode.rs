@@ -4,13 +4,18 @@
 //! A block is valid when decoding it from its first bit yields exactly the
 //! job's symbols, ending exactly at its last payload bit, and every gap
 //! (if present) names the first codeword start at or after its
-//! subsequence's boundary. The decoder walks the codewords in order and
+//! subsequence's boundary. A block in ways is valid when its directory is
+//! and each way, decoded from its first bit, yields exactly its share of
+//! the symbols ending exactly at its last bit; the ways are checked in
+//! order. The decoder walks the codewords in order and
 //! reports the first event that breaks this, in bit order; at one bit
 //! position a gap mismatch comes before an overflow, which comes before a
 //! bad or truncated codeword. The GPU decoders find the same first event
 //! from many starting points (`kernels/huffman.cu`).
 
-use super::format::{BlockLayout, CodeView, KIND_RAW, LUT_BITS, SymbolWidth, check_block};
+use super::format::{
+    BlockLayout, CodeView, KIND_RAW, LUT_BITS, SymbolWidth, check_block, way_bits, way_symbols,
+};
 use crate::plan::{ChunkStatus, StatusCode};
 
 /// Decoding tables of a canonical code.
@@ -123,8 +128,8 @@ pub fn decode_block(input: &[u8], abs_start: u64, aux: u64, out: &mut [u8]) -> C
     decode_payload(input, &tables, &layout, out)
 }
 
-/// Walks a Huffman block's codewords from its first bit (see the module
-/// docs for what is checked, in which order).
+/// Decodes a Huffman block's ways in order (one way without a directory;
+/// see the module docs for what is checked, in which order).
 fn decode_payload(
     input: &[u8],
     tables: &DecodeTables<'_>,
@@ -141,50 +146,86 @@ fn decode_payload(
     let nsym = out.len() / sb;
     let p = layout.payload;
     let words = p.div_ceil(32) as usize;
-    let payload = &input[layout.payload_at..layout.payload_at + 4 * words];
-    let gaps = &input[layout.gaps_at..layout.gaps_at + layout.gaps as usize];
-    let sub = if section.sub_log2 == 0 {
-        0
-    } else {
-        1u64 << section.sub_log2
+    let payload = Payload {
+        bytes: &input[layout.payload_at..layout.payload_at + 4 * words],
+        words,
+        at: layout.payload_at,
     };
-    let at = |pos: u32| (layout.payload_at + pos as usize / 8) as u64;
-    let (mut pos, mut j, mut produced) = (0u32, 0usize, 0usize);
+    let ways = section.ways();
+    if ways == 1 {
+        let gaps = &input[layout.gaps_at..layout.gaps_at + layout.gaps as usize];
+        let sub = if section.sub_log2 == 0 {
+            0
+        } else {
+            1u64 << section.sub_log2
+        };
+        return walk(tables, &payload, 0..p, gaps, sub, 0..nsym, out)
+            .unwrap_or_else(|| ChunkStatus::ok(out.len() as u64));
+    }
+    let bits = match way_bits(input, layout, ways) {
+        Ok(b) => b,
+        Err((code, at)) => return ChunkStatus::failed(code, at, 0),
+    };
+    for (v, range) in bits.into_iter().enumerate() {
+        let syms = way_symbols(nsym as u64, ways, v as u32);
+        let syms = syms.start as usize..syms.end as usize;
+        if let Some(failed) = walk(tables, &payload, range, &[], 0, syms, out) {
+            return failed;
+        }
+    }
+    ChunkStatus::ok(out.len() as u64)
+}
+
+/// A block's payload words and their job-input offset.
+struct Payload<'a> {
+    bytes: &'a [u8],
+    words: usize,
+    at: usize,
+}
+
+/// Walks the codewords of payload bits `bits` into symbols `syms` of
+/// `out`, checking the gaps (subsequences of `sub` bits, counted from bit
+/// 0) when there are any; `None` when the walk yields exactly those
+/// symbols and ends exactly at the range's end, else the first problem.
+fn walk(
+    tables: &DecodeTables<'_>,
+    payload: &Payload<'_>,
+    bits: std::ops::Range<u32>,
+    gaps: &[u8],
+    sub: u64,
+    syms: std::ops::Range<usize>,
+    out: &mut [u8],
+) -> Option<ChunkStatus> {
+    let sb = tables.code.width.bytes();
+    let p = bits.end;
+    let at = |pos: u32| (payload.at + pos as usize / 8) as u64;
+    let fail = |code, pos, produced: usize| {
+        Some(ChunkStatus::failed(code, at(pos), (produced * sb) as u64))
+    };
+    let (mut pos, mut j, mut produced) = (bits.start, 0usize, syms.start);
     loop {
         while j < gaps.len() && j as u64 * sub <= u64::from(pos) {
             if u64::from(pos) != j as u64 * sub + u64::from(gaps[j]) {
-                return ChunkStatus::failed(
-                    StatusCode::InputCorrupt,
-                    at(pos),
-                    (produced * sb) as u64,
-                );
+                return fail(StatusCode::InputCorrupt, pos, produced);
             }
             j += 1;
         }
-        if produced == nsym {
+        if produced == syms.end {
             if pos != p {
-                return ChunkStatus::failed(
-                    StatusCode::OutputOverflow,
-                    at(pos),
-                    (produced * sb) as u64,
-                );
+                return fail(StatusCode::OutputOverflow, pos, produced);
             }
-            return ChunkStatus::ok(out.len() as u64);
+            return None;
         }
         if pos >= p {
-            return ChunkStatus::failed(StatusCode::OutputShort, at(p), (produced * sb) as u64);
+            return fail(StatusCode::OutputShort, p, produced);
         }
-        let Some((sym, len)) = tables.decode(window(payload, words, pos)) else {
-            return ChunkStatus::failed(StatusCode::InputCorrupt, at(pos), (produced * sb) as u64);
+        let Some((sym, len)) = tables.decode(window(payload.bytes, payload.words, pos)) else {
+            return fail(StatusCode::InputCorrupt, pos, produced);
         };
         if len > p - pos {
-            return ChunkStatus::failed(
-                StatusCode::InputTruncated,
-                at(pos),
-                (produced * sb) as u64,
-            );
+            return fail(StatusCode::InputTruncated, pos, produced);
         }
-        match section.width {
+        match tables.code.width {
             SymbolWidth::U8 => out[produced] = sym as u8,
             SymbolWidth::U16 => {
                 out[2 * produced..2 * produced + 2].copy_from_slice(&sym.to_le_bytes())
@@ -229,6 +270,7 @@ mod tests {
             len: super::super::format::CodeSection::bytes_for(SymbolWidth::U8, 15, 12),
             code: code.clone(),
             sub_log2: 0,
+            ways_log2: 0,
         };
         let mut bytes = Vec::new();
         section.write(&mut bytes);

@@ -1,12 +1,12 @@
 //! The CPU encoder: one code for the whole frame, blocks encoded in
-//! parallel, each with its gap array.
+//! parallel, each with its gap array or its ways.
 
 use rayon::prelude::*;
 
 use super::code::{CanonicalCode, MAX_CODE_LEN, limited_lengths};
 use super::format::{
-    BLOCK_FIXED_BYTES, CodeSection, KIND_HUFFMAN, KIND_RAW, MAX_BLOCK_BYTES, SUB_LOG2, SymbolWidth,
-    align4, write_frame_head,
+    BLOCK_FIXED_BYTES, CodeSection, KIND_HUFFMAN, KIND_RAW, MAX_BLOCK_BYTES, MAX_WAY_BITS,
+    MAX_WAYS_LOG2, SUB_LOG2, SymbolWidth, align4, directory_bytes, way_symbols, write_frame_head,
 };
 use super::histogram::{Sampling, counts};
 use crate::error::{Error, Result};
@@ -27,6 +27,11 @@ pub struct HuffmanParams {
     pub sub_log2: u8,
     /// How the code's symbol counts are taken.
     pub sampling: Sampling,
+    /// log2 of the parallel ways each block is cut into (0..=10; E²MC's
+    /// decoding ways): every way decodes on its own from a directory entry,
+    /// so a GPU thread decodes each symbol once. Excludes gap arrays
+    /// (`sub_log2` must be 0). 0: one way, the version 1 layout.
+    pub ways_log2: u8,
 }
 
 impl HuffmanParams {
@@ -40,6 +45,7 @@ impl HuffmanParams {
         block_bytes: 32 << 10,
         sub_log2: 9,
         sampling: Sampling::Exact,
+        ways_log2: 0,
     };
 
     /// 16-bit symbols, codes of at most 20 bits (E²MC's bound for 16-bit
@@ -48,6 +54,24 @@ impl HuffmanParams {
         width: SymbolWidth::U16,
         max_len: 20,
         ..Self::BYTES
+    };
+
+    /// 8-bit symbols in 128 ways a 32 KiB block, without gap arrays (E²MC's
+    /// parallel decoding ways): the layout the GPU decodes fastest (each
+    /// symbol decoded once), at about the gap arrays' ratio
+    /// (benchmarks/huffman.md).
+    pub const BYTES_IN_WAYS: Self = Self {
+        sub_log2: 0,
+        ways_log2: 7,
+        ..Self::BYTES
+    };
+
+    /// 16-bit symbols in 128 ways a 32 KiB block, as
+    /// [`BYTES_IN_WAYS`](Self::BYTES_IN_WAYS).
+    pub const PAIRS_IN_WAYS: Self = Self {
+        sub_log2: 0,
+        ways_log2: 7,
+        ..Self::PAIRS
     };
 
     /// Checks the settings.
@@ -67,6 +91,22 @@ impl HuffmanParams {
         }
         if self.sub_log2 != 0 && !SUB_LOG2.contains(&self.sub_log2) {
             return bad(format!("gap subsequence of 2^{} bits", self.sub_log2));
+        }
+        if self.ways_log2 > MAX_WAYS_LOG2 {
+            return bad(format!(
+                "2^{} ways (at most 2^{MAX_WAYS_LOG2})",
+                self.ways_log2
+            ));
+        }
+        if self.ways_log2 != 0 && self.sub_log2 != 0 {
+            return bad("ways and gap arrays together (ways need no gaps)".into());
+        }
+        let symbols = u64::from(self.block_bytes) / self.width.bytes() as u64;
+        let way_bits = symbols.div_ceil(1 << self.ways_log2) * u64::from(self.max_len);
+        if self.ways_log2 != 0 && way_bits > MAX_WAY_BITS {
+            return bad(format!(
+                "ways of up to {way_bits} bits (at most {MAX_WAY_BITS}: more ways or smaller blocks)"
+            ));
         }
         if self.width == SymbolWidth::U16 && self.max_len < 16 && self.sampling != Sampling::Exact {
             return bad("sampled 16-bit codes cover all 65,536 symbols: bound below 16".into());
@@ -117,7 +157,7 @@ pub fn encode_with(data: &[u8], code: &CanonicalCode, params: &HuffmanParams) ->
     let table = code.encode_table(params.width.alphabet());
     let blocks: Vec<Vec<u8>> = data
         .par_chunks(params.block_bytes as usize)
-        .map(|b| encode_block(b, params.width, &table, params.sub_log2))
+        .map(|b| encode_block(b, params, &table))
         .collect();
     let sizes: Vec<u32> = blocks.iter().map(|b| b.len() as u32).collect();
     let mut out = frame_head(data.len() as u64, code, params, &sizes);
@@ -142,6 +182,7 @@ pub fn frame_head(
         len: CodeSection::bytes_for(params.width, code.max_len, code.symbols.len()),
         code: code.clone(),
         sub_log2: params.sub_log2,
+        ways_log2: params.ways_log2,
     };
     let mut out = Vec::with_capacity(64 + section.len + 4 * sizes.len());
     write_frame_head(total, params.block_bytes, &section, sizes, &mut out);
@@ -185,45 +226,58 @@ impl BitWriter {
     }
 }
 
-/// One block: Huffman codes and gap array, or the bytes raw when that is
-/// no larger or a symbol has no code.
-pub fn encode_block(
-    data: &[u8],
-    width: SymbolWidth,
-    table: &[(u32, u32)],
-    sub_log2: u8,
-) -> Vec<u8> {
+/// One block: Huffman codes and gap array (or its ways and their
+/// directory), or the bytes raw when that is no larger or a symbol has no
+/// code. `table` is the code's (code, length) per symbol.
+pub fn encode_block(data: &[u8], params: &HuffmanParams, table: &[(u32, u32)]) -> Vec<u8> {
+    let width = params.width;
     let sb = width.bytes();
     let nsym = data.len() / sb;
     let tail = (data.len() % sb == 1).then(|| data[data.len() - 1]);
-    let sub = if sub_log2 == 0 { 0 } else { 1u64 << sub_log2 };
+    let sub = if params.sub_log2 == 0 {
+        0
+    } else {
+        1u64 << params.sub_log2
+    };
+    let ways = 1u32 << params.ways_log2;
     let mut w = BitWriter::new(data.len() * 4);
     let mut gaps = Vec::new();
+    let mut directory = Vec::with_capacity(ways as usize - 1);
     let mut next = 0u64;
     let mut coded = true;
-    for i in 0..nsym {
-        let s = match width {
-            SymbolWidth::U8 => usize::from(data[i]),
-            SymbolWidth::U16 => usize::from(u16::from_le_bytes([data[2 * i], data[2 * i + 1]])),
-        };
-        let (c, l) = table[s];
-        if l == 0 {
-            coded = false;
-            break;
+    let mut way_start = 0u64;
+    'ways: for v in 0..ways {
+        if v > 0 {
+            // The way before ends here (its bits fit 16: `check`).
+            directory.push((w.bits - way_start) as u16);
+            way_start = w.bits;
         }
-        // The gap of every boundary this codeword starts at or after.
-        while sub != 0 && next <= w.bits {
-            gaps.push((w.bits - next) as u8);
-            next += sub;
+        for i in way_symbols(nsym as u64, ways, v) {
+            let i = i as usize;
+            let s = match width {
+                SymbolWidth::U8 => usize::from(data[i]),
+                SymbolWidth::U16 => usize::from(u16::from_le_bytes([data[2 * i], data[2 * i + 1]])),
+            };
+            let (c, l) = table[s];
+            if l == 0 {
+                coded = false;
+                break 'ways;
+            }
+            // The gap of every boundary this codeword starts at or after.
+            while sub != 0 && next <= w.bits {
+                gaps.push((w.bits - next) as u8);
+                next += sub;
+            }
+            w.put(c, l);
         }
-        w.put(c, l);
     }
     let (words, bits) = w.finish();
     while sub != 0 && next < bits {
         gaps.push((bits - next) as u8);
         next += sub;
     }
-    let huff_len = BLOCK_FIXED_BYTES + align4(gaps.len()) + 4 * words.len();
+    let side = align4(gaps.len()) + if ways > 1 { directory_bytes(ways) } else { 0 };
+    let huff_len = BLOCK_FIXED_BYTES + side + 4 * words.len();
     let raw_len = BLOCK_FIXED_BYTES + align4(data.len());
     let mut out = Vec::with_capacity(huff_len.min(raw_len));
     if !coded || bits > u64::from(u32::MAX) || huff_len >= raw_len {
@@ -234,6 +288,10 @@ pub fn encode_block(
         out.extend_from_slice(&[KIND_HUFFMAN, u8::from(tail.is_some()), tail.unwrap_or(0), 0]);
         out.extend_from_slice(&(bits as u32).to_le_bytes());
         out.extend_from_slice(&gaps);
+        out.resize(align4(out.len()), 0);
+        for bits in directory {
+            out.extend_from_slice(&bits.to_le_bytes());
+        }
         out.resize(align4(out.len()), 0);
         for word in words {
             out.extend_from_slice(&word.to_le_bytes());

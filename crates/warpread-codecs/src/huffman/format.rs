@@ -14,8 +14,12 @@ use crate::plan::{ChunkJob, HuffmanDecoder, Stage, StageOp, StatusCode};
 
 /// The frame's first four bytes.
 pub const MAGIC: [u8; 4] = *b"WRHF";
-/// The format version this crate writes and reads.
-pub const VERSION: u16 = 1;
+/// The newest format version this crate writes and reads: version 2 adds
+/// parallel ways (code section byte 3). Frames without ways are written as
+/// version 1, which every reader of this format reads.
+pub const VERSION: u16 = 2;
+/// The version of frames without ways.
+pub const VERSION_NO_WAYS: u16 = 1;
 /// Bytes of the fixed frame header.
 pub const FRAME_HEADER_BYTES: usize = 32;
 /// Bytes of the code section's fixed part.
@@ -33,6 +37,8 @@ pub const MAX_PAYLOAD_BITS: u32 = 1 << 31;
 /// A subsequence must be longer than the longest code so that every one
 /// but the last holds the start of a codeword.
 pub const SUB_LOG2: std::ops::RangeInclusive<u8> = 5..=16;
+/// Most parallel ways in one Huffman block, as log2 (1,024 ways).
+pub const MAX_WAYS_LOG2: u8 = 10;
 /// Block kind: Huffman codes.
 pub const KIND_HUFFMAN: u8 = 0;
 /// Block kind: the bytes stored as they are (data the code does not
@@ -104,6 +110,9 @@ pub struct CodeSection {
     /// log2 of the bits of a gap-array subsequence; 0 when blocks carry no
     /// gap arrays.
     pub sub_log2: u8,
+    /// log2 of the parallel ways of every Huffman block (E²MC's decoding
+    /// ways); 0 for one way, the version 1 layout.
+    pub ways_log2: u8,
     /// Bytes the section takes (a multiple of 4).
     pub len: usize,
 }
@@ -127,6 +136,7 @@ impl CodeSection {
                 symbols: (0..v.symbol_count()).map(|i| v.symbol(i)).collect(),
             },
             sub_log2: v.sub_log2,
+            ways_log2: v.ways_log2,
             len: v.len,
         })
     }
@@ -137,7 +147,7 @@ impl CodeSection {
         out.push(self.width.bytes() as u8);
         out.push(self.code.max_len as u8);
         out.push(self.sub_log2);
-        out.push(0);
+        out.push(self.ways_log2);
         out.extend_from_slice(&(self.code.symbols.len() as u32).to_le_bytes());
         for l in 1..=self.code.max_len as usize {
             out.extend_from_slice(&self.code.counts[l].to_le_bytes());
@@ -164,6 +174,8 @@ pub struct CodeView<'a> {
     pub counts: [u32; MAX_CODE_LEN as usize + 1],
     /// log2 of the gap subsequence bits, 0 without gap arrays.
     pub sub_log2: u8,
+    /// log2 of the parallel ways of a Huffman block, 0 for one way.
+    pub ways_log2: u8,
     /// The symbols in canonical order, `width` bytes each.
     pub symbols: &'a [u8],
     /// Bytes the section takes (a multiple of 4).
@@ -189,7 +201,8 @@ impl<'a> CodeView<'a> {
         if sub_log2 != 0 && !SUB_LOG2.contains(&sub_log2) {
             return Err((StatusCode::InputCorrupt, 2));
         }
-        if b[3] != 0 {
+        let ways_log2 = b[3];
+        if ways_log2 > MAX_WAYS_LOG2 || ways_log2 != 0 && sub_log2 != 0 {
             return Err((StatusCode::InputCorrupt, 3));
         }
         let n = u32_at(b, 4) as usize;
@@ -223,9 +236,15 @@ impl<'a> CodeView<'a> {
             max_len,
             counts,
             sub_log2,
+            ways_log2,
             symbols: &b[at..at + n * width.bytes()],
             len,
         })
+    }
+
+    /// Parallel ways of a Huffman block.
+    pub fn ways(&self) -> u32 {
+        1 << self.ways_log2
     }
 
     /// Number of coded symbols.
@@ -254,7 +273,8 @@ pub struct BlockLayout {
     pub payload: u32,
     /// Gap-array entries (0 without gap arrays or for raw blocks).
     pub gaps: u32,
-    /// Job-input offset of the gap array.
+    /// Job-input offset of the gap array, or of the way directory (the
+    /// bit count of every way but the last) with ways.
     pub gaps_at: usize,
     /// Job-input offset of the payload.
     pub payload_at: usize,
@@ -308,7 +328,7 @@ pub fn check_block(
         } else {
             (u64::from(payload)).div_ceil(1 << code.sub_log2) as u32
         };
-        let payload_at = gaps_at + align4(gaps as usize);
+        let payload_at = gaps_at + align4(gaps as usize) + directory_bytes(code.ways());
         let words = u64::from(payload).div_ceil(32);
         (gaps, payload_at, payload_at as u64 + 4 * words)
     };
@@ -324,6 +344,49 @@ pub fn check_block(
         payload_at,
         end: end as usize,
     })
+}
+
+/// The symbols of way `v` of a block of `nsym` symbols in `ways` ways:
+/// ⌈nsym / ways⌉ a way in order, the last ways shorter or empty.
+pub fn way_symbols(nsym: u64, ways: u32, v: u32) -> std::ops::Range<u64> {
+    let q = nsym.div_ceil(u64::from(ways));
+    let a = (u64::from(v) * q).min(nsym);
+    a..(a + q).min(nsym)
+}
+
+/// Bytes of a way directory of `ways` ways: a 16-bit bit count for every
+/// way but the last, padded to 4.
+pub fn directory_bytes(ways: u32) -> usize {
+    align4(2 * (ways as usize - 1))
+}
+
+/// Most bits of one way (its directory entry is 16 bits).
+pub const MAX_WAY_BITS: u64 = u16::MAX as u64;
+
+/// The payload bit range of every way of a Huffman block with `ways` ways,
+/// from its directory (at `layout.gaps_at`: the bit count of each way but
+/// the last): the ways lie back to back from bit 0, the last ending at the
+/// payload's end. The error is the offset of the first entry whose way
+/// would end past the payload.
+pub fn way_bits(
+    input: &[u8],
+    layout: &BlockLayout,
+    ways: u32,
+) -> std::result::Result<Vec<std::ops::Range<u32>>, (StatusCode, u64)> {
+    let p = u64::from(layout.payload);
+    let mut out = Vec::with_capacity(ways as usize);
+    let mut start = 0u64;
+    for v in 0..ways as usize - 1 {
+        let at = layout.gaps_at + 2 * v;
+        let end = start + u64::from(u16_at(input, at));
+        if end > p {
+            return Err((StatusCode::InputCorrupt, at as u64));
+        }
+        out.push(start as u32..end as u32);
+        start = end;
+    }
+    out.push(start as u32..p as u32);
+    Ok(out)
 }
 
 /// A parsed frame: its code section and where each block lies.
@@ -360,9 +423,9 @@ impl Frame {
             return Err(bad("bad magic".into()));
         }
         let version = u16_at(frame, 4);
-        if version != VERSION {
+        if !(VERSION_NO_WAYS..=VERSION).contains(&version) {
             return Err(bad(format!(
-                "version {version} (this reader reads {VERSION})"
+                "version {version} (this reader reads {VERSION_NO_WAYS} to {VERSION})"
             )));
         }
         if u16_at(frame, 6) != 0 || u32_at(frame, 28) != 0 {
@@ -375,6 +438,12 @@ impl Frame {
         let code_at = FRAME_HEADER_BYTES;
         let code = CodeSection::parse(&frame[code_at..])
             .map_err(|(s, at)| bad(format!("code section: {s:?} at byte {at}")))?;
+        if version == VERSION_NO_WAYS && code.ways_log2 != 0 {
+            return Err(bad(format!(
+                "a version {version} frame with {} ways a block",
+                1u32 << code.ways_log2
+            )));
+        }
         if code.len != code_len {
             return Err(bad(format!(
                 "code section of {code_len} bytes, its fields take {}",
@@ -464,8 +533,13 @@ pub fn write_frame_head(
     sizes: &[u32],
     out: &mut Vec<u8>,
 ) {
+    let version = if code.ways_log2 == 0 {
+        VERSION_NO_WAYS
+    } else {
+        VERSION
+    };
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
     out.extend_from_slice(&total.to_le_bytes());
     out.extend_from_slice(&block_bytes.to_le_bytes());

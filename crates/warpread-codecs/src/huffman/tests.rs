@@ -22,11 +22,12 @@ fn skewed(n: usize, alphabet: u64, seed: u64) -> Vec<u8> {
 fn params_grid() -> Vec<HuffmanParams> {
     let mut v = Vec::new();
     for base in [HuffmanParams::BYTES, HuffmanParams::PAIRS] {
-        for sub_log2 in [0u8, 5, 16] {
+        for (sub_log2, ways_log2) in [(0u8, 0u8), (5, 0), (16, 0), (0, 3), (0, 7), (0, 10)] {
             for block_bytes in [64u32, 1000, 32 << 10] {
                 for sampling in [Sampling::Exact, Sampling::Every(4)] {
                     v.push(HuffmanParams {
                         sub_log2,
+                        ways_log2,
                         block_bytes,
                         sampling,
                         ..base
@@ -208,6 +209,7 @@ fn status_classes_of_a_hand_made_block() {
             len: CodeSection::bytes_for(SymbolWidth::U8, 4, 2),
             code: code.clone(),
             sub_log2: 0,
+            ways_log2: 0,
         };
         format::write_frame_head(8, 1024, &section, &[12], &mut f);
         f.extend_from_slice(&[0, 0, 0, 0]);
@@ -233,4 +235,112 @@ fn status_classes_of_a_hand_made_block() {
     assert_eq!(status(10, w), (StatusCode::OutputShort, 7));
     // The last codeword is cut.
     assert_eq!(status(11, w), (StatusCode::InputTruncated, 7));
+}
+
+/// Payload words (little-endian bytes) holding `bits` ('0' and '1') from
+/// stream bit 0, zeros after.
+fn pack(bits: &str) -> Vec<u8> {
+    let mut words = vec![0u32; bits.len().div_ceil(32)];
+    for (i, c) in bits.bytes().enumerate() {
+        if c == b'1' {
+            words[i / 32] |= 1 << (31 - i % 32);
+        }
+    }
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[test]
+fn ways_decode_alone_and_report_the_first_bad_way() {
+    // Code: 'a' = 0, 'b' = 10. "ab" x 16 in two ways of "ab" x 8 (0 10
+    // eight times, 24 bits each), the second right after the first.
+    let mut lengths = vec![0u32; 256];
+    lengths[b'a' as usize] = 1;
+    lengths[b'b' as usize] = 2;
+    let code = CanonicalCode::from_lengths(&lengths, 4).unwrap();
+    let p = HuffmanParams {
+        sub_log2: 0,
+        ways_log2: 1,
+        max_len: 4,
+        block_bytes: 1024,
+        ..HuffmanParams::BYTES
+    };
+    let section = CodeSection {
+        width: SymbolWidth::U8,
+        len: CodeSection::bytes_for(SymbolWidth::U8, 4, 2),
+        code: code.clone(),
+        sub_log2: 0,
+        ways_log2: 1,
+    };
+    let way = "010".repeat(8);
+    let block = |bits: u32, dir: u16, payload: &str| {
+        let mut f = Vec::new();
+        format::write_frame_head(32, 1024, &section, &[20], &mut f);
+        f.extend_from_slice(&[0, 0, 0, 0]);
+        f.extend_from_slice(&bits.to_le_bytes());
+        f.extend_from_slice(&dir.to_le_bytes());
+        f.extend_from_slice(&[0, 0]);
+        f.extend_from_slice(&pack(payload));
+        f
+    };
+    let good = block(48, 24, &way.repeat(2));
+    assert_eq!(u16::from_le_bytes([good[4], good[5]]), format::VERSION);
+    let (st, out) = decode_one(&good);
+    assert!(st.is_ok(), "{st}");
+    let data = b"ab".repeat(16);
+    assert_eq!(out, data);
+    assert_eq!(encode_with(&data, &code, &p).unwrap(), good);
+    let status = |bits, dir, payload: &str| {
+        let (st, _) = decode_one(&block(bits, dir, payload));
+        (st.status(), u64::from(st.detail), st.produced)
+    };
+    let f = Frame::parse(&good, &Default::default()).unwrap();
+    let job = &f.jobs(0, 0)[0];
+    let dir_at = job.aux + BLOCK_FIXED_BYTES as u64;
+    let payload_at = dir_at + 4;
+    let both = way.repeat(2);
+    // A directory entry whose way would end past the payload.
+    assert_eq!(status(48, 49, &both), (StatusCode::InputCorrupt, dir_at, 0));
+    // Way 0 told to end a bit early: its last code is cut.
+    assert_eq!(
+        status(48, 23, &both),
+        (StatusCode::InputTruncated, payload_at + 2, 15)
+    );
+    // Way 0 given more bits than its codes take.
+    assert_eq!(
+        status(48, 40, &both),
+        (StatusCode::OutputOverflow, payload_at + 3, 16)
+    );
+    // An unused code (11) opening way 1: way 0's symbols come first.
+    let bad = format!("{way}11{}", &way[2..]);
+    assert_eq!(
+        status(48, 24, &bad),
+        (StatusCode::InputCorrupt, payload_at + 3, 16)
+    );
+    // Way 1 given two bits more than its codes take.
+    assert_eq!(
+        status(50, 24, &both),
+        (StatusCode::OutputOverflow, payload_at + 6, 32)
+    );
+    // A version 1 frame may not have ways.
+    let mut v1 = good.clone();
+    v1[4] = 1;
+    assert!(Frame::parse(&v1, &Default::default()).is_err());
+}
+
+#[test]
+fn ways_with_gap_arrays_or_past_16_bits_are_refused() {
+    let p = HuffmanParams {
+        sub_log2: 9,
+        ways_log2: 3,
+        ..HuffmanParams::BYTES
+    };
+    assert!(encode(b"abc", &p).is_err());
+    // 2^16 symbols a way at up to 12 bits each.
+    let p = HuffmanParams {
+        sub_log2: 0,
+        ways_log2: 1,
+        block_bytes: 1 << 17,
+        ..HuffmanParams::BYTES
+    };
+    assert!(encode(b"abc", &p).is_err());
 }

@@ -46,6 +46,7 @@ struct Blocks<'a> {
     block_bytes: u32,
     sb: u32,
     sub_log2: u32,
+    ways_log2: u32,
     table: &'a CudaSlice<u32>,
     count: u32,
 }
@@ -168,6 +169,7 @@ impl CudaBackend {
             block_bytes: params.block_bytes,
             sb,
             sub_log2: u32::from(params.sub_log2),
+            ways_log2: u32::from(params.ways_log2),
             table: &table,
             count: nblocks_u32,
         };
@@ -334,6 +336,7 @@ impl CudaBackend {
             .arg(&blocks.block_bytes)
             .arg(&blocks.sb)
             .arg(&blocks.sub_log2)
+            .arg(&blocks.ways_log2)
             .arg(blocks.table)
             .arg(&blocks.count);
         Ok(b)

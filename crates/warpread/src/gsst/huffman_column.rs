@@ -252,7 +252,9 @@ fn run_frame(
         // No blocks, so no jobs: nothing for a backend to run.
         return Ok(HostBuffer::zeroed(0));
     }
-    let decoder = if parsed.code.sub_log2 != 0 {
+    // Both kernels decode a frame in ways alike; without ways the gap
+    // decoder needs gap arrays.
+    let decoder = if parsed.code.sub_log2 != 0 || parsed.code.ways_log2 != 0 {
         HuffmanDecoder::Gap
     } else {
         HuffmanDecoder::SelfSync

@@ -61,12 +61,12 @@ impl HuffmanEncoding {
         )
     }
 
-    /// The encoder settings: the codec's defaults for the width (exact
-    /// counts, 32 KiB blocks, gap arrays for the GPU's faster decoder).
+    /// The encoder settings: exact counts, 32 KiB blocks in 128 ways (the
+    /// layout the GPU decodes fastest; readers take any layout).
     pub fn params(&self) -> HuffmanParams {
         match self.width {
-            SymbolWidth::U8 => HuffmanParams::BYTES,
-            SymbolWidth::U16 => HuffmanParams::PAIRS,
+            SymbolWidth::U8 => HuffmanParams::BYTES_IN_WAYS,
+            SymbolWidth::U16 => HuffmanParams::PAIRS_IN_WAYS,
         }
     }
 

@@ -51,6 +51,64 @@ fn codes(rng: &mut Rng, n: usize) -> Vec<u8> {
     v
 }
 
+/// The encoder settings the frames are made with, by name.
+fn settings() -> Vec<(&'static str, HuffmanParams)> {
+    vec![
+        ("bytes", HuffmanParams::BYTES),
+        ("pairs", HuffmanParams::PAIRS),
+        (
+            "bytes-nogap-8k",
+            HuffmanParams {
+                sub_log2: 0,
+                block_bytes: 8192,
+                ..HuffmanParams::BYTES
+            },
+        ),
+        (
+            "bytes-len16-sub5-100k",
+            HuffmanParams {
+                max_len: 16,
+                sub_log2: 5,
+                block_bytes: 100_000,
+                ..HuffmanParams::BYTES
+            },
+        ),
+        (
+            "pairs-sampled",
+            HuffmanParams {
+                sampling: Sampling::Every(8),
+                ..HuffmanParams::PAIRS
+            },
+        ),
+        (
+            "bytes-ways7",
+            HuffmanParams {
+                sub_log2: 0,
+                ways_log2: 7,
+                ..HuffmanParams::BYTES
+            },
+        ),
+        (
+            "pairs-ways5-10k",
+            HuffmanParams {
+                sub_log2: 0,
+                ways_log2: 5,
+                block_bytes: 10_000,
+                ..HuffmanParams::PAIRS
+            },
+        ),
+        (
+            "bytes-ways10-1000",
+            HuffmanParams {
+                sub_log2: 0,
+                ways_log2: 10,
+                block_bytes: 1000,
+                ..HuffmanParams::BYTES
+            },
+        ),
+    ]
+}
+
 /// Frames of varied settings and data, with their data.
 fn frames(rng: &mut Rng) -> Vec<(String, Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
@@ -63,34 +121,7 @@ fn frames(rng: &mut Rng) -> Vec<(String, Vec<u8>, Vec<u8>)> {
         ("tiny", b"ab".to_vec()),
     ];
     for (name, data) in datasets {
-        for (pname, p) in [
-            ("bytes", HuffmanParams::BYTES),
-            ("pairs", HuffmanParams::PAIRS),
-            (
-                "bytes-nogap-8k",
-                HuffmanParams {
-                    sub_log2: 0,
-                    block_bytes: 8192,
-                    ..HuffmanParams::BYTES
-                },
-            ),
-            (
-                "bytes-len16-sub5-100k",
-                HuffmanParams {
-                    max_len: 16,
-                    sub_log2: 5,
-                    block_bytes: 100_000,
-                    ..HuffmanParams::BYTES
-                },
-            ),
-            (
-                "pairs-sampled",
-                HuffmanParams {
-                    sampling: Sampling::Every(8),
-                    ..HuffmanParams::PAIRS
-                },
-            ),
-        ] {
+        for (pname, p) in settings() {
             let frame = huffman::encode(&data, &p).unwrap();
             out.push((format!("{name}/{pname}"), data.clone(), frame));
         }
@@ -182,24 +213,12 @@ fn huffman_frames_encode_alike_on_both_backends() {
     // No data at all, and 16-bit symbols over an odd number of bytes in
     // blocks of a size that is not a multiple of four.
     cases.push(("empty/bytes".into(), Vec::new(), Vec::new()));
-    let params_of = |name: &str| match name.split('/').nth(1) {
-        Some("pairs") => HuffmanParams::PAIRS,
-        Some("bytes-nogap-8k") => HuffmanParams {
-            sub_log2: 0,
-            block_bytes: 8192,
-            ..HuffmanParams::BYTES
-        },
-        Some("bytes-len16-sub5-100k") => HuffmanParams {
-            max_len: 16,
-            sub_log2: 5,
-            block_bytes: 100_000,
-            ..HuffmanParams::BYTES
-        },
-        Some("pairs-sampled") => HuffmanParams {
-            sampling: Sampling::Every(8),
-            ..HuffmanParams::PAIRS
-        },
-        _ => HuffmanParams::BYTES,
+    let params_of = |name: &str| {
+        let setting = name.split('/').nth(1);
+        settings()
+            .into_iter()
+            .find(|(n, _)| Some(*n) == setting)
+            .map_or(HuffmanParams::BYTES, |(_, p)| p)
     };
     let odd = codes(&mut rng, 50_001);
     let odd_params = HuffmanParams {
