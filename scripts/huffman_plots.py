@@ -6,8 +6,9 @@ codec, all on the same bytes.
 
     python3 scripts/huffman_plots.py RESULTS_DIR OUT.png
 
-RESULTS_DIR holds huffman-SET.json (warpread bench huffman --json) and
-nvcomp-SET.json (scripts/nvcomp_codecs_bench.py --json) per data set.
+RESULTS_DIR holds huffman-SET.json (warpread bench huffman --json), the
+ways rows huffman-SET-waysW-KKIB.json (HUFF_WAYS) and nvcomp-SET.json
+(scripts/nvcomp_codecs_bench.py --json) per data set.
 Needs matplotlib (runs where the results were fetched to).
 """
 import json
@@ -23,8 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def points(res, name):
     out = []
-    h = res / f"huffman-{name}.json"
-    if h.exists():
+    for h in [res / f"huffman-{name}.json"] + sorted(res.glob(f"huffman-{name}-ways*.json")):
+        if not h.exists():
+            continue
         for r in json.loads(h.read_text())["rows"]:
             if r.get("gpu_gbps"):
                 out.append((f"Huffman {r['symbol_bits']}-bit {r['decoder']}", r["ratio"], r["gpu_gbps"], "o"))
@@ -39,7 +41,8 @@ def points(res, name):
 def main():
     res, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     sets = sorted(p.name[len("huffman-"):-len(".json")] for p in res.glob("huffman-*.json")
-                  if not any(p.name.endswith(s) for s in ("-sampled.json", "-nogap.json", "-ab.json")))
+                  if not any(p.name.endswith(s) for s in ("-sampled.json", "-nogap.json", "-ab.json"))
+                  and "-ways" not in p.name)
     if not sets:
         sys.exit(f"no huffman-SET.json in {res}")
     cols = min(len(sets), 5)
