@@ -575,6 +575,14 @@ impl CudaBackend {
         (self.pool.in_use(), self.pool.mirrored())
     }
 
+    /// Device bytes that live allocations hold in the device's memory pool
+    /// (decode stages' buffers, device batches' uploads and views), after
+    /// the device's queued work: back where it stood once every device
+    /// batch is dropped or its consumer has released it.
+    pub fn device_memory_in_use(&self) -> Result<u64> {
+        self.rt.pool_bytes_in_use()
+    }
+
     /// This backend's counters so far (see [`Profile`]).
     pub fn profile(&self) -> Profile {
         use counters::get;

@@ -189,6 +189,53 @@ fn damage_gives_statuses_never_panics() {
 }
 
 #[test]
+fn damaged_ways_give_statuses_never_panic() {
+    let data = skewed(6000, 30, 12);
+    for (width, ways_log2) in [(SymbolWidth::U8, 4u8), (SymbolWidth::U16, 7)] {
+        let p = HuffmanParams {
+            width,
+            max_len: if width == SymbolWidth::U8 { 12 } else { 20 },
+            block_bytes: 4096,
+            ..HuffmanParams::BYTES_IN_WAYS
+        };
+        let p = HuffmanParams { ways_log2, ..p };
+        let frame = encode(&data, &p).unwrap();
+        let mut next = xorshift(u64::from(ways_log2));
+        let mut failures = 0;
+        for _ in 0..3000 {
+            let mut bad = frame.clone();
+            let at = 32 + (next() as usize % (bad.len() - 32));
+            bad[at] ^= 1 << (next() % 8);
+            let Ok(f) = Frame::parse(&bad, &Default::default()) else {
+                continue;
+            };
+            for job in f.jobs(0, 0) {
+                let mut out = vec![0u8; job.values as usize];
+                let input = &bad[job.input.start as usize..job.input.end as usize];
+                let st = decode_block(input, job.input.start, job.aux, &mut out);
+                if !st.is_ok() {
+                    failures += 1;
+                    assert!(st.detail as usize <= input.len(), "{st}");
+                    assert!(st.produced <= job.values);
+                }
+            }
+        }
+        assert!(failures > 100, "{failures}");
+        // A directory entry past the payload is caught before any way.
+        let f = Frame::parse(&frame, &Default::default()).unwrap();
+        let dir = f.blocks[0].start as usize + BLOCK_FIXED_BYTES;
+        let mut bad = frame.clone();
+        bad[dir..dir + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+        let (st, _) = decode_one(&bad);
+        assert_eq!(
+            (st.status(), st.produced),
+            (StatusCode::InputCorrupt, 0),
+            "{st}"
+        );
+    }
+}
+
+#[test]
 fn status_classes_of_a_hand_made_block() {
     // Code: 'a' = 0, 'b' = 10 (11 unused); "abababab" = (0 10) x 4 = 12
     // bits, no gaps.

@@ -190,6 +190,34 @@ impl GpuRuntime {
         &self.ctx
     }
 
+    /// Bytes that live allocations hold in the device's default memory
+    /// pool, where the stream allocates, once the device has finished its
+    /// queued work (frees are stream-ordered). Memory the pool keeps for
+    /// reuse after a free does not count.
+    pub fn pool_bytes_in_use(&self) -> Result<u64> {
+        use cudarc::driver::sys;
+        let err = |e| Error::cuda("querying the memory pool", e);
+        self.ctx.synchronize().map_err(err)?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut used = 0u64;
+        // SAFETY: plain driver calls on the context's own device, bound to
+        // this thread by `synchronize`; `pool` and `used` outlive the calls
+        // that write them.
+        unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device())
+                .result()
+                .map_err(err)?;
+            sys::cuMemPoolGetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                (&mut used as *mut u64).cast(),
+            )
+            .result()
+            .map_err(err)?;
+        }
+        Ok(used)
+    }
+
     /// The stream all work is ordered on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream

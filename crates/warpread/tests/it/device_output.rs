@@ -1,7 +1,8 @@
 //! Reads whose batches stay on the device (`build_device`): on CUDA, every
 //! fixture's device batches, copied back, equal the CPU backend's read;
 //! DLPack tensors hold a column's values and validity; the C Device Data
-//! Interface structs point at the batch's device buffers. Without CUDA,
+//! Interface structs point at the batch's device buffers; the device memory
+//! comes back once the consumer releases what it took. Without CUDA,
 //! asking for device output is a clear error.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use warpread::exec::{Backend, CpuBackend};
 use warpread::orc::OrcReaderBuilder;
 use warpread::parquet::ParquetReaderBuilder;
 
-use super::common::cuda_shared;
+use super::common::{cuda_options, cuda_own, cuda_shared};
 
 fn testdata(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -208,4 +209,57 @@ fn c_device_arrays_point_at_the_batch_buffers() {
     let release = array.array.release.unwrap();
     unsafe { release(&mut array.array) };
     assert!(array.is_released());
+}
+
+#[test]
+fn device_memory_comes_back_when_the_consumer_releases_it() {
+    let test = "device_memory_comes_back_when_the_consumer_releases_it";
+    let Some(backend) = cuda_own(cuda_options(), test) else {
+        return;
+    };
+    let shared: Arc<dyn Backend> = backend.clone();
+    let files = [
+        testdata("parquet")
+            .into_iter()
+            .find(|p| p.ends_with("types_gzip_v1.parquet"))
+            .unwrap(),
+        testdata("orc")
+            .into_iter()
+            .find(|p| p.ends_with("types_v12_zlib.orc"))
+            .unwrap(),
+    ];
+    // What a backend keeps for its life (compiled kernels, ...) is taken
+    // by the first reads; the baseline comes after them.
+    for f in &files {
+        drop(device_read(f, shared.clone()).unwrap());
+    }
+    let baseline = backend.device_memory_in_use().unwrap();
+    for f in &files {
+        let batches = device_read(f, shared.clone()).unwrap();
+        assert!(
+            backend.device_memory_in_use().unwrap() > baseline,
+            "{f:?}: the batches hold no device memory"
+        );
+        // A consumer takes every batch through the C Device Data Interface
+        // and releases it after the batches themselves are gone.
+        let mut exported: Vec<_> = batches.iter().map(|b| b.to_ffi().unwrap()).collect();
+        drop(batches);
+        assert!(
+            backend.device_memory_in_use().unwrap() > baseline,
+            "{f:?}: the exported arrays lost their buffers"
+        );
+        for (_, array) in &mut exported {
+            let release = array.array.release.unwrap();
+            // SAFETY: each struct was exported above and is released once,
+            // as a consumer that moved it out would.
+            unsafe { release(&mut array.array) };
+        }
+        drop(exported);
+        assert_eq!(
+            backend.device_memory_in_use().unwrap(),
+            baseline,
+            "{f:?}: device memory held after the release"
+        );
+        assert_eq!(backend.held_memory(), (0, 0), "{f:?}");
+    }
 }
