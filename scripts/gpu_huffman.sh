@@ -19,7 +19,7 @@
 #                (default: every set)
 #   HUFF_WAYS    ways settings to add, as log2 (say "7 8"): each set is also
 #                encoded in that many parallel ways a block (E²MC's decoding
-#                ways) and decoded (huffman-SET-waysW-KKIB.json)
+#                ways) and decoded (huffman-SET-waysW-Kk.json: W the log2, K the KiB)
 #   HUFF_WAYS_KIB  block sizes in KiB for the ways rows (default 32)
 #   HUFF_KERNEL_DIR  kernel sources to run instead of the built-in ones
 #                (warpread --kernel-dir, WARPREAD_KERNEL_DIR for the tests)

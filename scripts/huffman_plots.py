@@ -27,9 +27,12 @@ def points(res, name):
     for h in [res / f"huffman-{name}.json"] + sorted(res.glob(f"huffman-{name}-ways*.json")):
         if not h.exists():
             continue
+        # A ways file's setting (say "ways7-32k") names its points.
+        setting = h.stem[len(f"huffman-{name}-"):] if "-ways" in h.name else ""
         for r in json.loads(h.read_text())["rows"]:
             if r.get("gpu_gbps"):
-                out.append((f"Huffman {r['symbol_bits']}-bit {r['decoder']}", r["ratio"], r["gpu_gbps"], "o"))
+                decoder = setting or r["decoder"]
+                out.append((f"Huffman {r['symbol_bits']}-bit {decoder}", r["ratio"], r["gpu_gbps"], "o"))
     n = res / f"nvcomp-{name}.json"
     if n.exists():
         for r in json.loads(n.read_text()).get("rows", []):

@@ -77,9 +77,11 @@ constexpr u32 KIND_HUFFMAN = 0;
 constexpr u32 KIND_RAW = 1;
 constexpr u32 MAX_WAYS_LOG2 = 10;      // format.rs MAX_WAYS_LOG2
 
-// Problems a checked walk can meet, ranked as the CPU meets them at one
-// position: a gap mismatch, then (not noted here) the overflow check, then
-// a bad or cut codeword.
+// Problems a walk can meet. The checked walk of a single-way block notes a
+// gap mismatch, then a bad or cut codeword (the overflow check comes
+// between them at one position, decided after the scan); a way's walk also
+// notes running out of bits (short) and bits left after its symbols
+// (overflow), in the CPU's order.
 enum Event : u32 { EV_NONE = 0, EV_GAP = 1, EV_CORRUPT = 2, EV_TRUNCATED = 3, EV_SHORT = 4, EV_OVERFLOW = 5 };
 
 // What thread 0 learns from the code section and block header.
@@ -138,14 +140,10 @@ struct Shared {
     u32 words[HEAD_WORDS + BLOCK_WORDS];
     u32 exit_[THREADS];
     u32 warp_sums[THREADS / 32];
-    u32 fail_thread;
+    u32 fail_thread;  // single way: lowest thread with a problem; ways: lowest bad directory entry
     u32 fail_way;
     u32 total;
 };
-
-__device__ __forceinline__ u32 rd32(const u8* p) {
-    return (u32)p[0] | (u32)p[1] << 8 | (u32)p[2] << 16 | (u32)p[3] << 24;
-}
 
 // Every thread: the header words, loaded at once (thread 0 alone would
 // wait on each in turn). Words past the input are not loaded; the checks
@@ -558,7 +556,6 @@ __device__ u32 block_scan(Shared& s, u32 v, u32& total) {
     return s.warp_sums[warp] + x - v;
 }
 
-
 // A block in ways (E²MC's parallel decoding ways): way v holds symbols
 // [v*q, (v+1)*q) of the block (q = ceil(symbols / ways)) and decodes alone
 // from where the ways before it end (the directory holds each way's bits
@@ -584,6 +581,8 @@ __device__ void decode_ways(Shared& s, const u8* in, u8* out, u64 values, ChunkS
     u32 total;
     // Its barriers also publish the table.
     const u32 first = block_scan(s, mine, total);
+    // The CPU stores the tail byte first, whatever the block's status.
+    if (t == 0 && h.tail) out[values - 1] = (u8)h.tail_byte;
     {
         u32 e = first;
         for (u32 v = v0; v < v1_dir; ++v) {
@@ -679,7 +678,6 @@ __device__ void decode_ways(Shared& s, const u8* in, u8* out, u64 values, ChunkS
         }
     }
     if (fail_v != 0xffffffffu) atomicMin(&s.fail_way, fail_v);
-    if (t == 0 && h.tail) out[values - 1] = (u8)h.tail_byte;
     __syncthreads();
     const u32 first_fail = s.fail_way;
     if (first_fail == 0xffffffffu) {

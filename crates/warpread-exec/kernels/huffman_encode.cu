@@ -138,9 +138,9 @@ __device__ __forceinline__ void run_of(u64 nsym, u32 ways_log2, u64& a, u64& b) 
     if (ways_log2 == 0) return run_of(nsym, a, b);
     u32 v0, v1;
     ways_of(1u << ways_log2, v0, v1);
-    u64 e;
-    way_range(nsym, 1u << ways_log2, v0, a, e);
-    way_range(nsym, 1u << ways_log2, v1 == 0 ? 0 : v1 - 1, e, b);
+    u64 first_end, last_start;
+    way_range(nsym, 1u << ways_log2, v0, a, first_end);
+    way_range(nsym, 1u << ways_log2, v1 == 0 ? 0 : v1 - 1, last_start, b);
     if (v0 == v1) b = a;
 }
 
@@ -293,7 +293,8 @@ extern "C" __global__ void __launch_bounds__(HUFF_ENC_THREADS)
                 bool c;
                 dir[v] = (u16)bits_of(src, wa, wb, sb, table, c);
             }
-            if (threadIdx.x == 0 && (V - 1) % 2 == 1) dir[V - 1] = 0;  // padding to 4
+            // V - 1 entries, an odd count: one u16 of padding to 4 bytes.
+            if (threadIdx.x == 0) dir[V - 1] = 0;
         }
         // Zeroes first: the gap array's padding, and the payload words the
         // atomicOr below completes.

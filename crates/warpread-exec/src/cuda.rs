@@ -179,6 +179,17 @@ struct Scratch {
     spans: span_inflate::SpanScratch,
 }
 
+impl Scratch {
+    /// Device bytes the lane's buffers hold.
+    fn device_bytes(&self) -> usize {
+        self.input.bytes()
+            + self.output.bytes()
+            + self.jobs.bytes()
+            + self.status.bytes()
+            + self.spans.device_bytes()
+    }
+}
+
 /// Copies `bytes` to the device buffer `dev` on `stream`, through the
 /// lane's pinned buffer `pinned`, which no other copy of the stage uses (the
 /// copy is complete before the lane's next stage: each stage ends in a
@@ -578,9 +589,22 @@ impl CudaBackend {
     /// Device bytes that live allocations hold in the device's memory pool
     /// (decode stages' buffers, device batches' uploads and views), after
     /// the device's queued work: back where it stood once every device
-    /// batch is dropped or its consumer has released it.
+    /// batch is dropped or its consumer has released it. The pool is the
+    /// device's, shared by every backend of the process on that device.
     pub fn device_memory_in_use(&self) -> Result<u64> {
         self.rt.pool_bytes_in_use()
+    }
+
+    /// Device bytes the idle lanes keep for their next stages (buffers that
+    /// grow to the largest stage a lane has run and stay): part of
+    /// [`device_memory_in_use`](Self::device_memory_in_use) that no read
+    /// holds. Lanes running a stage now are not counted.
+    pub fn lane_device_bytes(&self) -> usize {
+        self.pool()
+            .idle
+            .iter()
+            .map(|l| l.scratch.device_bytes())
+            .sum()
     }
 
     /// This backend's counters so far (see [`Profile`]).

@@ -5,7 +5,7 @@
 //! job's symbols, ending exactly at its last payload bit, and every gap
 //! (if present) names the first codeword start at or after its
 //! subsequence's boundary. A block in ways is valid when its directory is
-//! and each way, decoded from its first bit, yields exactly its share of
+//! valid and each way, decoded from its first bit, yields exactly its share of
 //! the symbols ending exactly at its last bit; the ways are checked in
 //! order. The decoder walks the codewords in order and
 //! reports the first event that breaks this, in bit order; at one bit

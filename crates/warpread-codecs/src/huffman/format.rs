@@ -185,7 +185,7 @@ pub struct CodeView<'a> {
 impl<'a> CodeView<'a> {
     /// Parses and checks the section at the start of `b` (which may go on
     /// past it): the width, the length bound (1..=24), the gap setting,
-    /// reserved byte, symbol count, that the counts add up to it and fit
+    /// the ways setting (at most 2^10, never with gaps), symbol count, that the counts add up to it and fit
     /// the code space (Kraft). Errors are the status and the byte offset
     /// of the offending field: the status detail both decoders report.
     pub fn parse(b: &'a [u8]) -> std::result::Result<Self, (StatusCode, u64)> {
@@ -278,7 +278,8 @@ pub struct BlockLayout {
     pub gaps_at: usize,
     /// Job-input offset of the payload.
     pub payload_at: usize,
-    /// Job-input offset of the block's end (header, gaps and payload).
+    /// Job-input offset of the block's end (header, gaps or way directory,
+    /// and payload).
     pub end: usize,
 }
 

@@ -196,9 +196,9 @@ fn damaged_ways_give_statuses_never_panic() {
             width,
             max_len: if width == SymbolWidth::U8 { 12 } else { 20 },
             block_bytes: 4096,
+            ways_log2,
             ..HuffmanParams::BYTES_IN_WAYS
         };
-        let p = HuffmanParams { ways_log2, ..p };
         let frame = encode(&data, &p).unwrap();
         let mut next = xorshift(u64::from(ways_log2));
         let mut failures = 0;

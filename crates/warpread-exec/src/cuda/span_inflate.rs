@@ -85,6 +85,28 @@ pub(super) struct SpanScratch {
     pinned_down: PinnedScratch,
 }
 
+impl SpanScratch {
+    /// Device bytes its buffers hold.
+    pub(super) fn device_bytes(&self) -> usize {
+        [
+            &self.jobs,
+            &self.span_job,
+            &self.span_bit,
+            &self.found,
+            &self.tasks,
+            &self.results,
+            &self.symbols,
+            &self.chain_slot,
+            &self.chain_start,
+            &self.errors,
+            &self.pending,
+        ]
+        .iter()
+        .map(|b| b.bytes())
+        .sum()
+    }
+}
+
 /// Where one stream stands.
 enum State {
     Decoding,

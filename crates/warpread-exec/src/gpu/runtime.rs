@@ -276,6 +276,11 @@ impl DeviceScratch {
         Ok(self.buf.as_mut().expect("allocated above"))
     }
 
+    /// Bytes of the buffer held now.
+    pub fn bytes(&self) -> usize {
+        self.buf.as_ref().map_or(0, |b| b.len())
+    }
+
     /// Hands the buffer over (the next `get` allocates a new one).
     pub fn take(&mut self) -> Option<CudaSlice<u8>> {
         self.buf.take()
