@@ -276,7 +276,7 @@ pub fn encode_block(data: &[u8], params: &HuffmanParams, table: &[(u32, u32)]) -
         gaps.push((bits - next) as u8);
         next += sub;
     }
-    let side = align4(gaps.len()) + if ways > 1 { directory_bytes(ways) } else { 0 };
+    let side = align4(gaps.len()) + directory_bytes(ways);
     let huff_len = BLOCK_FIXED_BYTES + side + 4 * words.len();
     let raw_len = BLOCK_FIXED_BYTES + align4(data.len());
     let mut out = Vec::with_capacity(huff_len.min(raw_len));

@@ -4,7 +4,7 @@
 use super::format::{BLOCK_FIXED_BYTES, KIND_RAW};
 use super::*;
 use crate::plan::{ChunkStatus, StatusCode};
-use crate::testing::xorshift;
+use crate::testing::{huffman_ab, xorshift};
 
 /// Bytes drawn from a skewed distribution over `alphabet` values (a few
 /// common, many rare), the shape of text and quantization codes.
@@ -138,6 +138,33 @@ fn decode_one(frame: &[u8]) -> (ChunkStatus, Vec<u8>) {
     (decode_block(input, job.input.start, job.aux, &mut out), out)
 }
 
+/// Decodes `rounds` copies of `frame`, each with one bit flipped past the
+/// frame header, job by job; a failure must lie within its job's input and
+/// output. How many jobs failed.
+fn flip_bits_and_decode(frame: &[u8], rounds: usize, seed: u64) -> usize {
+    let mut next = xorshift(seed);
+    let mut failures = 0;
+    for _ in 0..rounds {
+        let mut bad = frame.to_vec();
+        let at = 32 + (next() as usize % (bad.len() - 32));
+        bad[at] ^= 1 << (next() % 8);
+        let Ok(f) = Frame::parse(&bad, &Default::default()) else {
+            continue;
+        };
+        for job in f.jobs(0, 0) {
+            let mut out = vec![0u8; job.values as usize];
+            let input = &bad[job.input.start as usize..job.input.end as usize];
+            let st = decode_block(input, job.input.start, job.aux, &mut out);
+            if !st.is_ok() {
+                failures += 1;
+                assert!(st.detail as usize <= input.len(), "{st}");
+                assert!(st.produced <= job.values);
+            }
+        }
+    }
+    failures
+}
+
 #[test]
 fn damage_gives_statuses_never_panics() {
     let data = skewed(3000, 30, 11);
@@ -150,24 +177,7 @@ fn damage_gives_statuses_never_panics() {
     assert!(st.is_ok() && out == data, "{st}");
     let f = Frame::parse(&frame, &Default::default()).unwrap();
     let block = f.blocks[0].start as usize;
-    let mut next = xorshift(7);
-    let mut failures = 0;
-    for _ in 0..3000 {
-        let mut bad = frame.clone();
-        let at = 32 + (next() as usize % (bad.len() - 32));
-        bad[at] ^= 1 << (next() % 8);
-        if let Ok(f2) = Frame::parse(&bad, &Default::default()) {
-            let job = &f2.jobs(0, 0)[0];
-            let mut out = vec![0u8; job.values as usize];
-            let input = &bad[job.input.start as usize..job.input.end as usize];
-            let st = decode_block(input, job.input.start, job.aux, &mut out);
-            if !st.is_ok() {
-                failures += 1;
-                assert!(st.detail as usize <= input.len(), "{st}");
-                assert!(st.produced <= job.values);
-            }
-        }
-    }
+    let failures = flip_bits_and_decode(&frame, 3000, 7);
     assert!(failures > 100, "{failures}");
     // Gap array damage is always caught: every gap is checked.
     let gaps_at = block + BLOCK_FIXED_BYTES;
@@ -200,26 +210,7 @@ fn damaged_ways_give_statuses_never_panic() {
             ..HuffmanParams::BYTES_IN_WAYS
         };
         let frame = encode(&data, &p).unwrap();
-        let mut next = xorshift(u64::from(ways_log2));
-        let mut failures = 0;
-        for _ in 0..3000 {
-            let mut bad = frame.clone();
-            let at = 32 + (next() as usize % (bad.len() - 32));
-            bad[at] ^= 1 << (next() % 8);
-            let Ok(f) = Frame::parse(&bad, &Default::default()) else {
-                continue;
-            };
-            for job in f.jobs(0, 0) {
-                let mut out = vec![0u8; job.values as usize];
-                let input = &bad[job.input.start as usize..job.input.end as usize];
-                let st = decode_block(input, job.input.start, job.aux, &mut out);
-                if !st.is_ok() {
-                    failures += 1;
-                    assert!(st.detail as usize <= input.len(), "{st}");
-                    assert!(st.produced <= job.values);
-                }
-            }
-        }
+        let failures = flip_bits_and_decode(&frame, 3000, u64::from(ways_log2));
         assert!(failures > 100, "{failures}");
         // A directory entry past the payload is caught before any way.
         let f = Frame::parse(&frame, &Default::default()).unwrap();
@@ -239,10 +230,7 @@ fn damaged_ways_give_statuses_never_panic() {
 fn status_classes_of_a_hand_made_block() {
     // Code: 'a' = 0, 'b' = 10 (11 unused); "abababab" = (0 10) x 4 = 12
     // bits, no gaps.
-    let mut lengths = vec![0u32; 256];
-    lengths[b'a' as usize] = 1;
-    lengths[b'b' as usize] = 2;
-    let code = CanonicalCode::from_lengths(&lengths, 4).unwrap();
+    let code = huffman_ab::code();
     let p = HuffmanParams {
         sub_log2: 0,
         max_len: 4,
@@ -251,14 +239,7 @@ fn status_classes_of_a_hand_made_block() {
     };
     let block = |bits: u32, word: u32| {
         let mut f = Vec::new();
-        let section = CodeSection {
-            width: SymbolWidth::U8,
-            len: CodeSection::bytes_for(SymbolWidth::U8, 4, 2),
-            code: code.clone(),
-            sub_log2: 0,
-            ways_log2: 0,
-        };
-        format::write_frame_head(8, 1024, &section, &[12], &mut f);
+        format::write_frame_head(8, 1024, &huffman_ab::section(0), &[12], &mut f);
         f.extend_from_slice(&[0, 0, 0, 0]);
         f.extend_from_slice(&bits.to_le_bytes());
         f.extend_from_slice(&word.to_le_bytes());
@@ -284,26 +265,11 @@ fn status_classes_of_a_hand_made_block() {
     assert_eq!(status(11, w), (StatusCode::InputTruncated, 7));
 }
 
-/// Payload words (little-endian bytes) holding `bits` ('0' and '1') from
-/// stream bit 0, zeros after.
-fn pack(bits: &str) -> Vec<u8> {
-    let mut words = vec![0u32; bits.len().div_ceil(32)];
-    for (i, c) in bits.bytes().enumerate() {
-        if c == b'1' {
-            words[i / 32] |= 1 << (31 - i % 32);
-        }
-    }
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
 #[test]
 fn ways_decode_alone_and_report_the_first_bad_way() {
-    // Code: 'a' = 0, 'b' = 10. "ab" x 16 in two ways of "ab" x 8 (0 10
-    // eight times, 24 bits each), the second right after the first.
-    let mut lengths = vec![0u32; 256];
-    lengths[b'a' as usize] = 1;
-    lengths[b'b' as usize] = 2;
-    let code = CanonicalCode::from_lengths(&lengths, 4).unwrap();
+    // "ab" x 16 in two ways of "ab" x 8 (24 bits each), the second right
+    // after the first.
+    let code = huffman_ab::code();
     let p = HuffmanParams {
         sub_log2: 0,
         ways_log2: 1,
@@ -311,24 +277,8 @@ fn ways_decode_alone_and_report_the_first_bad_way() {
         block_bytes: 1024,
         ..HuffmanParams::BYTES
     };
-    let section = CodeSection {
-        width: SymbolWidth::U8,
-        len: CodeSection::bytes_for(SymbolWidth::U8, 4, 2),
-        code: code.clone(),
-        sub_log2: 0,
-        ways_log2: 1,
-    };
-    let way = "010".repeat(8);
-    let block = |bits: u32, dir: u16, payload: &str| {
-        let mut f = Vec::new();
-        format::write_frame_head(32, 1024, &section, &[20], &mut f);
-        f.extend_from_slice(&[0, 0, 0, 0]);
-        f.extend_from_slice(&bits.to_le_bytes());
-        f.extend_from_slice(&dir.to_le_bytes());
-        f.extend_from_slice(&[0, 0]);
-        f.extend_from_slice(&pack(payload));
-        f
-    };
+    let way = huffman_ab::way();
+    let block = huffman_ab::two_ways;
     let good = block(48, 24, &way.repeat(2));
     assert_eq!(u16::from_le_bytes([good[4], good[5]]), format::VERSION);
     let (st, out) = decode_one(&good);

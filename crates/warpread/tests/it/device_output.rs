@@ -16,6 +16,7 @@ use warpread::orc::OrcReaderBuilder;
 use warpread::parquet::ParquetReaderBuilder;
 
 use super::common::{cuda_options, cuda_own, cuda_shared};
+use super::stage_counting::write_gzip_parquet;
 
 fn testdata(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -312,15 +313,5 @@ fn write_big_parquet(path: &Path) {
         ("s", Arc::new(strings) as _),
     ])
     .unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::GZIP(Default::default()))
-        .build();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(path).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_gzip_parquet(path, &batch, n as usize, true);
 }

@@ -3,10 +3,8 @@
 //! status for status, on frames of every setting and on damaged frames.
 //! Without a device only the CPU backend is checked, against the data.
 
-use warpread::codecs::huffman::{
-    self, CanonicalCode, CodeSection, Frame, HuffmanDecoder, HuffmanParams, Sampling, SymbolWidth,
-    format,
-};
+use warpread::codecs::huffman::{self, Frame, HuffmanDecoder, HuffmanParams, Sampling};
+use warpread::codecs::testing::huffman_ab;
 use warpread::exec::{Backend, CpuBackend};
 use warpread::plan::{Stage, StatusCode};
 
@@ -244,46 +242,14 @@ fn huffman_frames_encode_alike_on_both_backends() {
     }
 }
 
-/// Payload words (little-endian bytes) holding `bits` ('0' and '1') from
-/// stream bit 0, zeros after.
-fn pack(bits: &str) -> Vec<u8> {
-    let mut words = vec![0u32; bits.len().div_ceil(32)];
-    for (i, c) in bits.bytes().enumerate() {
-        if c == b'1' {
-            words[i / 32] |= 1 << (31 - i % 32);
-        }
-    }
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
 #[test]
 fn hand_made_ways_blocks_fail_alike_on_both_backends() {
     let test = "hand_made_ways_blocks_fail_alike_on_both_backends";
     let gpu = cuda(test);
-    // Code: 'a' = 0, 'b' = 10. "ab" x 16 in two ways of 24 bits each.
-    let mut lengths = vec![0u32; 256];
-    lengths[b'a' as usize] = 1;
-    lengths[b'b' as usize] = 2;
-    let code = CanonicalCode::from_lengths(&lengths, 4).unwrap();
-    let section = CodeSection {
-        width: SymbolWidth::U8,
-        len: CodeSection::bytes_for(SymbolWidth::U8, 4, 2),
-        code,
-        sub_log2: 0,
-        ways_log2: 1,
-    };
-    let way = "010".repeat(8);
+    // "ab" x 16 in two ways of 24 bits each.
+    let way = huffman_ab::way();
     let both = way.repeat(2);
-    let frame = |bits: u32, dir: u16, payload: &str| {
-        let mut f = Vec::new();
-        format::write_frame_head(32, 1024, &section, &[20], &mut f);
-        f.extend_from_slice(&[0, 0, 0, 0]);
-        f.extend_from_slice(&bits.to_le_bytes());
-        f.extend_from_slice(&dir.to_le_bytes());
-        f.extend_from_slice(&[0, 0]);
-        f.extend_from_slice(&pack(payload));
-        f
-    };
+    let frame = huffman_ab::two_ways;
     let cut = format!("{way}11{}", &way[2..]);
     let cases = [
         ("valid", frame(48, 24, &both), StatusCode::Ok),
