@@ -147,8 +147,12 @@ constexpr u32 FLUSH_T = 1024;
 // FLUSH_T + 128 <= W: a stored block's 128-byte steps never overwrite
 // unflushed bytes.
 static_assert(FLUSH_T + LINE <= W, "window constraints");
-// Batches: at most 32 tokens; a batch ends once its output passes LSOFT, so
-// it writes at most BATCH_MAX bytes. At a batch's write phase at most
+// Batches: at most 32 tokens; a copy that takes the output past LSOFT ends
+// its batch. Literals end none (their path has no check), so up to 30 of
+// them may follow the last copy that stayed within LSOFT, before the copy
+// that ends the batch: a batch writes at most LSOFT + 32 + 258 = BATCH_MAX
+// bytes. (LSOFT used to be BATCH_MAX - 258, which such literals could
+// overrun by up to 28 bytes.) At a batch's write phase at most
 // BATCH_FLUSH bytes are unflushed. Copies of the batch reach back at most
 // B_NEAR bytes in the window, further ones read global memory:
 //  - B_NEAR + BATCH_MAX + 7 <= W: the batch's writes (plus 3 bytes past the
@@ -156,10 +160,10 @@ static_assert(FLUSH_T + LINE <= W, "window constraints");
 //    3 bytes before a source);
 //  - BATCH_FLUSH + BATCH_MAX + 3 <= W: they never alias unflushed bytes;
 //  - B_NEAR + 1 >= BATCH_MAX + BATCH_FLUSH: a far source is flushed.
-constexpr u32 BATCH_MAX = 1024;
-constexpr u32 LSOFT = BATCH_MAX - 258;
+constexpr u32 LSOFT = 766;
+constexpr u32 BATCH_MAX = LSOFT + WARP + 258;
 constexpr u32 BATCH_FLUSH = 1536;
-constexpr u32 B_NEAR = 3048;
+constexpr u32 B_NEAR = 3016;
 constexpr u32 PAR_MAX = 32;  // longest copy done by a single lane
 // Long copies done by the warp in 16-byte pieces read the window from up to
 // 15 bytes (plus 3 for word alignment) before their source: B_NEAR +
@@ -1159,6 +1163,10 @@ __device__ u32 inflate_chunk(input_stream& in, Out& o, WarpTables& t, Bits& br, 
                             // then written like a pattern copy.
                             __syncwarp();
                             const u32 h0 = win_word(o.win, d0 - 8), h1 = win_word(o.win, d0 - 4);
+                            // The word read last may hold bytes from d0 on,
+                            // which the copy stores (unused here): every
+                            // lane reads before any stores.
+                            __syncwarp();
                             const u32 sel = di == 1 ? 0x3333u : di == 2 ? 0x3232u : 0x3210u;
                             const u32 q1 = __byte_perm(h1, 0, sel);
                             const u32 q0 = di == 8 ? h0 : q1;

@@ -231,3 +231,155 @@ fn host_share_of_inflate_stages_matches_the_cpu() {
         }
     }
 }
+
+/// Deflate written token by token with the fixed codes (RFC 1951 3.2.6),
+/// for streams whose exact symbol sequence a test needs.
+struct FixedWriter {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl FixedWriter {
+    fn new() -> Self {
+        Self {
+            out: Vec::new(),
+            acc: 0,
+            n: 0,
+        }
+    }
+
+    /// `bits` low bits of `v`, least significant first (headers, extra bits).
+    fn bits(&mut self, v: u32, bits: u32) {
+        self.acc |= u64::from(v) << self.n;
+        self.n += bits;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    /// A Huffman code of `len` bits, most significant bit first.
+    fn code(&mut self, code: u32, len: u32) {
+        self.bits(code.reverse_bits() >> (32 - len), len);
+    }
+
+    fn align(&mut self) {
+        if self.n > 0 {
+            self.bits(0, 8 - self.n);
+        }
+    }
+
+    fn stored(&mut self, data: &[u8]) {
+        self.bits(0, 3); // not final, stored
+        self.align();
+        let len = data.len() as u32;
+        self.bits(len, 16);
+        self.bits(!len & 0xffff, 16);
+        self.out.extend_from_slice(data);
+    }
+
+    fn symbol(&mut self, s: u32) {
+        match s {
+            0..=143 => self.code(0x30 + s, 8),
+            144..=255 => self.code(0x190 + s - 144, 9),
+            256..=279 => self.code(s - 256, 7),
+            _ => self.code(0xc0 + s - 280, 8),
+        }
+    }
+
+    fn copy(&mut self, len: u32, dist: u32) {
+        const LEN_BASE: [u32; 29] = [
+            3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99,
+            115, 131, 163, 195, 227, 258,
+        ];
+        const DIST_BASE: [u32; 30] = [
+            1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025,
+            1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
+        ];
+        let li = LEN_BASE.iter().rposition(|&b| b <= len).unwrap();
+        self.symbol(257 + li as u32);
+        let len_extra = match li {
+            0..=7 | 28 => 0,
+            _ => (li as u32 - 4) / 4,
+        };
+        self.bits(len - LEN_BASE[li], len_extra);
+        let di = DIST_BASE.iter().rposition(|&b| b <= dist).unwrap();
+        self.code(di as u32, 5);
+        let dist_extra = if di < 4 { 0 } else { di as u32 / 2 - 1 };
+        self.bits(dist - DIST_BASE[di], dist_extra);
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.align();
+        self.out
+    }
+}
+
+/// A batch of the CUDA kernel's 32 symbols whose output runs past the
+/// window room its copies assume: a copy reaching back 3,048 bytes whose
+/// destination wraps the 4 KiB window (done last, in order), three long
+/// copies up to 766 bytes, 27 literals and a last 258-byte copy, 1,051
+/// bytes in all. A kernel that let literals take a batch past its budget
+/// wrote the last copy's end over the first copy's source before reading
+/// it. The CPU's bytes are checked against the tokens too.
+#[test]
+fn a_batch_of_literals_after_long_copies_keeps_its_sources() {
+    let gpu = cuda("a_batch_of_literals_after_long_copies_keeps_its_sources");
+    let mut rng = Rng::fresh("a_batch_of_literals_after_long_copies_keeps_its_sources");
+    // 8,187 bytes first: the next output position is 4,091 in the window.
+    let head: Vec<u8> = (0..8187).map(|_| rng.next() as u8).collect();
+    let mut w = FixedWriter::new();
+    w.stored(&head);
+    w.bits(0b011, 3); // final, fixed codes
+    let mut want = head.clone();
+    let copy = |w: &mut FixedWriter, want: &mut Vec<u8>, len: u32, dist: u32| {
+        w.copy(len, dist);
+        for _ in 0..len {
+            want.push(want[want.len() - dist as usize]);
+        }
+    };
+    copy(&mut w, &mut want, 10, 3048);
+    for len in [258, 258, 240] {
+        copy(&mut w, &mut want, len, 2000);
+    }
+    for _ in 0..27 {
+        let b = rng.next() as u8;
+        w.symbol(u32::from(b));
+        want.push(b);
+    }
+    copy(&mut w, &mut want, 258, 1800);
+    w.symbol(256);
+    let bytes = w.finish();
+    assert_eq!(want.len(), 8187 + 1051);
+
+    let stage = Stage {
+        op: StageOp::Inflate,
+        jobs: vec![ChunkJob {
+            input: 0..bytes.len() as u64,
+            output_offset: 0,
+            values: want.len() as u64,
+            aux: 0,
+        }],
+        output_values: want.len() as u64,
+        location: Default::default(),
+    };
+    let cpu = CpuBackend::new().run_stage(&stage, &bytes).unwrap();
+    cpu.check(&stage).unwrap();
+    assert!(
+        cpu.data.as_bytes() == &want[..],
+        "the CPU reference decodes the tokens"
+    );
+    if let Some(gpu) = gpu {
+        let got = gpu.run_stage(&stage, &bytes).unwrap();
+        assert_eq!(got.statuses, cpu.statuses);
+        let at = got
+            .data
+            .as_bytes()
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g != w);
+        assert_eq!(at, None, "first differing byte");
+    }
+}
