@@ -9,8 +9,9 @@
 //     first block boundary at or past its stop (or its stop key), into its
 //     slot of 16-bit symbols: bytes, or markers (256 + i) for byte i of the
 //     32 KiB before the span, whose value is not known yet. All lanes run
-//     the Huffman decoder on the same bits (no broadcasts); a copy is
-//     written by the whole warp at once (lane j writes byte j: its source
+//     the Huffman decoder on the same bits (no broadcasts); a short copy
+//     whose source precedes its batch is written by the lane holding it,
+//     any other by the whole warp at once (lane j writes byte j: its source
 //     n - D + (j mod D) lies before the copy whatever the distance).
 //  3. inflate_resolve_tails: one block walks a chained stream's spans in
 //     order and resolves the last 32 KiB of each (their markers name bytes
@@ -81,15 +82,15 @@ struct Result {
     u32 capped;
 };
 
-__constant__ u16 LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-__constant__ u8 LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-                                 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-__constant__ u16 DIST_BASE[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                  33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-                                  1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-__constant__ u8 DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
-                                  6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+// Length and distance bases and extra bits computed rather than loaded
+// from constant tables (no constant-bank load on the symbol loop's path):
+// length symbol 257 + li (li < 29), distance symbol d (d < 30).
+__device__ __forceinline__ u32 len_extra(u32 li) { return li < 8 || li == 28 ? 0 : (li - 4) >> 2; }
+__device__ __forceinline__ u32 len_base(u32 li) {
+    return li < 8 ? li + 3 : li == 28 ? 258 : ((4 + (li & 3)) << len_extra(li)) + 3;
+}
+__device__ __forceinline__ u32 dist_extra(u32 d) { return d < 4 ? 0 : (d >> 1) - 1; }
+__device__ __forceinline__ u32 dist_base(u32 d) { return d < 4 ? d + 1 : ((2 + (d & 1)) << dist_extra(d)) + 1; }
 __constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
 // ---------------------------------------------------------------------------
@@ -154,7 +155,9 @@ __device__ __forceinline__ u8 byte_at(const BitIn& b, u64 i) { return i < b.len 
 struct Fast {
     u64 buf;   // the next `cnt` bits from `pos`
     u32 cnt;
-    u64 next;  // address of the next aligned word to load
+    u32 nx;    // the word at `next`, loaded one refill ahead (its latency
+               // hidden behind the symbols decoded meanwhile)
+    u64 next;  // address of the next aligned word to add
     u64 pos;
 };
 
@@ -166,15 +169,17 @@ __device__ __forceinline__ Fast fast_at(const BitIn& b) {
     f.buf = ((u64)word_at(b, a) | ((u64)word_at(b, a + 4) << 32)) >> skip;
     f.cnt = 64 - skip;
     f.next = a + 8;
+    f.nx = word_at(b, a + 8);
     f.pos = b.pos;
     return f;
 }
 
 __device__ __forceinline__ u32 fpeek(const BitIn& b, Fast& f) {
     if (f.cnt < 32) {
-        f.buf |= (u64)word_at(b, f.next) << f.cnt;
+        f.buf |= (u64)f.nx << f.cnt;
         f.next += 4;
         f.cnt += 32;
+        f.nx = word_at(b, f.next);
     }
     return (u32)f.buf;
 }
@@ -438,23 +443,133 @@ __device__ __forceinline__ u32 stored_block(BitIn& b, u16* out, u16* win, u64 ca
     return BLOCK_DONE;
 }
 
+// Copies of at most PAR_MAX symbols whose source lies wholly before their
+// batch are written by the lane holding them, all at once.
+constexpr u32 PAR_MAX = 32;
+constexpr u32 PAR_CHUNK = 16;  // symbols a lane loads before it stores them
+
+// The symbol a copy reads at `src` (< 0: a marker for the window before the
+// span): from the window when NEAR (distance <= WIN_REACH), else from the
+// slot.
+template <bool NEAR>
+__device__ __forceinline__ u16 copy_src(const u16* out, const u16* win, i64 src) {
+    return src < 0 ? (u16)(MARKER + WINDOW + src) : NEAR ? win[src & WIN_MASK] : out[src];
+}
+
+// Symbols j = j0, j0 + stride, .. < L of a copy from s0 + (j mod D) to d0 +
+// j, one at a time, r = j0 mod D and step = stride mod D (< D): the copies
+// reaching before the span (markers; only in its first WINDOW symbols).
+__device__ __forceinline__ void copy_slow(u16* out, u16* win, i64 s0, u64 d0, u32 j0, u32 stride, u32 L,
+                                          u32 r, u32 step, u32 D, bool near) {
+    for (u32 j = j0; j < L; j += stride) {
+        const u16 v = near ? copy_src<true>(out, win, s0 + r) : copy_src<false>(out, win, s0 + r);
+        out[d0 + j] = v;
+        win[(d0 + j) & WIN_MASK] = v;
+        r += step;
+        if (r >= D) r -= D;
+    }
+}
+
+// One lane's copy of L <= PAR_MAX symbols from `s` (>= 0, all before the
+// batch, D >= L: no symbol of the copy is its own source) to `d0`:
+// PAR_CHUNK loads in flight, then their stores.
+// (Window slots from 32-bit positions: (x + j) mod WIN of the low word.)
+template <bool NEAR>
+__device__ __forceinline__ void copy_lane(u16* out, u16* win, u64 s, u64 d0, u32 L) {
+    const u16* sp = out + s;
+    u16* dp = out + d0;
+    const u32 ws = (u32)s, wd = (u32)d0;
+    for (u32 j0 = 0; j0 < L; j0 += PAR_CHUNK) {
+        u32 v[PAR_CHUNK];
+#pragma unroll
+        for (u32 i = 0; i < PAR_CHUNK; i++) {
+            v[i] = 0;
+            if (j0 + i < L) v[i] = NEAR ? win[(ws + j0 + i) & WIN_MASK] : sp[j0 + i];
+        }
+#pragma unroll
+        for (u32 i = 0; i < PAR_CHUNK; i++)
+            if (j0 + i < L) {
+                dp[j0 + i] = (u16)v[i];
+                win[(wd + j0 + i) & WIN_MASK] = (u16)v[i];
+            }
+    }
+}
+
+// A copy by the whole warp: symbol j (lane + 32 t) of L from p - D + (j mod
+// D), always before p: written before this copy (by earlier barriers) and
+// no write of the copy lands on it (out: positions >= p; window: see
+// WIN_REACH), so every load of the copy is issued before its stores. j mod
+// D without a division per symbol: r = lane mod D, then + 32 mod D a step.
+template <bool NEAR>
+__device__ __forceinline__ void copy_warp(u16* out, u16* win, u64 p, u32 D, u32 L) {
+    const u32 lane = threadIdx.x & 31;
+    const i64 s0 = (i64)p - (i64)D;
+    if (L <= 32) {
+        if (lane < L) {
+            const u32 r = lane < D ? lane : lane % D;
+            const u16 v = copy_src<NEAR>(out, win, s0 + r);
+            out[p + lane] = v;
+            win[(p + lane) & WIN_MASK] = v;
+        }
+        return;
+    }
+    // r = j mod D for every j < L (r < D and step < D: one subtraction a
+    // step). D >= L: r = j throughout (j < D). 32 <= D < L: lane mod D =
+    // lane, 32 mod D = 32 (0 for D = 32).
+    u32 r = lane, step = D == 32 ? 0 : 32;
+    if (D < 32) {
+        r = lane % D;
+        step = 32 % D;
+    }
+    constexpr u32 T = (258 + 31) / 32;
+    if (s0 < 0) {
+        copy_slow(out, win, s0, p, lane, 32, L, r, step, D, NEAR);
+        return;
+    }
+    const u16* sp = out + s0;
+    u16* dp = out + p + lane;
+    const u32 ws = (u32)s0, wd = (u32)p + lane;
+    u32 v[T];
+#pragma unroll
+    for (u32 t = 0; t < T; t++) {
+        v[t] = 0;
+        if (lane + 32 * t < L) v[t] = NEAR ? win[(ws + r) & WIN_MASK] : sp[r];
+        r += step;
+        if (r >= D) r -= D;
+    }
+#pragma unroll
+    for (u32 t = 0; t < T; t++)
+        if (lane + 32 * t < L) {
+            dp[32 * t] = (u16)v[t];
+            win[(wd + 32 * t) & WIN_MASK] = (u16)v[t];
+        }
+}
+
 // Batches: all lanes decode up to 32 symbols (token k parked in lane k's
-// registers, nothing written), then the batch is written: every literal by
-// its lane at once, then the copies in order, each by the whole warp. A
-// batch ends once its output passes BATCH_OUT, so no write of a batch lands
-// on a window slot that one of its copies reads (see WIN_REACH).
+// registers, nothing written), then the batch is written: every literal and
+// every short copy whose source lies wholly before the batch by its lane at
+// once, then the other copies in order, each by the whole warp. A batch
+// ends once its output passes BATCH_OUT, so no write of a batch lands on a
+// window slot that one of its copies reads (see WIN_REACH).
 __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool first, u16* out,
                                                 u16* win, u64 cap, u64& n) {
     const u32 lane = threadIdx.x & 31;
     Fast f = fast_at(b);
     const u64 end_bits = 8 * b.len;
     for (;;) {
-        u32 kind = 0, val = 0, dist = 0;  // kind: 0 none, 1 literal, 2 copy
-        u64 at = 0;
-        u64 m = n;
+        // Output positions as offsets from n (the batch's first): a batch
+        // spans at most BATCH_OUT + 258 symbols. m = n + mo; the capacity
+        // checks m == cap and m + L > cap against room = cap - n (n <= cap;
+        // saturated: an offset never reaches 2^32 - 1), the distance check
+        // D > m against min(n, 65536) (D <= 32768).
+        const u64 left = cap - n;
+        const u32 room = left > 0xffffffffull ? 0xffffffffu : (u32)left;
+        const u32 nlo = n < 65536 ? (u32)n : 65536u;
+        u32 kind = 0, val = 0, dist = 0, off = 0;  // kind: 0 none, 1 literal, 2 copy
+        u32 mo = 0;
         u32 stop = BLOCK_DONE;
         bool more = true;
-        for (u32 k = 0; k < 32 && m - n <= BATCH_OUT; k++) {
+        for (u32 k = 0; k < 32 && mo <= BATCH_OUT; k++) {
             u32 e = decode_sym(fpeek(b, f), t.lit, LIT_BITS, t.lit_count, t.lit_sorted);
             if (e == ~0u) {
                 stop = (f.pos > end_bits) ? S_TRUNCATED : S_CORRUPT;
@@ -469,7 +584,7 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
             }
             const u32 sym = e & 0xffff;
             if (sym < 256) {
-                if (m == cap) {
+                if (mo == room) {
                     stop = S_FULL;
                     more = false;
                     break;
@@ -477,9 +592,9 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
                 if (lane == k) {
                     kind = 1;
                     val = sym;
-                    at = m;
+                    off = mo;
                 }
-                m++;
+                mo++;
                 continue;
             }
             if (sym == 256) {
@@ -492,7 +607,7 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
                 more = false;
                 break;
             }
-            const u32 L = LEN_BASE[li] + ftake(b, f, LEN_EXTRA[li]);
+            const u32 L = len_base(li) + ftake(b, f, len_extra(li));
             e = decode_sym(fpeek(b, f), t.dist, DIST_BITS, t.dist_count, t.dist_sorted);
             const u32 di = e & 0xffff;
             if (e == ~0u || di >= 30) {
@@ -502,18 +617,18 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
                 break;
             }
             fconsume(f, e >> 16);
-            const u32 D = DIST_BASE[di] + ftake(b, f, DIST_EXTRA[di]);
+            const u32 D = dist_base(di) + ftake(b, f, dist_extra(di));
             if (f.pos > end_bits) {
                 stop = S_TRUNCATED;
                 more = false;
                 break;
             }
-            if (first && D > m) {
+            if (first && D > nlo + mo) {
                 stop = S_CORRUPT;
                 more = false;
                 break;
             }
-            if (m + L > cap) {
+            if (mo + L > room) {
                 stop = S_FULL;
                 more = false;
                 break;
@@ -522,35 +637,47 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
                 kind = 2;
                 val = L;
                 dist = D;
-                at = m;
+                off = mo;
             }
-            m += L;
+            mo += L;
         }
         // Every symbol a copy reads was written before it: earlier batches
-        // (ordered by this barrier), this batch's literals (written first)
-        // and its earlier copies (each followed by a barrier).
+        // (ordered by this barrier); a lane's own copy reads only those
+        // (its source ends before the batch: p - D + L <= n); the ordered
+        // copies also this batch's literals, lane copies (written first) and
+        // earlier ordered copies (each copy starts with a barrier).
         __syncwarp();
+        const bool par = kind == 2 && val <= PAR_MAX && dist >= off + val;
         if (kind == 1) {
-            out[at] = (u16)val;
-            win[at & WIN_MASK] = (u16)val;
+            out[n + off] = (u16)val;
+            win[(n + off) & WIN_MASK] = (u16)val;
+        } else if (par) {
+            const i64 s0 = (i64)(n + off) - (i64)dist;
+            if (s0 < 0)  // (r = j < L <= D throughout)
+                copy_slow(out, win, s0, n + off, 0, 1, val, 0, 1, dist, dist <= WIN_REACH);
+            else if (dist <= WIN_REACH)
+                copy_lane<true>(out, win, (u64)s0, n + off, val);
+            else
+                copy_lane<false>(out, win, (u64)s0, n + off, val);
         }
-        u32 copies = __ballot_sync(FULL_MASK, kind == 2);
-        while (copies) {
-            const u32 c = __ffs(copies) - 1;
-            copies &= copies - 1;
-            const u32 L = __shfl_sync(FULL_MASK, val, c);
-            const u32 D = __shfl_sync(FULL_MASK, dist, c);
-            const u64 p = __shfl_sync(FULL_MASK, at, c);
-            __syncwarp();
-            const bool near = D <= WIN_REACH;
-            for (u32 j = lane; j < L; j += 32) {
-                const i64 src = (i64)p - (i64)D + (i64)(j < D ? j : j % D);
-                const u16 v = src < 0 ? (u16)(MARKER + WINDOW + src) : near ? win[src & WIN_MASK] : out[src];
-                out[p + j] = v;
-                win[(p + j) & WIN_MASK] = v;
-            }
+        u32 copies = __ballot_sync(FULL_MASK, kind == 2 && !par);
+        if (copies) {
+            const u32 lo = val | (off << 16);  // L < 2^9, off <= BATCH_OUT
+            do {
+                const u32 c = __ffs(copies) - 1;
+                copies &= copies - 1;
+                const u32 a = __shfl_sync(FULL_MASK, lo, c);
+                const u32 D = __shfl_sync(FULL_MASK, dist, c);
+                const u32 L = a & 0xffff;
+                const u64 p = n + (a >> 16);
+                __syncwarp();
+                if (D <= WIN_REACH)
+                    copy_warp<true>(out, win, p, D, L);
+                else
+                    copy_warp<false>(out, win, p, D, L);
+            } while (copies);
         }
-        n = m;
+        n += mo;
         if (!more) {
             b.pos = f.pos;
             return stop;
