@@ -88,6 +88,32 @@ pub fn cuda_own(options: CudaOptions, test: &str) -> Option<std::sync::Arc<CudaB
     }
 }
 
+/// Runs the test `path` (`module::name`) in a process of its own, unless
+/// this is that process: true there (the caller goes on with the test),
+/// false here once the child passed (it panics with the child's log when
+/// the child failed). For tests that must not share the device with the
+/// rest: a measurement of the device's one memory pool, or a fault that
+/// poisons every context of the process.
+pub fn in_own_process(path: &str) -> bool {
+    const ALONE: &str = "WARPREAD_TEST_ALONE";
+    if std::env::var_os(ALONE).is_some() {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([path, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    print!("{log}");
+    assert!(
+        out.status.success() && log.contains("1 passed"),
+        "{log}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
 /// A shared CUDA backend for APIs that take an `Arc` (the reader
 /// builders); prints the skip reason otherwise.
 pub fn cuda_shared(test: &str) -> Option<std::sync::Arc<dyn warpread::exec::Backend>> {

@@ -15,7 +15,7 @@ use warpread::exec::{Backend, CpuBackend};
 use warpread::orc::OrcReaderBuilder;
 use warpread::parquet::ParquetReaderBuilder;
 
-use super::common::{cuda_options, cuda_own, cuda_shared};
+use super::common::{cuda_options, cuda_own, cuda_shared, in_own_process};
 use super::stage_counting::write_gzip_parquet;
 
 fn testdata(dir: &str) -> Vec<PathBuf> {
@@ -217,26 +217,8 @@ fn device_memory_comes_back_when_the_consumer_releases_it() {
     // Every backend of a process allocates from the device's one memory
     // pool, so other tests' reads would move the figures: the measurement
     // runs alone, in a process of its own.
-    const ALONE: &str = "WARPREAD_TEST_ALONE";
     let test = "device_memory_comes_back_when_the_consumer_releases_it";
-    if std::env::var_os(ALONE).is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                &format!("device_output::{test}"),
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(ALONE, "1")
-            .output()
-            .unwrap();
-        let log = String::from_utf8_lossy(&out.stdout);
-        print!("{log}");
-        assert!(
-            out.status.success() && log.contains("1 passed"),
-            "{log}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if !in_own_process(&format!("device_output::{test}")) {
         return;
     }
     let Some(backend) = cuda_own(cuda_options(), test) else {
