@@ -190,12 +190,6 @@ __device__ __forceinline__ void fconsume(Fast& f, u32 n) {
     f.pos += n;
 }
 
-__device__ __forceinline__ u32 ftake(const BitIn& b, Fast& f, u32 n) {
-    const u32 v = fpeek(b, f) & ((1u << n) - 1);
-    fconsume(f, n);
-    return v;
-}
-
 // `span::block_key`: a stored block's key is the byte of its LEN and its
 // final bit (odd), any other block's its bit offset times 4.
 __device__ __forceinline__ u64 block_key(BitIn& b, u64 bit) {
@@ -373,25 +367,108 @@ __device__ __forceinline__ bool stored_prefilter(u64 h, u64 bit) {
 // ---------------------------------------------------------------------------
 // Decoding a span.
 
+// Entries of the literal/length and distance lookup tables (u32): bits 0-4
+// = bits to consume (the code and its extra bits), bits 5-9 = extra bits,
+// bits 12-15 = kind, bits 16-31 = value (the byte, the length base or the
+// distance base). One peek of at least 32 bits holds a code (<= 15 bits)
+// and its extra bits (<= 5 for a length, <= 13 for a distance): one lookup
+// and one consume a symbol, its value from the same peeked bits.
+constexpr u32 K_LIT = 0x0000;   // literal; every valid distance
+constexpr u32 K_LEN = 0x1000;   // length base
+constexpr u32 K_EOB = 0x2000;   // end of block
+constexpr u32 K_SLOW = 0x4000;  // (tables only) no code of at most the table's bits starts here
+constexpr u32 K_BAD = 0x8000;   // symbol 286/287 or distance 30/31 (bits: its code), or no code (0 bits)
+constexpr u32 K_MASK = 0xF000;
+
+// Entry of symbol `sym` with a code of `len` bits; KIND 0: literal/length,
+// 1: distance.
+template <int KIND>
+__device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
+    if (KIND == 0) {
+        if (sym < 256) return (sym << 16) | K_LIT | len;
+        if (sym == 256) return K_EOB | len;
+        if (sym < 286) {
+            const u32 li = sym - 257;
+            return (len_base(li) << 16) | K_LEN | (len_extra(li) << 5) | (len + len_extra(li));
+        }
+        return K_BAD | len;
+    } else {
+        if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
+        return K_BAD | len;
+    }
+}
+
+// Value of an entry from the bits `lo` its code starts: the base plus the
+// x = bits 5-9 extra bits that end the tc = bits 0-4 bits consumed, two
+// funnel shifts whose counts the hardware takes mod 32: lo << (32 - tc)
+// (tc == 0: lo), then its top x bits (x == 0: none).
+__device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
+    const u32 top = __funnelshift_l(0u, lo, 0u - e);
+    return (e >> 16) + __funnelshift_l(top, 0u, e >> 5);
+}
+
+// Canonical decoding of a code longer than the table's `tbits` bits from
+// the next bits `lo` (at least 15 valid): `first` is the canonical code of
+// the first code of tbits + 1 bits, `index` its place in `sorted`. The
+// entry of its symbol, or K_BAD (0 bits) where no code matches
+// (`decode_walk`'s ~0: no code of at most tbits bits matches here either).
+template <int KIND>
+__device__ __forceinline__ u32 decode_long(u32 lo, const u16* count, const u16* sorted, u32 first, u32 index,
+                                           u32 tbits) {
+    const u32 rev = __brev(lo);
+    for (u32 l = tbits + 1; l <= 15; l++) {
+        const u32 code = rev >> (32 - l);
+        const u32 cnt = count[l];
+        if (code - first < cnt) return make_entry<KIND>(sorted[index + code - first], l);
+        index += cnt;
+        first = (first + cnt) << 1;
+    }
+    return K_BAD;
+}
+
 struct Tables {
-    u16 lit[1 << LIT_BITS];
-    u16 dist[1 << DIST_BITS];
+    u32 lit[1 << LIT_BITS];
+    u32 dist[1 << DIST_BITS];
     u16 lit_count[16];
     u16 dist_count[16];
     u16 lit_sorted[288];
     u16 dist_sorted[32];
+    u16 lit_first, lit_index;  // decode_long's start (first code and index of LIT_BITS + 1 bits)
+    u16 dist_first, dist_index;
     u8 lens[320];
 };
 
-__device__ __forceinline__ u32 decode_sym(u32 bits, const u16* table, u32 tbits, const u16* count,
-                                          const u16* sorted) {
-    const u32 e = table[bits & ((1u << tbits) - 1)];
-    if (e != 0) return (e >> 4) | ((e & 15) << 16);
-    return decode_walk(bits, count, sorted);
+// The lookup table of `tbits` bits of a code whose counts and sorted
+// symbols `build_code` made, by the whole warp: every entry K_SLOW, then
+// each code of at most tbits bits fills its 2^(tbits - len) entries (the
+// (symbol, replica) pairs of one length spread over the lanes); and
+// decode_long's start. The caller orders it before the lookups.
+template <int KIND>
+__device__ __forceinline__ void fill_table(const u16* count, const u16* sorted, u32* table, u32 tbits, u16& first,
+                                           u16& index) {
+    const u32 lane = threadIdx.x & 31;
+    for (u32 i = lane; i < (1u << tbits); i += 32) table[i] = K_SLOW;
+    __syncwarp();
+    u32 code = 0, pos = 0;
+    for (u32 l = 1; l <= tbits; l++) {
+        const u32 cnt = count[l];
+        const u32 rbits = tbits - l;
+        for (u32 i = lane; i < (cnt << rbits); i += 32) {
+            const u32 k = i >> rbits;
+            const u32 rev = __brev(code + k) >> (32 - l);
+            table[rev | ((i & ((1u << rbits) - 1)) << l)] = make_entry<KIND>(sorted[pos + k], l);
+        }
+        code = (code + cnt) << 1;
+        pos += cnt;
+    }
+    if (lane == 0) {
+        first = (u16)code;
+        index = (u16)pos;
+    }
 }
 
-// Lane 0 reads a block's header and builds its tables; the warp then
-// shares the outcome: 0 ok, else an End.
+// Lane 0 reads a block's header and builds its codes; the warp then
+// shares the outcome (0 ok, else an End) and fills the lookup tables.
 __device__ __noinline__ u32 start_block(BitIn& b, u32 type, Tables& t) {
     const u32 lane = threadIdx.x & 31;
     u32 status = 0;
@@ -408,13 +485,18 @@ __device__ __noinline__ u32 start_block(BitIn& b, u32 type, Tables& t) {
             status = past_end(b) ? TRUNCATED : CORRUPT;
         }
         if (status == 0) {
-            build_code(t.lens, nlen, t.lit_count, t.lit_sorted, t.lit, LIT_BITS);
-            build_code(t.lens + nlen, ndist, t.dist_count, t.dist_sorted, t.dist, DIST_BITS);
+            build_code(t.lens, nlen, t.lit_count, t.lit_sorted, nullptr, 0);
+            build_code(t.lens + nlen, ndist, t.dist_count, t.dist_sorted, nullptr, 0);
         }
         pos = b.pos;
     }
     __syncwarp();
     status = __shfl_sync(FULL_MASK, status, 0);
+    if (status == 0) {
+        fill_table<0>(t.lit_count, t.lit_sorted, t.lit, LIT_BITS, t.lit_first, t.lit_index);
+        fill_table<1>(t.dist_count, t.dist_sorted, t.dist, DIST_BITS, t.dist_first, t.dist_index);
+        __syncwarp();
+    }
     const u32 plo = __shfl_sync(FULL_MASK, (u32)pos, 0);
     const u32 phi = __shfl_sync(FULL_MASK, (u32)(pos >> 32), 0);
     b.pos = ((u64)phi << 32) | plo;
@@ -570,20 +652,32 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
         u32 stop = BLOCK_DONE;
         bool more = true;
         for (u32 k = 0; k < 32 && mo <= BATCH_OUT; k++) {
-            u32 e = decode_sym(fpeek(b, f), t.lit, LIT_BITS, t.lit_count, t.lit_sorted);
-            if (e == ~0u) {
-                stop = (f.pos > end_bits) ? S_TRUNCATED : S_CORRUPT;
-                more = false;
-                break;
-            }
-            fconsume(f, e >> 16);
+            // One lookup and one consume: a literal, or a length code and
+            // its extra bits (>= 32 bits peeked: <= 15 + 5).
+            u32 lo = fpeek(b, f);
+            u32 e = t.lit[lo & ((1u << LIT_BITS) - 1)];
+            if (e & K_SLOW) e = decode_long<0>(lo, t.lit_count, t.lit_sorted, t.lit_first, t.lit_index, LIT_BITS);
+            fconsume(f, e & 31);  // (no code: 0 bits)
             if (f.pos > end_bits) {
+                // Where the symbol-at-a-time order stops: within the code, at
+                // its end; else (a length code within the stream, its extra
+                // bits past it) past the distance code and its extra bits
+                // it reads next (a bad one: its code; none: nothing).
                 stop = S_TRUNCATED;
                 more = false;
+                const u32 x = (e >> 5) & 31;
+                if (f.pos - x > end_bits) {
+                    f.pos -= x;
+                } else {
+                    lo = fpeek(b, f);
+                    u32 d = t.dist[lo & ((1u << DIST_BITS) - 1)];
+                    if (d & K_SLOW)
+                        d = decode_long<1>(lo, t.dist_count, t.dist_sorted, t.dist_first, t.dist_index, DIST_BITS);
+                    fconsume(f, d & 31);
+                }
                 break;
             }
-            const u32 sym = e & 0xffff;
-            if (sym < 256) {
+            if ((e & K_MASK) == K_LIT) {
                 if (mo == room) {
                     stop = S_FULL;
                     more = false;
@@ -591,33 +685,31 @@ __device__ __forceinline__ u32 compressed_block(BitIn& b, const Tables& t, bool 
                 }
                 if (lane == k) {
                     kind = 1;
-                    val = sym;
+                    val = e >> 16;
                     off = mo;
                 }
                 mo++;
                 continue;
             }
-            if (sym == 256) {
+            if ((e & K_MASK) != K_LEN) {
+                // End of block, or symbol 286/287 or no code (K_BAD).
+                if (e & K_BAD) stop = S_CORRUPT;
                 more = false;
                 break;
             }
-            const u32 li = sym - 257;
-            if (li >= 29) {
-                stop = S_CORRUPT;
-                more = false;
-                break;
-            }
-            const u32 L = len_base(li) + ftake(b, f, len_extra(li));
-            e = decode_sym(fpeek(b, f), t.dist, DIST_BITS, t.dist_count, t.dist_sorted);
-            const u32 di = e & 0xffff;
-            if (e == ~0u || di >= 30) {
-                if (e != ~0u) fconsume(f, e >> 16);
+            const u32 L = entry_value(e, lo);
+            // The distance code and its extra bits (<= 15 + 13; refilled).
+            lo = fpeek(b, f);
+            u32 d = t.dist[lo & ((1u << DIST_BITS) - 1)];
+            if (d & K_SLOW)
+                d = decode_long<1>(lo, t.dist_count, t.dist_sorted, t.dist_first, t.dist_index, DIST_BITS);
+            fconsume(f, d & 31);  // (distance 30/31: its code; no code: 0 bits)
+            if (d & K_BAD) {
                 stop = (f.pos > end_bits) ? S_TRUNCATED : S_CORRUPT;
                 more = false;
                 break;
             }
-            fconsume(f, e >> 16);
-            const u32 D = dist_base(di) + ftake(b, f, dist_extra(di));
+            const u32 D = entry_value(d, lo);
             if (f.pos > end_bits) {
                 stop = S_TRUNCATED;
                 more = false;
