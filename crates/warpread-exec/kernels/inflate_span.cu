@@ -239,32 +239,18 @@ __device__ __forceinline__ u32 decode_walk(u32 bits, const u16* count, const u16
     return ~0u;
 }
 
-// Counts and sorted symbols of a code whose lengths `lengths_form_code`
-// accepted; with `table`, also the lookup table of `tbits` bits (entry:
-// symbol << 4 | length; 0 where no code of at most `tbits` bits starts).
-__device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted, u16* table, u32 tbits) {
+// Counts and sorted symbols (canonical order) of a code whose lengths
+// `lengths_form_code` accepted.
+__device__ void build_code(const u8* lens, u32 n, u16* count, u16* sorted) {
     u16 offs[17];
-    u32 next[17];
     for (u32 i = 0; i < 16; i++) count[i] = 0;
     for (u32 i = 0; i < n; i++) count[lens[i]]++;
     count[0] = 0;
     offs[1] = 0;
-    next[1] = 0;
-    for (u32 l = 1; l < 16; l++) {
-        offs[l + 1] = offs[l] + count[l];
-        next[l + 1] = (next[l] + count[l]) << 1;
-    }
-    if (table)
-        for (u32 i = 0; i < (1u << tbits); i++) table[i] = 0;
+    for (u32 l = 1; l < 16; l++) offs[l + 1] = offs[l] + count[l];
     for (u32 s = 0; s < n; s++) {
         const u32 l = lens[s];
-        if (l == 0) continue;
-        sorted[offs[l]++] = (u16)s;
-        const u32 c = next[l]++;
-        if (table && l <= tbits) {
-            const u32 rev = __brev(c) >> (32 - l);
-            for (u32 i = rev; i < (1u << tbits); i += 1u << l) table[i] = (u16)((s << 4) | l);
-        }
+        if (l != 0) sorted[offs[l]++] = (u16)s;
     }
 }
 
@@ -280,7 +266,7 @@ __device__ bool read_lengths(BitIn& b, u8* lens, u32& nlen, u32& ndist) {
     for (u32 i = 0; i < ncode; i++) cl[CL_ORDER[i]] = (u8)take(b, 3);
     if (!lengths_form_code(cl, 19, CODES)) return false;
     u16 cl_count[16], cl_sorted[19];
-    build_code(cl, 19, cl_count, cl_sorted, nullptr, 0);
+    build_code(cl, 19, cl_count, cl_sorted);
     const u32 total = nlen + ndist;
     u32 have = 0;
     // Kraft sums of both codes so far (units of 2^-15): an over-subscribed
@@ -485,8 +471,8 @@ __device__ __noinline__ u32 start_block(BitIn& b, u32 type, Tables& t) {
             status = past_end(b) ? TRUNCATED : CORRUPT;
         }
         if (status == 0) {
-            build_code(t.lens, nlen, t.lit_count, t.lit_sorted, nullptr, 0);
-            build_code(t.lens + nlen, ndist, t.dist_count, t.dist_sorted, nullptr, 0);
+            build_code(t.lens, nlen, t.lit_count, t.lit_sorted);
+            build_code(t.lens + nlen, ndist, t.dist_count, t.dist_sorted);
         }
         pos = b.pos;
     }
@@ -918,6 +904,9 @@ extern "C" __global__ void __launch_bounds__(SPAN_THREADS)
 extern "C" __global__ void __launch_bounds__(SPAN_WARPS * 32)
     inflate_decode_spans(const u8* in, const Job* jobs, const Task* tasks, u32 n_tasks, u16* scratch,
                          Result* results) {
+    // Static shared memory stops at 48 KiB (more needs an opt-in at launch).
+    static_assert(SPAN_WARPS * (sizeof(Tables) + WIN * sizeof(u16)) <= 48 * 1024,
+                  "the span decoder's shared memory");
     __shared__ Tables tables[SPAN_WARPS];
     __shared__ u16 windows[SPAN_WARPS][WIN];
     const u32 w = threadIdx.x / 32;
