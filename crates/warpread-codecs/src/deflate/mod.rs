@@ -16,6 +16,7 @@ mod code;
 mod header;
 pub mod span;
 pub mod speculative;
+pub mod symbols;
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 

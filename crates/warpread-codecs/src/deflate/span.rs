@@ -9,6 +9,7 @@ use super::bits::BitReader;
 use super::block_start::block_key;
 use super::code::{Code, CodeKind, fixed_litlen_lens};
 use super::header::{DynamicCodes, read_dynamic};
+use super::symbols::{DIST_BASE, DIST_EXTRA, LEN_BASE, LEN_EXTRA};
 
 /// The bytes a deflate back-reference may reach back.
 pub const WINDOW: u64 = 32 * 1024;
@@ -93,22 +94,6 @@ impl SpanResult {
         SpanEnd::from_raw(self.end)
     }
 }
-
-const LEN_BASE: [u16; 29] = [
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
-    163, 195, 227, 258,
-];
-const LEN_EXTRA: [u8; 29] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
-];
-const DIST_BASE: [u16; 30] = [
-    1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
-    2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
-];
-const DIST_EXTRA: [u8; 30] = [
-    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
-    13,
-];
 
 /// Why a block ended early.
 enum Stop {

@@ -2,6 +2,7 @@
 //! on fresh streams of every block kind, and on corrupt streams.
 
 use warpread::codecs::deflate;
+use warpread::codecs::deflate::symbols::{DIST_BASE, DIST_EXTRA, LEN_BASE, LEN_EXTRA};
 use warpread::exec::{Backend, CpuBackend, StageOutput, host_share};
 use warpread::plan::{ChunkJob, ParquetOp, Stage, StageOp};
 
@@ -289,26 +290,16 @@ impl FixedWriter {
         }
     }
 
+    /// A copy of `len` (3..=258) bytes from `dist` (1..=32768) back.
     fn copy(&mut self, len: u32, dist: u32) {
-        const LEN_BASE: [u32; 29] = [
-            3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99,
-            115, 131, 163, 195, 227, 258,
-        ];
-        const DIST_BASE: [u32; 30] = [
-            1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025,
-            1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
-        ];
-        let li = LEN_BASE.iter().rposition(|&b| b <= len).unwrap();
+        // The last symbol whose base is at or below the value.
+        let symbol = |bases: &[u16], v: u32| bases.iter().rposition(|&b| u32::from(b) <= v);
+        let li = symbol(&LEN_BASE, len).expect("a length of 3..=258");
         self.symbol(257 + li as u32);
-        let len_extra = match li {
-            0..=7 | 28 => 0,
-            _ => (li as u32 - 4) / 4,
-        };
-        self.bits(len - LEN_BASE[li], len_extra);
-        let di = DIST_BASE.iter().rposition(|&b| b <= dist).unwrap();
+        self.bits(len - u32::from(LEN_BASE[li]), u32::from(LEN_EXTRA[li]));
+        let di = symbol(&DIST_BASE, dist).expect("a distance of 1..=32768");
         self.code(di as u32, 5);
-        let dist_extra = if di < 4 { 0 } else { di as u32 / 2 - 1 };
-        self.bits(dist - DIST_BASE[di], dist_extra);
+        self.bits(dist - u32::from(DIST_BASE[di]), u32::from(DIST_EXTRA[di]));
     }
 
     fn finish(mut self) -> Vec<u8> {
