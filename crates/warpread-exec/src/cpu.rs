@@ -230,15 +230,8 @@ mod tests {
     #[test]
     fn corrupt_chunk_is_reported_with_location() {
         let stage = Stage {
-            op: StageOp::OrcRleV1(IntType::I64),
-            jobs: vec![ChunkJob {
-                input: 0..2,
-                output_offset: 0,
-                values: 4,
-                aux: 0,
-            }],
-            output_values: 4,
             location: crate::error::Location::file("x.orc").with_column("a"),
+            ..Stage::single(StageOp::OrcRleV1(IntType::I64), 0..2, 4)
         };
         let out = CpuBackend::new().run_stage(&stage, &[0x01, 0x00]).unwrap();
         let err = out.check(&stage).unwrap_err().to_string();

@@ -221,20 +221,10 @@ impl Backend for Budgeted<'_> {
 mod tests {
     use super::*;
     use crate::CpuBackend;
-    use crate::plan::{ChunkJob, StageOp};
+    use crate::plan::StageOp;
 
     fn stage(values: u64) -> Stage {
-        Stage {
-            op: StageOp::OrcRleV1(crate::plan::IntType::I64),
-            jobs: vec![ChunkJob {
-                input: 0..0,
-                output_offset: 0,
-                values,
-                aux: 0,
-            }],
-            output_values: values,
-            location: crate::error::Location::default(),
-        }
+        Stage::single(StageOp::OrcRleV1(crate::plan::IntType::I64), 0..0, values)
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::huffman::{
 use crate::codecs::deflate::{self, speculative};
 use crate::error::{Error, Result};
 use crate::exec::{Backend, BackendChoice, CudaBackend, CudaOptions};
-use crate::plan::{ChunkJob, Stage, StageOp};
+use crate::plan::{Stage, StageOp};
 
 /// Which data to compress into the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,17 +190,7 @@ pub fn run(
                 .ok_or_else(|| Error::Unsupported(format!("CPU spans: {st}")))
         })?;
         super::verify_bytes("CPU spans", &out, &data)?;
-        let stage = Stage {
-            op: StageOp::Inflate,
-            jobs: vec![ChunkJob {
-                input: 0..z.len() as u64,
-                output_offset: 0,
-                values: data.len() as u64,
-                aux: 0,
-            }],
-            output_values: data.len() as u64,
-            location: Default::default(),
-        };
+        let stage = Stage::single(StageOp::Inflate, 0..z.len() as u64, data.len() as u64);
         let gpu = |b: &CudaBackend, warmup: usize, runs: usize| -> Result<f64> {
             for _ in 0..warmup {
                 b.run_stage(&stage, &z)?;

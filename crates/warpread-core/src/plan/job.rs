@@ -470,6 +470,22 @@ pub struct Stage {
 }
 
 impl Stage {
+    /// A stage of one job: `op` over the input bytes `input` into an output
+    /// of `values` elements (no location).
+    pub fn single(op: StageOp, input: Range<u64>, values: u64) -> Self {
+        Self {
+            op,
+            jobs: vec![ChunkJob {
+                input,
+                output_offset: 0,
+                values,
+                aux: 0,
+            }],
+            output_values: values,
+            location: Location::default(),
+        }
+    }
+
     /// Checks the plan against an input of `input_len` bytes: every range in
     /// bounds, outputs disjoint. Hostile metadata must fail here, not in a
     /// kernel.

@@ -215,17 +215,11 @@ fn host_share_of_inflate_stages_matches_the_cpu() {
             // jobs must be there too. A copy of every byte must equal it.
             let out = got.data.as_bytes();
             assert!(gpu.holds_on_device(out), "{what}: no device mirror");
-            let copy = Stage {
-                op: StageOp::Parquet(ParquetOp::PlainFixed { width: 1 }),
-                jobs: vec![ChunkJob {
-                    input: 0..out.len() as u64,
-                    output_offset: 0,
-                    values: out.len() as u64,
-                    aux: 0,
-                }],
-                output_values: out.len() as u64,
-                location: Default::default(),
-            };
+            let copy = Stage::single(
+                StageOp::Parquet(ParquetOp::PlainFixed { width: 1 }),
+                0..out.len() as u64,
+                out.len() as u64,
+            );
             let copied = gpu.run_stage(&copy, out).unwrap();
             copied.check(&copy).unwrap();
             assert!(copied.data.as_bytes() == out, "{what}: the mirror differs");
@@ -345,17 +339,7 @@ fn a_batch_of_literals_after_long_copies_keeps_its_sources() {
     let bytes = w.finish();
     assert_eq!(want.len(), 8187 + 1051);
 
-    let stage = Stage {
-        op: StageOp::Inflate,
-        jobs: vec![ChunkJob {
-            input: 0..bytes.len() as u64,
-            output_offset: 0,
-            values: want.len() as u64,
-            aux: 0,
-        }],
-        output_values: want.len() as u64,
-        location: Default::default(),
-    };
+    let stage = Stage::single(StageOp::Inflate, 0..bytes.len() as u64, want.len() as u64);
     let cpu = CpuBackend::new().run_stage(&stage, &bytes).unwrap();
     cpu.check(&stage).unwrap();
     assert!(
