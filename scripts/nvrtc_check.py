@@ -9,7 +9,7 @@ register / spill report before a device run is spent on them.
     from the PyPI wheel `nvidia-cuda-nvdisasm`: SASS without a GPU)
 
 With WARPREAD_KERNEL_DIR set, files of that folder replace their namesakes in
-kernels/ (codag.cuh included), as warpread's --kernel-dir does; the GSST
+kernels/ (codag.cuh and deflate.cuh offered as headers), as warpread's --kernel-dir does; the GSST
 launch shape variables (WARPREAD_GSST_THREADS, WARPREAD_GSST_MIN_BLOCKS,
 WARPREAD_GSST_RING) change the defines as warpread's --gsst-threads,
 --gsst-min-blocks and --gsst-ring do (not re-validated here: warpread
@@ -53,15 +53,17 @@ def source(name):
     if override is not None and (override / name).exists():
         return override / name
     return root / "crates/warpread-exec/kernels" / name
-header = source("codag.cuh").read_bytes()
+# The headers warpread offers every compilation (gpu/kernels.rs, HEADERS).
+header_names = ["codag.cuh", "deflate.cuh"]
+headers = [source(h).read_bytes() for h in header_names]
 failed = False
 only = set(os.environ.get("KERNELS", "").split())
 for cu in sorted(source(k.name) for k in (root / "crates/warpread-exec/kernels").glob("*.cu")
                  if not only or k.name in only):
     prog = ctypes.c_void_p()
-    hdrs = (ctypes.c_char_p * 1)(header)
-    names = (ctypes.c_char_p * 1)(b"codag.cuh")
-    r = lib.nvrtcCreateProgram(ctypes.byref(prog), cu.read_bytes(), cu.name.encode(), 1, hdrs, names)
+    hdrs = (ctypes.c_char_p * len(headers))(*headers)
+    names = (ctypes.c_char_p * len(headers))(*[h.encode() for h in header_names])
+    r = lib.nvrtcCreateProgram(ctypes.byref(prog), cu.read_bytes(), cu.name.encode(), len(headers), hdrs, names)
     assert r == 0, r
     o = (ctypes.c_char_p * len(opts))(*[x.encode() for x in opts])
     r = lib.nvrtcCompileProgram(prog, len(opts), o)

@@ -129,8 +129,10 @@
 // status says which rule failed (corrupt, truncated, overflow) and
 // `produced` holds the decompressed size on success.
 #include "codag.cuh"
+#include "deflate.cuh"
 
 using namespace codag;
+using namespace deflate;
 
 constexpr u32 LIT_BITS = 10;   // primary literal/length table: 2^10 entries
 constexpr u32 DIST_BITS = 8;   // primary distance table: 2^8 entries
@@ -184,16 +186,10 @@ constexpr u32 F_STG = 1u << 17;  // far copy whose source is staged at tQ0
 constexpr u32 DMASK = 0xffff;
 static_assert(RING >= 256, "input ring");
 
-// Table entries (u32): bits 0-4 = bits to consume (code + extra bits),
-// bits 5-9 = extra bits (fused entries: see K_FUSED), bits 12-15 = kind,
-// bits 16-31 = value (K_BAD: 0 bits, value 0).
-constexpr u32 K_LIT = 0x0000;   // literal byte (value); code-length code: a length 0..15
-constexpr u32 K_LEN = 0x1000;   // length base (value); code-length code: 16 (repeat previous)
-constexpr u32 K_EOB = 0x2000;   // end of block; code-length code: 17/18 (repeat zero)
-constexpr u32 K_SLOW = 0x4000;  // no code of at most table bits starts here
-constexpr u32 K_BAD = 0x8000;   // a symbol that is an error when used
-constexpr u32 K_MASK = 0xF000;
-
+// Table entries: deflate.cuh's format (fused entries: see K_FUSED). Here a
+// K_BAD entry consumes 0 bits (value 0), and in the code-length code's
+// table K_LIT is a length 0..15, K_LEN a 16 (repeat the previous length),
+// K_EOB a 17 or 18 (repeat zero).
 __constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
 // Counts and canonically sorted symbols of one code, for codes longer than
@@ -215,15 +211,6 @@ struct WarpTables {
     u8 lens[N_LIT + N_DIST];
     u8 cl_lens[20];
 };
-
-// Length base and extra bits of length symbol 257 + li (li < 29), and of
-// distance symbol d (d < 30), computed rather than loaded.
-__device__ __forceinline__ u32 len_extra(u32 li) { return li < 8 || li == 28 ? 0 : (li - 4) >> 2; }
-__device__ __forceinline__ u32 len_base(u32 li) {
-    return li < 8 ? li + 3 : li == 28 ? 258 : ((4 + (li & 3)) << len_extra(li)) + 3;
-}
-__device__ __forceinline__ u32 dist_extra(u32 d) { return d < 4 ? 0 : (d >> 1) - 1; }
-__device__ __forceinline__ u32 dist_base(u32 d) { return d < 4 ? d + 1 : ((2 + (d & 1)) << dist_extra(d)) + 1; }
 
 // Entry of symbol `sym` with code length `len` in each kind of table.
 // kind 0: literal/length, 1: distance, 2: code-length code.
@@ -258,16 +245,8 @@ __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
 // apart from an end of block only after the (rare) K_EOB branch.
 constexpr u32 K_FUSED = K_LEN | K_EOB;
 
-// Value of an entry: its base plus the extra bits that follow the code.
-// With tc = bits 0-4 (code + extra bits) and x = bits 5-9 (extra bits): the
-// extra bits are the top x of the tc bits of lo. Two funnel shifts whose
-// shift counts the hardware takes modulo 32 (no masking): lo << (32 - tc)
-// ((-e) mod 32; tc == 0: lo), then its top x bits (x == 0: none).
-__device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
-    const u32 top = __funnelshift_l(0u, lo, 0u - e);
-    return (e >> 16) + __funnelshift_l(top, 0u, e >> 5);
-}
-// The same for table building and header decoding (a separate function so
+// deflate.cuh's entry_value for table building and header decoding (a
+// separate function so
 // the lc/ tools' per-line estimate of the hot one is not averaged with these
 // sites' unrolled copies).
 __device__ __forceinline__ u32 entry_value_cold(u32 e, u32 lo) {

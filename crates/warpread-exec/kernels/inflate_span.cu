@@ -23,6 +23,7 @@
 // input read is masked to the stream's bytes (zeros past its end, as on the
 // CPU) and every slot write is checked against the slot's capacity.
 #include "codag.cuh"
+#include "deflate.cuh"
 
 #ifndef SPAN_WARPS
 #error "SPAN_WARPS must be defined by the launcher"
@@ -35,6 +36,7 @@
 #endif
 
 using namespace codag;
+using namespace deflate;
 
 namespace span {
 
@@ -82,15 +84,6 @@ struct Result {
     u32 capped;
 };
 
-// Length and distance bases and extra bits computed rather than loaded
-// from constant tables (no constant-bank load on the symbol loop's path):
-// length symbol 257 + li (li < 29), distance symbol d (d < 30).
-__device__ __forceinline__ u32 len_extra(u32 li) { return li < 8 || li == 28 ? 0 : (li - 4) >> 2; }
-__device__ __forceinline__ u32 len_base(u32 li) {
-    return li < 8 ? li + 3 : li == 28 ? 258 : ((4 + (li & 3)) << len_extra(li)) + 3;
-}
-__device__ __forceinline__ u32 dist_extra(u32 d) { return d < 4 ? 0 : (d >> 1) - 1; }
-__device__ __forceinline__ u32 dist_base(u32 d) { return d < 4 ? d + 1 : ((2 + (d & 1)) << dist_extra(d)) + 1; }
 __constant__ u8 CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
 // ---------------------------------------------------------------------------
@@ -353,19 +346,10 @@ __device__ __forceinline__ bool stored_prefilter(u64 h, u64 bit) {
 // ---------------------------------------------------------------------------
 // Decoding a span.
 
-// Entries of the literal/length and distance lookup tables (u32): bits 0-4
-// = bits to consume (the code and its extra bits), bits 5-9 = extra bits,
-// bits 12-15 = kind, bits 16-31 = value (the byte, the length base or the
-// distance base). One peek of at least 32 bits holds a code (<= 15 bits)
-// and its extra bits (<= 5 for a length, <= 13 for a distance): one lookup
-// and one consume a symbol, its value from the same peeked bits.
-constexpr u32 K_LIT = 0x0000;   // literal; every valid distance
-constexpr u32 K_LEN = 0x1000;   // length base
-constexpr u32 K_EOB = 0x2000;   // end of block
-constexpr u32 K_SLOW = 0x4000;  // (tables only) no code of at most the table's bits starts here
-constexpr u32 K_BAD = 0x8000;   // symbol 286/287 or distance 30/31 (bits: its code), or no code (0 bits)
-constexpr u32 K_MASK = 0xF000;
-
+// Table entries: deflate.cuh's format. Here a K_BAD entry for symbol
+// 286/287 or distance 30/31 consumes its code's bits, and one where no
+// code matches consumes 0.
+//
 // Entry of symbol `sym` with a code of `len` bits; KIND 0: literal/length,
 // 1: distance.
 template <int KIND>
@@ -382,15 +366,6 @@ __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
         if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
         return K_BAD | len;
     }
-}
-
-// Value of an entry from the bits `lo` its code starts: the base plus the
-// x = bits 5-9 extra bits that end the tc = bits 0-4 bits consumed, two
-// funnel shifts whose counts the hardware takes mod 32: lo << (32 - tc)
-// (tc == 0: lo), then its top x bits (x == 0: none).
-__device__ __forceinline__ u32 entry_value(u32 e, u32 lo) {
-    const u32 top = __funnelshift_l(0u, lo, 0u - e);
-    return (e >> 16) + __funnelshift_l(top, 0u, e >> 5);
 }
 
 // Canonical decoding of a code longer than the table's `tbits` bits from

@@ -18,6 +18,15 @@ pub const CODAG_HEADER: KernelSource = KernelSource {
     text: include_str!("../../kernels/codag.cuh"),
 };
 
+/// What the two inflate kernels share (deflate's symbols, table entries).
+pub const DEFLATE_HEADER: KernelSource = KernelSource {
+    file: "deflate.cuh",
+    text: include_str!("../../kernels/deflate.cuh"),
+};
+
+/// The headers a kernel may include, offered to every compilation.
+pub const HEADERS: [KernelSource; 2] = [CODAG_HEADER, DEFLATE_HEADER];
+
 /// ORC RLE v1.
 pub const ORC_RLE_V1: KernelSource = KernelSource {
     file: "orc_rle_v1.cu",

@@ -2,12 +2,13 @@
 //! architecture, cached on disk by a hash of everything that affects the
 //! result (sources, options, NVRTC version, architecture).
 
+use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char};
 use std::path::{Path, PathBuf};
 
 use cudarc::nvrtc::sys;
 
-use super::kernels::{CODAG_HEADER, KernelSource};
+use super::kernels::{HEADERS, KernelSource};
 use super::launch;
 use crate::error::{Error, Result};
 
@@ -39,7 +40,7 @@ pub struct Compile {
 
 /// The text NVRTC compiles for `src`: the file of that name in `dir` when
 /// given and the file exists, else the source built into the binary.
-fn source_text(src: &KernelSource, dir: Option<&Path>) -> Result<std::borrow::Cow<'static, str>> {
+fn source_text(src: &KernelSource, dir: Option<&Path>) -> Result<Cow<'static, str>> {
     let Some(dir) = dir else {
         return Ok(src.text.into());
     };
@@ -79,14 +80,12 @@ fn options(arch: &str, shape: &launch::GsstShape) -> Vec<String> {
 
 /// The cache key of a compilation: everything NVRTC's output depends on,
 /// the options (and with them the launch-shape defines) included.
-fn cache_key(text: &str, header: &str, opts: &[String], version: &str) -> u64 {
+fn cache_key(text: &str, headers: &[Cow<'static, str>], opts: &[String], version: &str) -> u64 {
     let joined = opts.join(" ");
-    fnv1a(&[
-        text.as_bytes(),
-        header.as_bytes(),
-        joined.as_bytes(),
-        version.as_bytes(),
-    ])
+    let mut parts = vec![text.as_bytes()];
+    parts.extend(headers.iter().map(|h| h.as_bytes()));
+    parts.extend([joined.as_bytes(), version.as_bytes()]);
+    fnv1a(&parts)
 }
 
 /// Returns the CUBIN of `src` for `arch` (e.g. `sm_90`), from `how`'s cache
@@ -94,10 +93,13 @@ fn cache_key(text: &str, header: &str, opts: &[String], version: &str) -> u64 {
 /// recompile.
 pub fn cubin(src: &KernelSource, arch: &str, how: &Compile) -> Result<Vec<u8>> {
     let text = source_text(src, how.kernel_dir.as_deref())?;
-    let header = source_text(&CODAG_HEADER, how.kernel_dir.as_deref())?;
+    let headers = HEADERS
+        .iter()
+        .map(|h| source_text(h, how.kernel_dir.as_deref()))
+        .collect::<Result<Vec<_>>>()?;
     let opts = options(arch, &how.gsst_shape);
     let (major, minor) = nvrtc_version();
-    let key = cache_key(&text, &header, &opts, &format!("{major}.{minor}"));
+    let key = cache_key(&text, &headers, &opts, &format!("{major}.{minor}"));
     let stem = src.file.trim_end_matches(".cu");
     let path = how
         .cache
@@ -110,7 +112,7 @@ pub fn cubin(src: &KernelSource, arch: &str, how: &Compile) -> Result<Vec<u8>> {
         return Ok(bytes);
     }
     let t = std::time::Instant::now();
-    let bin = compile(src.file, &text, &header, &opts)?;
+    let bin = compile(src.file, &text, &headers, &opts)?;
     tracing::info!("compiled {} for {arch} in {:.2?}", src.file, t.elapsed());
     if let Some(p) = &path {
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
@@ -147,7 +149,12 @@ fn check(r: sys::nvrtcResult, file: &str, what: &str) -> Result<()> {
     }
 }
 
-fn compile(file: &str, text: &str, header: &str, opts: &[String]) -> Result<Vec<u8>> {
+fn compile(
+    file: &str,
+    text: &str,
+    headers: &[Cow<'static, str>],
+    opts: &[String],
+) -> Result<Vec<u8>> {
     let cstr = |s: &str| {
         CString::new(s).map_err(|_| Error::KernelCompile {
             kernel: file.to_string(),
@@ -156,10 +163,16 @@ fn compile(file: &str, text: &str, header: &str, opts: &[String]) -> Result<Vec<
     };
     let text = cstr(text)?;
     let name = cstr(file)?;
-    let header = cstr(header)?;
-    let header_name = cstr(CODAG_HEADER.file)?;
-    let headers = [header.as_ptr()];
-    let include_names = [header_name.as_ptr()];
+    let texts = headers
+        .iter()
+        .map(|h| cstr(h))
+        .collect::<Result<Vec<_>>>()?;
+    let names = HEADERS
+        .iter()
+        .map(|h| cstr(h.file))
+        .collect::<Result<Vec<_>>>()?;
+    let header_ptrs: Vec<*const c_char> = texts.iter().map(|c| c.as_ptr()).collect();
+    let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
     let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
     // SAFETY: all pointers outlive the call; NVRTC copies the strings.
     let r = unsafe {
@@ -167,9 +180,9 @@ fn compile(file: &str, text: &str, header: &str, opts: &[String]) -> Result<Vec<
             &mut prog,
             text.as_ptr(),
             name.as_ptr(),
-            1,
-            headers.as_ptr(),
-            include_names.as_ptr(),
+            header_ptrs.len() as i32,
+            header_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
         )
     };
     check(r, file, "nvrtcCreateProgram")?;
@@ -267,10 +280,25 @@ mod tests {
     }
 
     #[test]
+    fn cache_key_covers_every_header() {
+        let opts = options("sm_90", &launch::GsstShape::DEFAULT);
+        let key =
+            |a: &'static str, b: &'static str| cache_key("k", &[a.into(), b.into()], &opts, "13.0");
+        assert_ne!(key("codag", "deflate"), key("codag", "deflate v2"));
+        assert_ne!(key("codag", "deflate"), key("codag v2", "deflate"));
+        assert_eq!(HEADERS.len(), 2);
+        assert!(
+            HEADERS
+                .iter()
+                .all(|h| h.file.ends_with(".cuh") && !h.text.is_empty())
+        );
+    }
+
+    #[test]
     fn cache_key_covers_the_gsst_shape() {
         let opts = |s: launch::GsstShape| options("sm_90", &s);
         let base = launch::GsstShape::DEFAULT;
-        let key = |s| cache_key("k", "h", &opts(s), "13.0");
+        let key = |s| cache_key("k", &["h".into()], &opts(s), "13.0");
         let shapes = [
             base,
             launch::GsstShape::new(256, 5, 4).unwrap(),

@@ -70,7 +70,7 @@ pub struct CudaOptions {
     /// everything the compilation depends on (`None`, the default: kernels
     /// are compiled once per backend and not stored).
     pub kernel_cache: Option<PathBuf>,
-    /// Folder whose kernel sources (`inflate.cu`, `codag.cuh`, ...)
+    /// Folder whose kernel sources (`inflate.cu`, `codag.cuh`, `deflate.cuh`, ...)
     /// replace the built-in ones of the same name, so that one binary can
     /// compare kernel variants on a host without a Rust toolchain (`None`,
     /// the default: the built-in sources).
