@@ -201,18 +201,10 @@ fn in_place(
 /// Largest stored DEFLATE block.
 const STORED_BLOCK: usize = 65_535;
 
-/// Gives every stored ("original") chunk of a ZLIB stream a copy framed as
-/// stored DEFLATE blocks at the end of `raw`, so it inflates as a job of the
-/// decompression stage like its neighbours: the stage output then still
-/// lays each stream out end to end ([`in_place`]) instead of every stream
-/// of the group being compacted for one incompressible chunk (pyarrow's
-/// writer stores some timestamp chunks that way).
-fn frame_stored(
-    raw: &mut Vec<u8>,
-    raw_ranges: &[(StreamKey, Range<usize>, Location)],
-    chunks: &mut [Vec<compression::Chunk>],
-) {
-    let extra: usize = chunks
+/// Bytes [`frame_stored`] appends for the stored ("original") chunks of
+/// `chunks`: each chunk's bytes and a 5-byte header per stored block.
+fn stored_framing_bytes(chunks: &[Vec<compression::Chunk>]) -> usize {
+    chunks
         .iter()
         .flatten()
         .filter(|c| c.original)
@@ -220,31 +212,45 @@ fn frame_stored(
             let n = (c.data.end - c.data.start) as usize;
             n + 5 * n.div_ceil(STORED_BLOCK).max(1)
         })
-        .sum();
-    if extra == 0 {
-        return;
-    }
-    raw.reserve_exact(extra);
+        .sum()
+}
+
+/// Gives every stored ("original") chunk of a ZLIB stream a copy framed as
+/// stored DEFLATE blocks in `raw` from `tail` on (`raw` ends exactly
+/// [`stored_framing_bytes`] after `tail`), so it inflates as a job of the
+/// decompression stage like its neighbours: the stage output then still
+/// lays each stream out end to end ([`in_place`]) instead of every stream
+/// of the group being compacted for one incompressible chunk (pyarrow's
+/// writer stores some timestamp chunks that way).
+fn frame_stored(
+    raw: &mut [u8],
+    tail: usize,
+    raw_ranges: &[(StreamKey, Range<usize>, Location)],
+    chunks: &mut [Vec<compression::Chunk>],
+) {
+    let mut w = tail;
     for ((_, range, _), chunks) in raw_ranges.iter().zip(chunks) {
         for c in chunks.iter_mut().filter(|c| c.original) {
             let data = range.start + c.data.start as usize..range.start + c.data.end as usize;
-            let start = raw.len();
+            let start = w;
             let mut at = data.start;
             loop {
                 let n = (data.end - at).min(STORED_BLOCK);
                 let last = at + n == data.end;
-                raw.push(u8::from(last));
-                raw.extend_from_slice(&(n as u16).to_le_bytes());
-                raw.extend_from_slice(&(!(n as u16)).to_le_bytes());
-                raw.extend_from_within(at..at + n);
+                raw[w] = u8::from(last);
+                raw[w + 1..w + 3].copy_from_slice(&(n as u16).to_le_bytes());
+                raw[w + 3..w + 5].copy_from_slice(&(!(n as u16)).to_le_bytes());
+                raw.copy_within(at..at + n, w + 5);
+                w += 5 + n;
                 at += n;
                 if last {
                     break;
                 }
             }
-            c.framed = Some(start..raw.len());
+            c.framed = Some(start..w);
         }
     }
+    debug_assert_eq!(w, raw.len(), "framing fills the tail exactly");
 }
 
 /// Reads and decompresses the data streams of `columns` in each stripe.
@@ -298,10 +304,10 @@ pub fn load(
         .zip(&file_ranges)
         .map(|((_, r, at), f)| (f.start, r.clone(), at))
         .collect();
-    let mut raw = src.read_many(&reads, total)?;
     let file_bytes = raw_ranges.iter().map(|(_, r, _)| r.len() as u64).sum();
-    let io_s = started.elapsed().as_secs_f64();
     let Some(op) = compression.kind.stage_op() else {
+        let raw = src.read_many(&reads, total)?;
+        let io_s = started.elapsed().as_secs_f64();
         // Uncompressed windows start their file range at the position
         // itself, so nothing is dropped; a skip is honoured all the same.
         let mut ranges = HashMap::with_capacity(raw_ranges.len());
@@ -316,6 +322,16 @@ pub fn load(
             decompress_s: 0.0,
         });
     };
+    // Into a buffer from the backend: pinned on CUDA, where the
+    // decompression stage uploads it without staging.
+    let input = |len: usize| {
+        backend
+            .input_buffer(len)
+            .map_err(|_| Error::orc(&file, format!("cannot allocate {len} bytes for the read")))
+    };
+    let mut raw = input(total)?;
+    src.read_many_into(&reads, &mut raw)?;
+    let io_s = started.elapsed().as_secs_f64();
     let started = std::time::Instant::now();
 
     // One job per compressed chunk, all streams in one stage.
@@ -323,8 +339,20 @@ pub fn load(
         .iter()
         .map(|(_, range, at)| compression::chunks(&raw[range.clone()], compression, at))
         .collect::<Result<Vec<_>>>()?;
-    if op == StageOp::Inflate {
-        frame_stored(&mut raw, &raw_ranges, &mut chunks);
+    let extra = if op == StageOp::Inflate {
+        stored_framing_bytes(&chunks)
+    } else {
+        0
+    };
+    if extra > 0 {
+        // Rare (stored chunks): one copy into a buffer with room for them.
+        let len = total
+            .checked_add(extra)
+            .ok_or_else(|| Error::orc(&file, "streams larger than memory"))?;
+        let mut framed = input(len)?;
+        framed[..total].copy_from_slice(&raw);
+        frame_stored(&mut framed, total, &raw_ranges, &mut chunks);
+        raw = framed;
     }
     let mut batch = StageBatch::new(&raw);
     let mut pieces: Vec<(StreamKey, Vec<Piece>)> = Vec::with_capacity(raw_ranges.len());
@@ -396,4 +424,60 @@ pub fn load(
         io_s,
         decompress_s: started.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codecs::deflate::inflate;
+
+    fn chunk(data: Range<u64>, original: bool) -> compression::Chunk {
+        compression::Chunk {
+            data,
+            original,
+            framed: None,
+        }
+    }
+
+    /// Stored chunks (one of several blocks, one empty) framed after the
+    /// streams fill exactly the room counted for them and inflate back to
+    /// their bytes; compressed chunks are left alone.
+    #[test]
+    fn stored_chunks_frame_as_stored_deflate_blocks() {
+        let big: Vec<u8> = (0..STORED_BLOCK * 2 + 10).map(|i| (i * 7) as u8).collect();
+        let key = |column| StreamKey {
+            stripe: 0,
+            column,
+            kind: StreamKind::Data,
+        };
+        let at = Location::file(std::path::Path::new("t.orc"));
+        // Stream 1 at 0..: a stored chunk of `big` after a 3-byte header;
+        // stream 2 at 200_000..: a compressed chunk, then an empty stored one.
+        let mut streams = vec![0u8; 200_010];
+        streams[3..3 + big.len()].copy_from_slice(&big);
+        let raw_ranges = vec![
+            (key(1), 0..3 + big.len(), at.clone()),
+            (key(2), 200_000..200_010, at.clone()),
+        ];
+        let mut chunks = vec![
+            vec![chunk(3..3 + big.len() as u64, true)],
+            vec![chunk(3..7, false), chunk(10..10, true)],
+        ];
+        let extra = stored_framing_bytes(&chunks);
+        assert_eq!(extra, big.len() + 5 * 3 + 5);
+        let tail = streams.len();
+        let mut raw = streams.clone();
+        raw.resize(tail + extra, 0xEE);
+        frame_stored(&mut raw, tail, &raw_ranges, &mut chunks);
+        assert_eq!(&raw[..tail], &streams[..], "the streams are untouched");
+        assert_eq!(chunks[1][0].framed, None);
+        let first = chunks[0][0].framed.clone().unwrap();
+        let mut out = vec![0u8; big.len()];
+        let st = inflate(&raw[first.clone()], &mut out);
+        assert_eq!(st.produced, big.len() as u64);
+        assert_eq!(out, big);
+        let empty = chunks[1][1].framed.clone().unwrap();
+        assert_eq!((empty.start, empty.end), (first.end, raw.len()));
+        assert_eq!(&raw[empty], &[1, 0, 0, 0xFF, 0xFF]);
+    }
 }
