@@ -6,7 +6,9 @@
 # --datafusion-runs 1). DuckDB (a wheel carried in WHEELS) reads the same
 # files with all cores as the anchor.
 #   [SCALE=30 RUNS=1 WARMUP=1 COUNTS="1 2 4" WHEELS=duckdb-whl FLAGS="..."] \
-#     bash scripts/gpu_devices.sh BUNDLE [tests|sql|dist|duckdb|all]...
+#     bash scripts/gpu_devices.sh BUNDLE [tests|sql|dist|duckdb|scan|all]...
+# scan: the lineitem scan alone (`bench read-devices`): each device alone,
+# then all of them at once on one byte range of the file each.
 # FLAGS: more warpread flags for every run (e.g. "--host-threads 64" to
 # give every device's host share all of the host's threads).
 set -u
@@ -47,6 +49,16 @@ for n in ${COUNTS:-1 2 4}; do
     bench "$cores" "$list" --workers "$n"
   fi
 done
+if has scan; then
+  d=$WARPREAD_CACHE/tpch-sf$SCALE-parquet-gzip
+  [ -f "$d/lineitem.parquet" ] || $N gen tpch --scale "$SCALE" --format parquet --compression gzip "$d" > /dev/null
+  for n in ${COUNTS:-1 2 4}; do
+    [ "$n" -gt 1 ] && [ "$n" -le "$gpus" ] || continue
+    echo "== lineitem scan, --devices $(seq -s, 0 $((n - 1))), cores 0-$((16 * n - 1))"
+    taskset -c "0-$((16 * n - 1))" $N --backend cuda --devices "$(seq -s, 0 $((n - 1)))" ${FLAGS:-} \
+      bench read-devices --runs "${RUNS:-3}" --warmup "${WARMUP:-1}" "$d/lineitem.parquet"
+  done
+fi
 if has duckdb; then
   python3 -m pip install --quiet --no-index --target /tmp/pyduck "${WHEELS:-duckdb-whl}"/duckdb-*.whl
   echo "== DuckDB, all $(nproc) cores"

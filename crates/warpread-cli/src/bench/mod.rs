@@ -1,13 +1,15 @@
 //! Benchmarks behind `warpread bench`: the CODAG-style column suite and the
 //! codec runner that times a backend and verifies it against the CPU, the
 //! Huffman codec's ratio and decoders (`huffman`), the
-//! end-to-end read benchmark and TPC-H through DataFusion (`sql`).
+//! end-to-end read benchmark, the scan on every device (`read_devices`)
+//! and TPC-H through DataFusion (`sql`).
 
 pub mod codecs;
 pub mod gsst;
 pub mod huffman;
 pub mod inflate_stream;
 pub mod read;
+pub mod read_devices;
 pub mod sql;
 pub mod suite;
 

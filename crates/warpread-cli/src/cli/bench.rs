@@ -270,6 +270,29 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The scan alone on every device of `--devices`: each local ORC or
+    /// Parquet file read into host Arrow by each device's backend alone,
+    /// then by all at once, each reading one byte range of the file (its
+    /// row groups or stripes); the concurrent read is checked against the
+    /// first device's whole-file read.
+    ReadDevices {
+        /// Local ORC or Parquet files.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Byte ranges the file is cut into for the concurrent read, part
+        /// `i` on device `i mod n` (default: one per device).
+        #[arg(long)]
+        parts: Option<usize>,
+        /// Timed runs; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
@@ -413,6 +436,13 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
             warmup,
             json,
         } => run_read(&files, &columns, &predicates, settings, warmup, runs, json),
+        BenchCommand::ReadDevices {
+            files,
+            parts,
+            runs,
+            warmup,
+            json,
+        } => run_read_devices(&files, parts, settings, warmup, runs, json),
         BenchCommand::Sql {
             scale,
             format,
@@ -748,6 +778,55 @@ fn print_table(r: &CodecBenchReport) {
         );
     }
     println!("geomean GB/s: {:.1}", r.geomean_gbps);
+}
+
+fn run_read_devices(
+    files: &[String],
+    parts: Option<usize>,
+    settings: &Settings,
+    warmup: usize,
+    runs: usize,
+    json: bool,
+) -> Result<()> {
+    let backends = crate::exec::devices::open(settings.backend, &settings.cuda, &settings.devices)?;
+    let rows =
+        crate::bench::read_devices::run(files, &backends, &settings.tuning, parts, warmup, runs)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| Error::Unsupported(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "scan on {} backend(s), median of {runs} runs: {}",
+        backends.len(),
+        backends
+            .iter()
+            .map(|b| b.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    println!(
+        "{:<40} {:>10} {:>10} {:>24} {:>9} {:>6} {:>10} {:>9} {:>10}  verified",
+        "file", "rows", "Arrow MiB", "alone GB/s", "sum", "parts", "together s", "GB/s", "of sum"
+    );
+    for r in rows {
+        let alone: Vec<String> = r.alone_gbps.iter().map(|g| format!("{g:.2}")).collect();
+        println!(
+            "{:<40} {:>10} {:>10.1} {:>24} {:>9.2} {:>6} {:>10.3} {:>9.2} {:>9.0}%  yes",
+            r.file.display(),
+            r.rows,
+            r.arrow_bytes as f64 / (1 << 20) as f64,
+            alone.join(" "),
+            r.alone_gbps.iter().sum::<f64>(),
+            r.parts.len(),
+            r.together_s,
+            r.together_gbps,
+            100.0 * r.efficiency(),
+        );
+    }
+    Ok(())
 }
 
 fn run_read(

@@ -261,3 +261,34 @@ fn cat_to_arrow_writes_every_readable_file() {
     println!("{written} of {} files written", files.len());
     assert!(written >= 40, "{written}");
 }
+
+/// `bench read-devices` on the CPU backend, files cut into more parts than
+/// they have row groups or stripes (so some parts are empty): the parts'
+/// rows, checked by the command against the whole-file read, add up.
+#[test]
+fn the_scan_in_parts_reads_every_row_once() {
+    for (file, rows, parts) in [
+        ("testdata/parquet/page_index_gzip_v1.parquet", 6000, "3"),
+        ("testdata/orc/rowgroups_v12_zlib.orc", 6000, "5"),
+        ("testdata/orc/many_stripes_v12_none.orc", 4800, "7"),
+    ] {
+        let path = crate::common::root().join(file);
+        let out = warpread()
+            .args(["--backend", "cpu", "bench", "read-devices"])
+            .arg(&path)
+            .args(["--parts", parts, "--runs", "1", "--warmup", "0", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let row = &report[0];
+        assert_eq!(row["rows"], rows, "{file}");
+        assert_eq!(row["parts"].as_array().unwrap().len().to_string(), parts);
+        assert_eq!(row["alone_gbps"].as_array().unwrap().len(), 1);
+        assert!(row["together_gbps"].as_f64().unwrap() > 0.0);
+    }
+}
