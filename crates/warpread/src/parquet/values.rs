@@ -57,23 +57,37 @@ fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
 }
 
 /// A big-endian two's complement value of at most 16 bytes.
-fn be_i128(b: &[u8]) -> i128 {
-    let Some((&first, rest)) = b.split_first() else {
-        return 0;
-    };
-    let mut v = first as i8 as i128;
-    for &x in rest {
-        v = (v << 8) | x as i128;
-    }
-    v
+/// Big-endian two's-complement values of `W` bytes each (1 ≤ W ≤ 16),
+/// sign-extended: `W` known at compile time makes each value a load, a
+/// byte swap and two shifts.
+fn be_fixed<const W: usize>(bytes: &[u8]) -> impl Iterator<Item = i128> + '_ {
+    bytes.chunks_exact(W).map(|b| {
+        if W <= 8 {
+            let mut x = [0u8; 8];
+            x[8 - W..].copy_from_slice(b);
+            let shift = 64 - 8 * W as u32;
+            ((i64::from_be_bytes(x) << shift) >> shift) as i128
+        } else {
+            let mut x = [0u8; 16];
+            x[16 - W..].copy_from_slice(b);
+            let shift = 128 - 8 * W as u32;
+            (i128::from_be_bytes(x) << shift) >> shift
+        }
+    })
 }
 
-/// `v` as N big-endian bytes, sign-extended (N >= 16) or truncated.
-fn widen<const N: usize>(v: i128) -> [u8; N] {
-    let mut out = if v < 0 { [0xff; N] } else { [0; N] };
-    let k = N.min(16);
-    out[N - k..].copy_from_slice(&v.to_be_bytes()[16 - k..]);
-    out
+/// [`be_fixed`] for a width known at run time (1..=16), each value made
+/// a native by `narrow`.
+fn be_values<T: Copy>(width: usize, bytes: &[u8], narrow: impl Fn(i128) -> T) -> Vec<T> {
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match width {
+                $($w => be_fixed::<$w>(bytes).map(&narrow).collect(),)*
+                _ => unreachable!("decimal width {width} checked by the caller"),
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
 fn decimal<T: DecimalType, const N: usize>(
@@ -81,15 +95,16 @@ fn decimal<T: DecimalType, const N: usize>(
     p: u8,
     s: i8,
     from: impl Fn([u8; N]) -> T::Native,
+    narrow: impl Fn(i128) -> T::Native,
 ) -> R<ArrayRef> {
     let vals = match d {
         // The common case (FLBA decimals of up to 16 bytes): one width
-        // check, then a loop without per-value dispatch; sign extension
-        // and truncation to N bytes give what `from` gives.
-        Dense::Fixed { width, bytes } if (1..=N.min(16)).contains(width) => bytes
-            .chunks_exact(*width)
-            .map(|b| from(widen::<N>(be_i128(b))))
-            .collect(),
+        // check, then a loop specialised to the width; sign extension
+        // to the native type gives what `from` gives on the bytes
+        // sign-extended to N (wider values take the checked path).
+        Dense::Fixed { width, bytes } if (1..=N.min(16)).contains(width) => {
+            be_values(*width, bytes, narrow)
+        }
         _ => each_bytes(d)
             .map(|b| sign_extend::<N>(b).map(&from))
             .collect::<R<Vec<_>>>()?,
@@ -449,10 +464,18 @@ fn dec(a: ArrayRef, p: u8, s: i8) -> R<ArrayRef> {
 
 fn decimal_or_bad(d: &Dense, dt: &DataType) -> Option<R<ArrayRef>> {
     Some(match dt {
-        DataType::Decimal32(p, s) => decimal::<Decimal32Type, 4>(d, *p, *s, i32::from_be_bytes),
-        DataType::Decimal64(p, s) => decimal::<Decimal64Type, 8>(d, *p, *s, i64::from_be_bytes),
-        DataType::Decimal128(p, s) => decimal::<Decimal128Type, 16>(d, *p, *s, i128::from_be_bytes),
-        DataType::Decimal256(p, s) => decimal::<Decimal256Type, 32>(d, *p, *s, i256::from_be_bytes),
+        DataType::Decimal32(p, s) => {
+            decimal::<Decimal32Type, 4>(d, *p, *s, i32::from_be_bytes, |v| v as i32)
+        }
+        DataType::Decimal64(p, s) => {
+            decimal::<Decimal64Type, 8>(d, *p, *s, i64::from_be_bytes, |v| v as i64)
+        }
+        DataType::Decimal128(p, s) => {
+            decimal::<Decimal128Type, 16>(d, *p, *s, i128::from_be_bytes, |v| v)
+        }
+        DataType::Decimal256(p, s) => {
+            decimal::<Decimal256Type, 32>(d, *p, *s, i256::from_be_bytes, i256::from_i128)
+        }
         _ => return None,
     })
 }
@@ -460,6 +483,75 @@ fn decimal_or_bad(d: &Dense, dt: &DataType) -> Option<R<ArrayRef>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The width-specialised decimal loop gives, at every width, what
+    /// sign-extending each value's bytes and reading them big-endian gives,
+    /// for every native width it narrows to.
+    #[test]
+    fn fixed_width_decimals_match_the_checked_path() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let bytes: Vec<u8> = (0..16 * 64)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Every value's leading byte both signs, and the extremes.
+                match i % 37 {
+                    0 => 0x80,
+                    1 => 0x7f,
+                    2 => 0xff,
+                    3 => 0,
+                    _ => x as u8,
+                }
+            })
+            .collect();
+        for w in 1..=16 {
+            let data = &bytes[..w * 64];
+            let want16: Vec<i128> = data
+                .chunks_exact(w)
+                .map(|b| i128::from_be_bytes(sign_extend::<16>(b).unwrap()))
+                .collect();
+            assert_eq!(be_values(w, data, |v| v), want16, "width {w}");
+            let want32: Vec<i256> = data
+                .chunks_exact(w)
+                .map(|b| i256::from_be_bytes(sign_extend::<32>(b).unwrap()))
+                .collect();
+            assert_eq!(be_values(w, data, i256::from_i128), want32, "width {w}");
+            if w <= 8 {
+                let want8: Vec<i64> = data
+                    .chunks_exact(w)
+                    .map(|b| i64::from_be_bytes(sign_extend::<8>(b).unwrap()))
+                    .collect();
+                assert_eq!(be_values(w, data, |v| v as i64), want8, "width {w}");
+            }
+            if w <= 4 {
+                let want4: Vec<i32> = data
+                    .chunks_exact(w)
+                    .map(|b| i32::from_be_bytes(sign_extend::<4>(b).unwrap()))
+                    .collect();
+                assert_eq!(be_values(w, data, |v| v as i32), want4, "width {w}");
+            }
+        }
+    }
+
+    /// A value wider than the decimal's native type is an error, not a
+    /// truncation.
+    #[test]
+    fn decimals_wider_than_their_type_are_errors() {
+        let d = Dense::Fixed {
+            width: 5,
+            bytes: Buffer::from(vec![1u8; 10]),
+        };
+        assert!(
+            decimal_or_bad(&d, &DataType::Decimal32(9, 2))
+                .unwrap()
+                .is_err()
+        );
+        let a = decimal_or_bad(&d, &DataType::Decimal64(18, 2))
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.as_primitive::<Decimal64Type>().value(1), 0x01_0101_0101);
+    }
 
     fn offsets(v: &[i32], data_len: usize) -> Offsets {
         Offsets::staged(ScalarBuffer::from(v.to_vec()), data_len).expect("valid offsets")
