@@ -595,6 +595,21 @@ impl CudaBackend {
         self.rt.pool_bytes_in_use()
     }
 
+    /// Device bytes the device's memory pool has mapped: live allocations
+    /// and freed memory it keeps for reuse (the pool is the device's,
+    /// shared by every backend of the process on that device). Never less
+    /// than [`device_memory_in_use`](Self::device_memory_in_use); it stays
+    /// at the most that was live at once.
+    pub fn device_memory_reserved(&self) -> Result<u64> {
+        self.rt.pool_bytes_reserved()
+    }
+
+    /// Pinned host bytes this backend's pool holds: blocks lent out and
+    /// blocks kept for reuse (at most its cap).
+    pub fn pinned_pool_bytes(&self) -> usize {
+        self.pool.held()
+    }
+
     /// Device bytes the idle lanes keep for their next stages (buffers that
     /// grow to the largest stage a lane has run and stay): part of
     /// [`device_memory_in_use`](Self::device_memory_in_use) that no read

@@ -230,7 +230,9 @@ impl StatementBuffer {
 async fn shell(ctx: &SessionContext, format: OutputFormat) -> Result<()> {
     let interactive = std::io::stdin().is_terminal();
     if interactive {
-        eprintln!("warpread SQL shell: end statements with `;`, \\q quits, \\d lists tables");
+        eprintln!(
+            "warpread SQL shell: end statements with `;`, \\q quits, \\d lists tables, \\memory shows what the backends hold"
+        );
     }
     let mut buf = StatementBuffer::default();
     let mut lines = std::io::stdin().lock().lines();
@@ -256,6 +258,12 @@ async fn shell(ctx: &SessionContext, format: OutputFormat) -> Result<()> {
                 }
                 continue;
             }
+            "\\memory" if buf.is_empty() => {
+                for line in memory_lines(ctx) {
+                    eprintln!("{line}");
+                }
+                continue;
+            }
             _ => {}
         }
         for st in buf.push_line(&line) {
@@ -269,6 +277,51 @@ async fn shell(ctx: &SessionContext, format: OutputFormat) -> Result<()> {
         eprintln!("warning: input ended inside a statement (missing `;`)");
     }
     Ok(())
+}
+
+/// What the session's backends hold, a line each, for the shell's
+/// `\\memory` (the soak samples it between passes): a CUDA backend's pinned
+/// pool and the part lent out, its device memory live (and how much of it
+/// idle lanes keep) and mapped by the device's pool; the process's
+/// resident memory.
+fn memory_lines(ctx: &SessionContext) -> Vec<String> {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / MIB);
+    let mut lines = Vec::new();
+    let devices =
+        WarpreadConfig::of(ctx.state().config()).map_or_else(Vec::new, |c| c.devices.clone());
+    for (i, b) in devices.iter().enumerate() {
+        let label = device_label(i, devices.len());
+        let Some(cuda) = b.as_cuda() else {
+            lines.push(format!(
+                "memory{label}: {} (no device memory)",
+                b.describe()
+            ));
+            continue;
+        };
+        let (lent, mirrored) = cuda.held_memory();
+        let device = |r: Result<u64>| r.map_or_else(|e| format!("unknown ({e})"), mib);
+        lines.push(format!(
+            "memory{label}: pinned pool {} (lent {}); device live {} (idle lanes {}, mirrors {}), pool mapped {}",
+            mib(cuda.pinned_pool_bytes() as u64),
+            mib(lent as u64),
+            device(cuda.device_memory_in_use()),
+            mib(cuda.lane_device_bytes() as u64),
+            mib(mirrored as u64),
+            device(cuda.device_memory_reserved()),
+        ));
+    }
+    let resident = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let kib = s.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+            kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+        });
+    lines.push(match resident {
+        Some(kib) => format!("memory: process resident {}", mib(kib << 10)),
+        None => "memory: process resident unknown (no /proc/self/status)".into(),
+    });
+    lines
 }
 
 /// ` 1` for the second of several devices, nothing for one.

@@ -66,13 +66,23 @@ fn gen_orc_then_query_it_with_sql_and_the_shell() {
         .take()
         .unwrap()
         .write_all(
-            b"SELECT max(n_nationkey) AS m\n  FROM nation;\nSELECT nope;\nSELECT 1 AS one;\n",
+            b"SELECT max(n_nationkey) AS m\n  FROM nation;\nSELECT nope;\n\\memory\nSELECT 1 AS one;\n",
         )
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "m\n24\none\n1\n");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error:"));
+    // `\memory`: the backend (the CPU holds no device memory) and the
+    // process's resident memory, on stderr, between the statements.
+    assert!(stderr.contains("memory: cpu"), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("memory: process resident") && l.ends_with(" MiB")),
+        "{stderr}"
+    );
 
     // Parquet: warpread's reader by default, DataFusion's on request.
     let pq_dir = dir.join("parquet");

@@ -195,27 +195,37 @@ impl GpuRuntime {
     /// queued work (frees are stream-ordered). Memory the pool keeps for
     /// reuse after a free does not count.
     pub fn pool_bytes_in_use(&self) -> Result<u64> {
+        use cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        self.pool_attribute(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+    }
+
+    /// Bytes the device's default memory pool has mapped from the device
+    /// (live allocations and what it keeps for reuse after frees; see
+    /// `keep_freed_memory`), once the device has finished its queued
+    /// work: what the driver counts against this process.
+    pub fn pool_bytes_reserved(&self) -> Result<u64> {
+        use cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+        self.pool_attribute(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+    }
+
+    fn pool_attribute(&self, attr: cudarc::driver::sys::CUmemPool_attribute) -> Result<u64> {
         use cudarc::driver::sys;
         let err = |e| Error::cuda("querying the memory pool", e);
         self.ctx.synchronize().map_err(err)?;
         let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        let mut used = 0u64;
+        let mut value = 0u64;
         // SAFETY: plain driver calls on the context's own device, bound to
-        // this thread by `synchronize`; `pool` and `used` outlive the calls
-        // that write them.
+        // this thread by `synchronize`; `pool` and `value` outlive the calls
+        // that write them, and both attributes are 64-bit.
         unsafe {
             sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device())
                 .result()
                 .map_err(err)?;
-            sys::cuMemPoolGetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-                (&mut used as *mut u64).cast(),
-            )
-            .result()
-            .map_err(err)?;
+            sys::cuMemPoolGetAttribute(pool, attr, (&mut value as *mut u64).cast())
+                .result()
+                .map_err(err)?;
         }
-        Ok(used)
+        Ok(value)
     }
 
     /// The stream all work is ordered on.
