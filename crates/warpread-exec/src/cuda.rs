@@ -597,9 +597,8 @@ impl CudaBackend {
 
     /// Device bytes the device's memory pool has mapped: live allocations
     /// and freed memory it keeps for reuse (the pool is the device's,
-    /// shared by every backend of the process on that device). Never less
-    /// than [`device_memory_in_use`](Self::device_memory_in_use); it stays
-    /// at the most that was live at once.
+    /// shared by every backend of the process on that device). It does not
+    /// shrink, so it is at least the most that was live at once.
     pub fn device_memory_reserved(&self) -> Result<u64> {
         self.rt.pool_bytes_reserved()
     }

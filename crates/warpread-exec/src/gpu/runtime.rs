@@ -202,7 +202,8 @@ impl GpuRuntime {
     /// Bytes the device's default memory pool has mapped from the device
     /// (live allocations and what it keeps for reuse after frees; see
     /// `keep_freed_memory`), once the device has finished its queued
-    /// work: what the driver counts against this process.
+    /// work: the pool's share of the process's device memory (the context
+    /// and loaded modules hold the rest).
     pub fn pool_bytes_reserved(&self) -> Result<u64> {
         use cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
         self.pool_attribute(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)

@@ -56,7 +56,6 @@ fn each_bytes(d: &Dense) -> Box<dyn Iterator<Item = &[u8]> + '_> {
     }
 }
 
-/// A big-endian two's complement value of at most 16 bytes.
 /// Big-endian two's-complement values of `W` bytes each (1 ≤ W ≤ 16),
 /// sign-extended: `W` known at compile time makes each value a load, a
 /// byte swap and two shifts.
