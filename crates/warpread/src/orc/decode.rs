@@ -188,7 +188,9 @@ impl Rounds<'_> {
                 });
             }
             let round = decoded.rounds.len();
+            let span = crate::trace::span("orc.round_a");
             decoded.rounds.push(batch.run(self.backend)?);
+            drop(span);
             for (&(g, col, slots), p) in level.iter().zip(present) {
                 let present = p.map(|(id, skip)| Ref { round, id, skip });
                 let nonnull = match present {
@@ -285,7 +287,9 @@ impl Rounds<'_> {
                 wanted.push(w);
             }
             let round = decoded.rounds.len();
+            let span = crate::trace::span("orc.round_b");
             decoded.rounds.push(batch.run(self.backend)?);
+            drop(span);
             let mut next = Vec::new();
             for (&(g, col, _), (data, length, secondary, dict)) in level.iter().zip(wanted) {
                 let r =

@@ -590,6 +590,7 @@ impl OrcFile {
         front: &Front,
         stats: &mut ReadStats,
     ) -> Result<Vec<RecordBatch>> {
+        let _group = crate::trace::span("orc.group");
         let file = Location::file(self.path());
         let layouts: Vec<StripeLayout> = parts.iter().map(|p| p.layout.clone()).collect();
         let streams = streams::load(&self.src, &layouts, ids, &self.tail.compression, backend)?;
@@ -599,6 +600,7 @@ impl OrcFile {
         stats.file_bytes += streams.file_bytes;
         stats.stream_bytes += streams.stream_bytes();
         let t = std::time::Instant::now();
+        let span = crate::trace::span("orc.decode");
         let rounds = Rounds {
             file: &file,
             layouts: &layouts,
@@ -611,8 +613,10 @@ impl OrcFile {
         // copy is only for the rounds.
         backend.release_on_device(&streams.buf);
         let (states, decoded) = decoded?;
+        drop(span);
         stats.decode_s += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
+        let _assemble = crate::trace::span("orc.assemble");
         let asm = Assembler {
             file: &file,
             layouts: &layouts,
@@ -628,7 +632,10 @@ impl OrcFile {
             .collect();
         let mut arrays = tasks
             .par_iter()
-            .map(|&(g, c)| asm.array(g, c))
+            .map(|&(g, c)| {
+                let _span = crate::trace::span_with(|| format!("orc.array {}", c.name));
+                asm.array(g, c)
+            })
             .collect::<Result<Vec<ArrayRef>>>()?
             .into_iter();
         let whole = parts

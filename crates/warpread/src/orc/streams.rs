@@ -263,6 +263,7 @@ pub fn load(
 ) -> Result<Streams> {
     let file = Location::file(src.path());
     let started = std::time::Instant::now();
+    let io = crate::trace::span("orc.io");
     // Every stream's place in one buffer first (aligned starts), then all
     // of them read at once, in pieces, on all cores: one thread copying
     // from the page cache (and faulting the buffer in) was a bound.
@@ -331,8 +332,10 @@ pub fn load(
     };
     let mut raw = input(total)?;
     src.read_many_into(&reads, &mut raw)?;
+    drop(io);
     let io_s = started.elapsed().as_secs_f64();
     let started = std::time::Instant::now();
+    let _decompress = crate::trace::span("orc.decompress");
 
     // One job per compressed chunk, all streams in one stage.
     let mut chunks = raw_ranges
