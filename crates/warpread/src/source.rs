@@ -355,6 +355,35 @@ impl Source {
         Ok(buf)
     }
 
+    /// [`Source::read_many`] into a buffer of `backend`'s
+    /// ([`Backend::input_buffer`](crate::exec::Backend::input_buffer): a
+    /// pinned pool block on CUDA, which a stage uploads without staging).
+    pub fn read_many_for(
+        &self,
+        backend: &dyn crate::exec::Backend,
+        reads: &[(u64, Range<usize>, &Location)],
+        total: usize,
+    ) -> Result<crate::exec::InputBuffer> {
+        let mut buf = self.input_buffer(backend, total)?;
+        self.read_many_into(reads, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// `len` bytes from `backend` for reads of this file, or an error
+    /// naming the file (sizes come from its metadata, which may lie).
+    pub fn input_buffer(
+        &self,
+        backend: &dyn crate::exec::Backend,
+        len: usize,
+    ) -> Result<crate::exec::InputBuffer> {
+        backend.input_buffer(len).map_err(|_| {
+            self.error(
+                &Location::file(&self.path),
+                format!("cannot allocate {len} bytes for the read"),
+            )
+        })
+    }
+
     /// [`Source::read_many`] into `buf` (its length is the total), whose
     /// bytes outside the destination ranges are zeroed: it may be a reused
     /// buffer holding anything.

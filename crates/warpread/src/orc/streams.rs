@@ -323,15 +323,7 @@ pub fn load(
             decompress_s: 0.0,
         });
     };
-    // Into a buffer from the backend: pinned on CUDA, where the
-    // decompression stage uploads it without staging.
-    let input = |len: usize| {
-        backend
-            .input_buffer(len)
-            .map_err(|_| Error::orc(&file, format!("cannot allocate {len} bytes for the read")))
-    };
-    let mut raw = input(total)?;
-    src.read_many_into(&reads, &mut raw)?;
+    let mut raw = src.read_many_for(backend, &reads, total)?;
     drop(io);
     let io_s = started.elapsed().as_secs_f64();
     let started = std::time::Instant::now();
@@ -352,7 +344,7 @@ pub fn load(
         let len = total
             .checked_add(extra)
             .ok_or_else(|| Error::orc(&file, "streams larger than memory"))?;
-        let mut framed = input(len)?;
+        let mut framed = src.input_buffer(backend, len)?;
         framed[..total].copy_from_slice(&raw);
         frame_stored(&mut framed, total, &raw_ranges, &mut chunks);
         raw = framed;

@@ -673,19 +673,11 @@ impl ParquetFile {
                 reads.push((start, dest, at, cc));
             }
         }
-        // Into a buffer from the backend: pinned on CUDA, where the
-        // decompression stage uploads it without staging.
-        let raw = {
-            let refs: Vec<_> = reads
-                .iter()
-                .map(|(s, d, at, _)| (*s, d.clone(), at))
-                .collect();
-            let mut raw = backend.input_buffer(total).map_err(|_| {
-                Error::parquet(&file, format!("cannot allocate {total} bytes for the read"))
-            })?;
-            self.src.read_many_into(&refs, &mut raw)?;
-            raw
-        };
+        let refs: Vec<_> = reads
+            .iter()
+            .map(|(s, d, at, _)| (*s, d.clone(), at))
+            .collect();
+        let raw = self.src.read_many_for(backend, &refs, total)?;
         let walked: Vec<Vec<pages::RawPage>> = reads
             .par_iter()
             .map(|(start, dest, at, cc)| {
