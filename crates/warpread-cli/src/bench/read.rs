@@ -2,7 +2,7 @@
 //! memory, wall-clock, median of several runs. With the CUDA backend the
 //! result is also compared with the CPU backend's, array by array.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,7 +52,8 @@ pub fn arrow_bytes(d: &ArrayData) -> u64 {
     own as u64 + d.child_data().iter().map(arrow_bytes).sum::<u64>()
 }
 
-fn batches_bytes(b: &[RecordBatch]) -> u64 {
+/// Bytes of the buffers a read's batches reference.
+pub(crate) fn batches_bytes(b: &[RecordBatch]) -> u64 {
     b.iter()
         .flat_map(|b| b.columns().iter())
         .map(|c| arrow_bytes(&c.to_data()))
@@ -99,20 +100,13 @@ pub fn run(
         };
         let mut times = Vec::with_capacity(runs);
         let mut last = Vec::new();
-        let read = |backend: &Arc<dyn Backend>| match (&input, kind) {
-            (Input::Local(p), Kind::Parquet) => {
-                ParquetFile::open(p)?.read_with_stats(&options, backend.as_ref())
-            }
-            (Input::Local(p), Kind::Orc) => {
-                OrcFile::open(p)?.read_with_stats(&options, backend.as_ref())
-            }
-            (Input::Object(o), Kind::Parquet | Kind::Orc) => {
+        let read = |backend: &Arc<dyn Backend>| match &input {
+            Input::Local(p) => read_local(p, kind, &options, backend.as_ref()),
+            Input::Object(o) if kind != Kind::Arrow => {
                 let rt = rt.as_ref().expect("a runtime for object stores");
                 read_object(rt, o, kind, &options, backend.clone())
             }
-            (_, Kind::Arrow) => Err(Error::Unsupported(format!(
-                "{name}: bench read takes ORC and Parquet files"
-            ))),
+            Input::Object(_) => Err(not_orc_or_parquet(name)),
         };
         let cuda = backend.as_cuda();
         let profile = || cuda.map(|c| c.profile()).unwrap_or_default();
@@ -169,6 +163,25 @@ pub fn run(
         });
     }
     Ok(rows)
+}
+
+/// One whole-file read of a local ORC or Parquet file (`kind`, by its
+/// magic bytes) with its stage times.
+pub(crate) fn read_local(
+    path: &Path,
+    kind: Kind,
+    options: &ReadOptions,
+    backend: &dyn Backend,
+) -> Result<(Vec<RecordBatch>, ReadStats)> {
+    match kind {
+        Kind::Parquet => ParquetFile::open(path)?.read_with_stats(options, backend),
+        Kind::Orc => OrcFile::open(path)?.read_with_stats(options, backend),
+        Kind::Arrow => Err(not_orc_or_parquet(&path.display().to_string())),
+    }
+}
+
+fn not_orc_or_parquet(name: &str) -> Error {
+    Error::Unsupported(format!("{name}: the read benchmarks take ORC and Parquet files"))
 }
 
 /// One read of an object through the async builder, as a whole-file read

@@ -17,8 +17,7 @@ use serde::Serialize;
 use crate::cli::input::Input;
 use crate::error::{Error, Result};
 use crate::exec::Backend;
-use crate::orc::{OrcFile, ReadOptions, ReadTuning};
-use crate::parquet::ParquetFile;
+use crate::orc::{ReadOptions, ReadTuning};
 
 /// One file's result.
 #[derive(Debug, Clone, Serialize)]
@@ -71,19 +70,7 @@ fn read_file(
     backend: &dyn Backend,
 ) -> Result<Vec<RecordBatch>> {
     let kind = Input::local_kind(path)?;
-    let (batches, _) = match kind {
-        crate::cli::input::Kind::Parquet => {
-            ParquetFile::open(path)?.read_with_stats(options, backend)?
-        }
-        crate::cli::input::Kind::Orc => OrcFile::open(path)?.read_with_stats(options, backend)?,
-        crate::cli::input::Kind::Arrow => {
-            return Err(Error::Unsupported(format!(
-                "{}: bench read-devices takes ORC and Parquet files",
-                path.display()
-            )));
-        }
-    };
-    Ok(batches)
+    Ok(super::read::read_local(path, kind, options, backend)?.0)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -174,11 +161,7 @@ pub fn run(
         let got: Vec<RecordBatch> = got.into_iter().flatten().collect();
         let whole = read_file(&path, &options, backends[0].as_ref())?;
         check_same(&path, &whole, &got)?;
-        let arrow_bytes: u64 = whole
-            .iter()
-            .flat_map(|b| b.columns())
-            .map(|c| super::read::arrow_bytes(&c.to_data()))
-            .sum();
+        let arrow_bytes = super::read::batches_bytes(&whole);
         let gbps = |s: f64| arrow_bytes as f64 / s / 1e9;
         rows.push(DevicesReadRow {
             file: path.clone(),

@@ -488,6 +488,14 @@ pub fn run(cmd: BenchCommand, settings: &Settings) -> Result<()> {
     }
 }
 
+/// Prints a report as pretty JSON on stdout.
+fn print_json(report: &impl serde::Serialize) -> Result<()> {
+    let text =
+        serde_json::to_string_pretty(report).map_err(|e| Error::Unsupported(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
+
 /// Runs a benchmark behind a spinner that shows its progress; with `json`
 /// prints the report as JSON and gives `None`, else gives the report for
 /// the caller's table.
@@ -500,10 +508,7 @@ fn behind_spinner<R: serde::Serialize>(
     bar.finish_and_clear();
     let r = report?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+        print_json(&r)?;
         return Ok(None);
     }
     Ok(Some(r))
@@ -747,10 +752,7 @@ fn run_codecs(args: CodecsArgs, settings: &Settings) -> Result<()> {
     bar.finish_and_clear();
     let report = report?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+        print_json(&report)?;
     } else {
         print_table(&report);
     }
@@ -792,10 +794,7 @@ fn run_read_devices(
     let rows =
         crate::bench::read_devices::run(files, &backends, &settings.tuning, parts, warmup, runs)?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+        print_json(&rows)?;
         return Ok(());
     }
     println!(
@@ -849,10 +848,7 @@ fn run_read(
         runs,
     )?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| Error::Unsupported(e.to_string()))?
-        );
+        print_json(&rows)?;
         return Ok(());
     }
     println!(
