@@ -181,7 +181,9 @@ pub(crate) fn read_local(
 }
 
 fn not_orc_or_parquet(name: &str) -> Error {
-    Error::Unsupported(format!("{name}: the read benchmarks take ORC and Parquet files"))
+    Error::Unsupported(format!(
+        "{name}: the read benchmarks take ORC and Parquet files"
+    ))
 }
 
 /// One read of an object through the async builder, as a whole-file read

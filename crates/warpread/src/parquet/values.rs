@@ -504,30 +504,23 @@ mod tests {
                 }
             })
             .collect();
+        // Each value's bytes sign-extended to N, then read big-endian.
+        fn checked<const N: usize, T>(data: &[u8], w: usize, from: fn([u8; N]) -> T) -> Vec<T> {
+            let each = |b: &[u8]| from(sign_extend::<N>(b).unwrap());
+            data.chunks_exact(w).map(each).collect()
+        }
         for w in 1..=16 {
             let data = &bytes[..w * 64];
-            let want16: Vec<i128> = data
-                .chunks_exact(w)
-                .map(|b| i128::from_be_bytes(sign_extend::<16>(b).unwrap()))
-                .collect();
+            let want16 = checked(data, w, i128::from_be_bytes);
             assert_eq!(be_values(w, data, |v| v), want16, "width {w}");
-            let want32: Vec<i256> = data
-                .chunks_exact(w)
-                .map(|b| i256::from_be_bytes(sign_extend::<32>(b).unwrap()))
-                .collect();
+            let want32 = checked(data, w, i256::from_be_bytes);
             assert_eq!(be_values(w, data, i256::from_i128), want32, "width {w}");
             if w <= 8 {
-                let want8: Vec<i64> = data
-                    .chunks_exact(w)
-                    .map(|b| i64::from_be_bytes(sign_extend::<8>(b).unwrap()))
-                    .collect();
+                let want8 = checked(data, w, i64::from_be_bytes);
                 assert_eq!(be_values(w, data, |v| v as i64), want8, "width {w}");
             }
             if w <= 4 {
-                let want4: Vec<i32> = data
-                    .chunks_exact(w)
-                    .map(|b| i32::from_be_bytes(sign_extend::<4>(b).unwrap()))
-                    .collect();
+                let want4 = checked(data, w, i32::from_be_bytes);
                 assert_eq!(be_values(w, data, |v| v as i32), want4, "width {w}");
             }
         }
