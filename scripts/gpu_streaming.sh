@@ -2,12 +2,15 @@
 # Streaming `cat` on the GPU host: TPC-H lineitem SF ${SCALE:-10} Parquet
 # GZIP to an Arrow IPC file on each backend, wall clock and peak resident
 # memory by /usr/bin/time, outputs compared byte for byte.
-#   [ROUNDS=3] [OLD=OTHER_BUNDLE] bash scripts/gpu_streaming.sh BUNDLE [cat|sweep|sink|all]
+#   [ROUNDS=3] [OLD=OTHER_BUNDLE] bash scripts/gpu_streaming.sh BUNDLE [cat|trace|sweep|sink|all]
 # cat:   rounds alternating CUDA and CPU, to /dev/null and to a file in /tmp
 #        (previous output removed and `sync`ed first), then cmp; with OLD,
 #        each round runs that bundle's binary too, after this one's;
+# trace: one traced `cat` into a file per backend: how long the writer
+#        waited for batches and wrote them, and when its first write began;
 # sweep: CUDA to /dev/null over group MiB x groups in flight;
-# sink:  how fast this host writes 10 GB into one file (the floor of `cat`).
+# sink:  how fast this host writes 10 GB into one file (the floor of `cat`;
+#        scripts/sink_bench.py).
 set -u
 B=$1
 what=${2:-all}
@@ -53,6 +56,25 @@ if [ "$what" = cat ] || [ "$what" = all ]; then
     done
   done
 fi
+if [ "$what" = trace ] || [ "$what" = all ]; then
+  for b in cuda cpu cuda cpu; do
+    rm -f $d/out.arrow; sync
+    WARPREAD_TRACE=$d/trace.json $N --backend $b cat --format arrow -o $d/out.arrow $f 2> /dev/null
+    python3 - "$b" $d/trace.json <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[2]))
+t0 = min(e["ts"] for e in ev)
+def total(name):
+    return sum(e["dur"] for e in ev if e["name"] == name) / 1e6
+writes = [e for e in ev if e["name"] == "cat.write"]
+first = min(e["ts"] for e in writes) - t0
+last = max(e["ts"] + e["dur"] for e in writes) - t0
+print("trace %s: waited %.3f s, wrote %.3f s, first write at %.3f s, last ends %.3f s"
+      % (sys.argv[1], total("cat.wait"), total("cat.write"), first / 1e6, last / 1e6))
+PY
+  done
+  rm -f $d/out.arrow $d/trace.json
+fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   for gf in "64 1" "32 2" "32 3" "32 4" "64 2" "16 4" "24 4"; do
     set -- $gf
@@ -61,16 +83,5 @@ if [ "$what" = sweep ] || [ "$what" = all ]; then
   done
 fi
 if [ "$what" = sink ] || [ "$what" = all ]; then
-  python3 - <<'PY'
-import os, time
-block = bytearray(64 << 20)
-for path in ("/tmp/stream/sink", "/dev/shm/sink"):
-    t = time.time()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    for _ in range(151):  # 10.1 GB, the size of lineitem SF 10 as Arrow
-        os.write(fd, block)
-    os.close(fd)
-    print("sink %s: 10.1 GB in 64 MiB writes, %.2f s" % (path, time.time() - t))
-    os.remove(path)
-PY
+  python3 scripts/sink_bench.py "${SINK_ROUNDS:-1}" --dir $d
 fi

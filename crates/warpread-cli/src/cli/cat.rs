@@ -1,7 +1,6 @@
 //! `warpread cat FILE`: decode a file (or some of its columns) to Arrow IPC,
 //! CSV or JSON lines.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +11,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use clap::ValueEnum;
 
 use super::input::{Input, Kind};
+use super::output::OutputFile;
 use crate::error::{Error, Result};
 use crate::exec::Backend;
 use crate::orc::{Predicate, ReadTuning};
@@ -211,9 +211,14 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         .clone()
         .filter(|p| p.as_os_str() != "-")
         .unwrap_or_else(|| PathBuf::from("<stdout>"));
-    let sink: Box<dyn Write> = match args.output.as_deref() {
-        Some(p) if p != Path::new("-") => Box::new(File::create(p).map_err(|e| Error::io(p, e))?),
-        _ => Box::new(std::io::stdout().lock()),
+    let mut file = match args.output.as_deref() {
+        Some(p) if p != Path::new("-") => Some(OutputFile::create(p)?),
+        _ => None,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let sink: &mut dyn Write = match &mut file {
+        Some(f) => f,
+        None => &mut stdout,
     };
     // Arrow buffers at least this long go to the sink as they are; only
     // the small pieces (message headers, padding, bitmaps) are gathered.
@@ -250,6 +255,7 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
                 w.write(&b).map_err(err)?;
             }
             w.finish().map_err(err)?;
+            flush(w.into_inner().map_err(err)?, &out_name)?;
         }
         Format::Csv => {
             let mut w = arrow::csv::WriterBuilder::new()
@@ -258,6 +264,7 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
             for b in &mut counted {
                 w.write(&b?).map_err(err)?;
             }
+            flush(w.into_inner(), &out_name)?;
         }
         Format::Json => {
             let mut w = arrow::json::LineDelimitedWriter::new(sink);
@@ -265,10 +272,14 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
                 w.write(&b?).map_err(err)?;
             }
             w.finish().map_err(err)?;
+            flush(w.into_inner(), &out_name)?;
         }
     }
     drop(counted);
     drop(batches);
+    if let Some(f) = file {
+        f.finish()?;
+    }
     tracing::info!(
         "{}: {rows} rows decoded on {} and written in {:.3} s",
         args.input,
@@ -280,6 +291,15 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     // took a tenth of a second of the command's time (benchmarks/streaming.md).
     std::mem::forget(backend);
     Ok(())
+}
+
+/// Writes out what `sink` still holds, so that a failed write is an error
+/// here rather than lost in a drop.
+fn flush(sink: BufWriter<&mut dyn Write>, name: &Path) -> Result<()> {
+    sink.into_inner()
+        .map_err(|e| Error::io(name, e.into_error()))?
+        .flush()
+        .map_err(|e| Error::io(name, e))
 }
 
 /// `schema` with every dictionary type, nested ones included, replaced by

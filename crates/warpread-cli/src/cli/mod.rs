@@ -11,6 +11,7 @@ mod info;
 pub mod input;
 mod inspect;
 mod inspect_parquet;
+mod output;
 mod sql;
 
 use std::path::PathBuf;

@@ -118,6 +118,37 @@ fn inspect_and_cat_read_parquet() {
     assert_eq!(text.lines().nth(1), Some("0"));
 }
 
+/// A write that fails, the last one included (CSV and JSON lines leave
+/// theirs to a final flush), fails `cat` with the output's name, in every
+/// format.
+#[test]
+#[cfg(target_os = "linux")]
+fn cat_into_a_full_device_fails_naming_it() {
+    let path = crate::common::root().join("testdata/parquet/nested_gzip_v2.parquet");
+    for format in ["arrow", "csv", "json"] {
+        let out = warpread()
+            .args([
+                "--backend",
+                "cpu",
+                "cat",
+                "--columns",
+                "id",
+                "--format",
+                format,
+            ])
+            .args(["-o", "/dev/full"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{format}: cat succeeded into /dev/full"
+        );
+        assert!(err.contains("/dev/full"), "{format}: {err}");
+    }
+}
+
 /// `cat --format arrow` of a file whose dictionaries change between row
 /// groups: an IPC file holds one dictionary per field, so the columns are
 /// written as their values, equal to the parquet crate's read of them.
