@@ -215,16 +215,21 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         Some(p) if p != Path::new("-") => Some(OutputFile::create(p)?),
         _ => None,
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout;
     let sink: &mut dyn Write = match &mut file {
         Some(f) => f,
-        None => &mut stdout,
+        None => {
+            stdout = std::io::stdout().lock();
+            &mut stdout
+        }
     };
     // Arrow buffers at least this long go to the sink as they are; only
     // the small pieces (message headers, padding, bitmaps) are gathered.
     // A larger buffer copied every column buffer once more on the way (a
     // second pass over 10 GB of lineitem, a quarter of `cat`'s time).
-    let sink = BufWriter::with_capacity(SINK_BUFFER, sink);
+    // The writers borrow it, so that its last bytes are flushed here,
+    // where a failure is an error, not in a drop that would lose it.
+    let mut sink = BufWriter::with_capacity(SINK_BUFFER, sink);
     let err = |e| Error::arrow(format!("writing {}", out_name.display()), e);
     let mut rows = 0usize;
     // Traced as waits for the read and writes, to tell which sets the pace.
@@ -248,35 +253,36 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
             } else {
                 plain_schema(&opened.schema)
             };
-            let mut w = arrow::ipc::writer::FileWriter::try_new(sink, &plain).map_err(err)?;
+            let mut w = arrow::ipc::writer::FileWriter::try_new(&mut sink, &plain).map_err(err)?;
             for b in &mut counted {
                 let b = with_schema(&b?, &plain).map_err(err)?;
                 let _write = crate::trace::span("cat.write");
                 w.write(&b).map_err(err)?;
             }
             w.finish().map_err(err)?;
-            flush(w.into_inner().map_err(err)?, &out_name)?;
         }
         Format::Csv => {
             let mut w = arrow::csv::WriterBuilder::new()
                 .with_header(true)
-                .build(sink);
+                .build(&mut sink);
             for b in &mut counted {
                 w.write(&b?).map_err(err)?;
             }
-            flush(w.into_inner(), &out_name)?;
         }
         Format::Json => {
-            let mut w = arrow::json::LineDelimitedWriter::new(sink);
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut sink);
             for b in &mut counted {
                 w.write(&b?).map_err(err)?;
             }
             w.finish().map_err(err)?;
-            flush(w.into_inner(), &out_name)?;
         }
     }
     drop(counted);
     drop(batches);
+    sink.into_inner()
+        .map_err(|e| Error::io(&out_name, e.into_error()))?
+        .flush()
+        .map_err(|e| Error::io(&out_name, e))?;
     if let Some(f) = file {
         f.finish()?;
     }
@@ -291,15 +297,6 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     // took a tenth of a second of the command's time (benchmarks/streaming.md).
     std::mem::forget(backend);
     Ok(())
-}
-
-/// Writes out what `sink` still holds, so that a failed write is an error
-/// here rather than lost in a drop.
-fn flush(sink: BufWriter<&mut dyn Write>, name: &Path) -> Result<()> {
-    sink.into_inner()
-        .map_err(|e| Error::io(name, e.into_error()))?
-        .flush()
-        .map_err(|e| Error::io(name, e))
 }
 
 /// `schema` with every dictionary type, nested ones included, replaced by

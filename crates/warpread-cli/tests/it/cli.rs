@@ -118,9 +118,9 @@ fn inspect_and_cat_read_parquet() {
     assert_eq!(text.lines().nth(1), Some("0"));
 }
 
-/// A write that fails, the last one included (CSV and JSON lines leave
-/// theirs to a final flush), fails `cat` with the output's name, in every
-/// format.
+/// A write that fails fails `cat` with the output's name, in every format,
+/// the last one included (JSON lines leaves it to a final flush: before
+/// that flush was checked, `--format json` into a full device exited 0).
 #[test]
 #[cfg(target_os = "linux")]
 fn cat_into_a_full_device_fails_naming_it() {
