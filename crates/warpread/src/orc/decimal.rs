@@ -338,4 +338,39 @@ mod tests {
         assert!(decode_hive11(&big, &[0], 1).is_err());
         assert_eq!(decode_hive11(&big, &[2], 1).unwrap(), vec![10i128.pow(37)]);
     }
+
+    /// The pieces give what decoding value by value gives at other column
+    /// scales and for Hive 0.11 (the paths besides the inline one), over
+    /// data of several pieces.
+    #[test]
+    fn pieces_match_value_by_value_decoding_at_every_scale() {
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
+        let (mut data, mut scales) = (Vec::new(), Vec::new());
+        for i in 0..300_000u64 {
+            // Mostly short values, some of 120 bits.
+            let bits = if i % 97 == 0 { 120 } else { 1 + next() % 50 };
+            let mut z = (u128::from(next()) << 64 | u128::from(next())) >> (128 - bits);
+            while z >= 0x80 {
+                data.push((z as u8 & 0x7f) | 0x80);
+                z >>= 7;
+            }
+            data.push(z as u8);
+            scales.push(if i % 5 == 0 { (next() % 8) as i32 } else { 2 });
+        }
+        assert!(data.len() > 3 * PIECE_BYTES);
+        let one_by_one = |scale: u32, hive: bool| {
+            let mut pos = 0;
+            let mut out = Vec::new();
+            for &s in &scales {
+                let (x, next) = decode_one(&data, pos, s, scale, hive)?;
+                out.push(x);
+                pos = next;
+            }
+            Ok::<_, (u64, String)>(out)
+        };
+        for (scale, hive) in [(2, false), (5, false), (0, false), (HIVE11_SCALE, true)] {
+            let got = decode_at(&data, &scales, scales.len(), scale, hive);
+            assert_eq!(got, one_by_one(scale, hive), "scale {scale}, hive {hive}");
+        }
+    }
 }
