@@ -340,7 +340,7 @@ mod tests {
     }
 
     /// The pieces give what decoding value by value gives at other column
-    /// scales and for Hive 0.11 (the paths besides the inline one), over
+    /// scales and for Hive 0.11 (rescaling both ways, the range check), over
     /// data of several pieces.
     #[test]
     fn pieces_match_value_by_value_decoding_at_every_scale() {
