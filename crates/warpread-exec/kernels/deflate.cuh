@@ -34,6 +34,24 @@ constexpr u32 K_SLOW = 0x4000;  // no code of at most the table's bits starts he
 constexpr u32 K_BAD = 0x8000;   // a symbol that is an error when used
 constexpr u32 K_MASK = 0xF000;
 
+// Entry of literal/length symbol `sym` (< 288) with a code of `len` bits,
+// and of distance symbol `sym` (< 32). `bad` is the entry of a symbol no
+// stream may use (286, 287; distances 30, 31): each kernel says how many
+// bits it consumes.
+__device__ __forceinline__ u32 lit_len_entry(u32 sym, u32 len, u32 bad) {
+    if (sym < 256) return (sym << 16) | K_LIT | len;
+    if (sym == 256) return K_EOB | len;
+    if (sym < 286) {
+        const u32 li = sym - 257;
+        return (len_base(li) << 16) | K_LEN | (len_extra(li) << 5) | (len + len_extra(li));
+    }
+    return bad;
+}
+__device__ __forceinline__ u32 dist_entry(u32 sym, u32 len, u32 bad) {
+    if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
+    return bad;
+}
+
 // Value of an entry from the bits `lo` its code starts at: the base plus
 // the x = bits 5-9 extra bits that end the tc = bits 0-4 bits consumed. Two
 // funnel shifts whose counts the hardware takes mod 32 (no masking):

@@ -218,16 +218,9 @@ template <int KIND>
 __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
     // Bits 5-9: the number of extra bits (G; F kept the code length there).
     if (KIND == 0) {
-        if (sym < 256) return (sym << 16) | K_LIT | len;
-        if (sym == 256) return K_EOB | len;
-        if (sym < 286) {
-            const u32 li = sym - 257;
-            return (len_base(li) << 16) | K_LEN | (len_extra(li) << 5) | (len + len_extra(li));
-        }
-        return K_BAD;  // consumes nothing: decoding stops at the code
+        return lit_len_entry(sym, len, K_BAD);  // a bad one consumes nothing: decoding stops at it
     } else if (KIND == 1) {
-        if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
-        return K_BAD;  // consumes nothing; its value (distance) is 0
+        return dist_entry(sym, len, K_BAD);  // a bad one consumes nothing; its value (distance) is 0
     } else {
         if (sym < 16) return (sym << 16) | K_LIT | len;
         if (sym == 16) return (3u << 16) | K_LEN | (2u << 5) | (len + 2);

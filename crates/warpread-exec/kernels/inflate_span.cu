@@ -355,16 +355,9 @@ __device__ __forceinline__ bool stored_prefilter(u64 h, u64 bit) {
 template <int KIND>
 __device__ __forceinline__ u32 make_entry(u32 sym, u32 len) {
     if (KIND == 0) {
-        if (sym < 256) return (sym << 16) | K_LIT | len;
-        if (sym == 256) return K_EOB | len;
-        if (sym < 286) {
-            const u32 li = sym - 257;
-            return (len_base(li) << 16) | K_LEN | (len_extra(li) << 5) | (len + len_extra(li));
-        }
-        return K_BAD | len;
+        return lit_len_entry(sym, len, K_BAD | len);
     } else {
-        if (sym < 30) return (dist_base(sym) << 16) | (dist_extra(sym) << 5) | (len + dist_extra(sym));
-        return K_BAD | len;
+        return dist_entry(sym, len, K_BAD | len);
     }
 }
 
