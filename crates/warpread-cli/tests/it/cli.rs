@@ -4,27 +4,34 @@ use std::process::Command;
 
 /// The binary cargo built, or `$WARPREAD_BIN` when the tests run from a
 /// bundle on another machine (scripts/gpu-bundle.sh).
-fn warpread() -> Command {
+pub(crate) fn warpread() -> Command {
     let bin =
         std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
     Command::new(bin)
 }
 
-/// Runs `warpread --backend cpu bench codecs ARGS --size-mib 1 --runs 1
-/// --warmup 0 --json` and returns the parsed report.
-fn bench_json(args: &[&str]) -> serde_json::Value {
-    let out = warpread()
-        .args(["--backend", "cpu", "bench", "codecs"])
-        .args(args)
-        .args(["--size-mib", "1", "--runs", "1", "--warmup", "0", "--json"])
-        .output()
-        .unwrap();
+/// Runs `cmd` (a `--json` report), asserting it succeeds (its stderr
+/// otherwise, after `what`), and returns the parsed report.
+pub(crate) fn json_report(cmd: &mut Command, what: &str) -> serde_json::Value {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs `warpread --backend cpu bench codecs ARGS --size-mib 1 --runs 1
+/// --warmup 0 --json` and returns the parsed report.
+fn bench_json(args: &[&str]) -> serde_json::Value {
+    json_report(
+        warpread()
+            .args(["--backend", "cpu", "bench", "codecs"])
+            .args(args)
+            .args(["--size-mib", "1", "--runs", "1", "--warmup", "0", "--json"]),
+        &args.join(" "),
+    )
 }
 
 #[test]
@@ -305,18 +312,13 @@ fn the_scan_in_parts_reads_every_row_once() {
         ("testdata/orc/many_stripes_v12_none.orc", 4800, "30"),
     ] {
         let path = crate::common::root().join(file);
-        let out = warpread()
-            .args(["--backend", "cpu", "bench", "read-devices"])
-            .arg(&path)
-            .args(["--parts", parts, "--runs", "1", "--warmup", "0", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{file}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let report = json_report(
+            warpread()
+                .args(["--backend", "cpu", "bench", "read-devices"])
+                .arg(&path)
+                .args(["--parts", parts, "--runs", "1", "--warmup", "0", "--json"]),
+            file,
         );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let row = &report[0];
         assert_eq!(row["rows"], rows, "{file}");
         assert_eq!(row["parts"].as_array().unwrap().len().to_string(), parts);

@@ -7,6 +7,7 @@ use warpread::exec::{Backend, CpuBackend};
 use warpread::gsst::{self, Frame, GsstLayout, GsstParams, TargetDevice};
 use warpread::plan::StatusCode;
 
+use crate::cli::{json_report, warpread};
 use crate::common::{Rng, cuda};
 
 fn params(layout: GsstLayout, block_bytes: usize, splits: usize) -> GsstParams {
@@ -217,12 +218,6 @@ fn gsst_damaged_frames_are_errors_not_panics() {
     assert!(errors > 0);
 }
 
-fn warpread() -> std::process::Command {
-    let bin =
-        std::env::var_os("WARPREAD_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_warpread").into());
-    std::process::Command::new(bin)
-}
-
 #[test]
 fn gsst_cli_compresses_and_decompresses_a_text_file() {
     let mut rng = Rng::fresh("gsst_cli_compresses_and_decompresses_a_text_file");
@@ -270,26 +265,12 @@ fn gsst_cli_compresses_and_decompresses_a_text_file() {
 
 #[test]
 fn gsst_bench_reports_ratio_and_verifies() {
-    let out = warpread()
-        .args([
-            "--backend",
-            "cpu",
-            "bench",
-            "gsst",
-            "--input",
-            "tpch",
-            "--size-mib",
-            "2",
-        ])
-        .args(["--runs", "1", "--warmup", "0", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json_report(
+        warpread()
+            .args(["--backend", "cpu", "bench", "gsst", "--input", "tpch"])
+            .args(["--size-mib", "2", "--runs", "1", "--warmup", "0", "--json"]),
+        "bench gsst",
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {
