@@ -14,7 +14,7 @@ use std::time::Instant;
 use arrow::array::RecordBatch;
 use serde::Serialize;
 
-use crate::cli::input::Input;
+use crate::cli::input::{Input, Kind};
 use crate::error::{Error, Result};
 use crate::exec::Backend;
 use crate::orc::{ReadOptions, ReadTuning};
@@ -66,16 +66,11 @@ pub fn byte_ranges(len: u64, n: usize) -> Vec<Range<u64>> {
 
 fn read_file(
     path: &Path,
+    kind: Kind,
     options: &ReadOptions,
     backend: &dyn Backend,
 ) -> Result<Vec<RecordBatch>> {
-    let kind = Input::local_kind(path)?;
     Ok(super::read::read_local(path, kind, options, backend)?.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Times `read` `warmup + runs` times (at least one timed run), dropping
@@ -94,7 +89,10 @@ fn timed<T>(warmup: usize, runs: usize, read: impl Fn() -> Result<T>) -> Result<
             times.push(t.elapsed().as_secs_f64());
         }
     }
-    Ok((median(times), last.expect("at least one run")))
+    Ok((
+        super::codecs::median(&times),
+        last.expect("at least one run"),
+    ))
 }
 
 /// Reads each local file with every backend alone, then in `parts` byte
@@ -124,6 +122,8 @@ pub fn run(
                 )));
             }
         };
+        // Sniffed once: every run and part reads the same file.
+        let kind = Input::local_kind(&path)?;
         let len = std::fs::metadata(&path)
             .map_err(|e| Error::io(&path, e))?
             .len();
@@ -131,7 +131,9 @@ pub fn run(
         // blocks from the pool of the runs after it.
         let mut alone_s = Vec::with_capacity(backends.len());
         for b in backends {
-            let (s, _) = timed(warmup, runs, || read_file(&path, &options, b.as_ref()))?;
+            let (s, _) = timed(warmup, runs, || {
+                read_file(&path, kind, &options, b.as_ref())
+            })?;
             alone_s.push(s);
         }
         let ranges = byte_ranges(len, parts.unwrap_or(backends.len()));
@@ -144,7 +146,7 @@ pub fn run(
                         let b = &backends[i % backends.len()];
                         let options = options.clone().with_byte_range(Some(r.clone()));
                         let path = &path;
-                        s.spawn(move || read_file(path, &options, b.as_ref()))
+                        s.spawn(move || read_file(path, kind, &options, b.as_ref()))
                     })
                     .collect();
                 handles
@@ -159,7 +161,7 @@ pub fn run(
         };
         let (together_s, got) = timed(warmup, runs, read_parts)?;
         let got: Vec<RecordBatch> = got.into_iter().flatten().collect();
-        let whole = read_file(&path, &options, backends[0].as_ref())?;
+        let whole = read_file(&path, kind, &options, backends[0].as_ref())?;
         check_same(&path, &whole, &got)?;
         let arrow_bytes = super::read::batches_bytes(&whole);
         let gbps = |s: f64| arrow_bytes as f64 / s / 1e9;
