@@ -292,6 +292,10 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         backend.describe(),
         start.elapsed().as_secs_f64()
     );
+    // The writes are this thread's kernel time (the copy into the page
+    // cache): its system time next to `cat`'s span tells a writer-bound
+    // run from one waiting on the decode (benchmarks/streaming.md).
+    tracing::debug!("writer thread: {}", super::usage::this_thread());
     // The process ends after this command: its exit releases the device
     // context and the pinned pool at once, where closing them one by one
     // took a tenth of a second of the command's time (benchmarks/streaming.md).

@@ -13,6 +13,7 @@ mod inspect;
 mod inspect_parquet;
 mod output;
 mod sql;
+mod usage;
 
 use std::path::PathBuf;
 use std::sync::Arc;
