@@ -3,7 +3,7 @@
 file: the floor under `warpread cat -o FILE`, and the ways around it that
 were measured (benchmarks/streaming.md, "The sink").
 
-    sink_bench.py [ROUNDS] [--dir /tmp/stream] [--only WAY,WAY,...]
+    [SINK_BYTES=N] sink_bench.py [ROUNDS] [--dir /tmp/stream] [--only WAY,WAY,...]
 
 Ways (all by default):
 - write:   write() of 64 MiB pieces from a hot 64 MiB buffer and from a
@@ -13,8 +13,8 @@ Ways (all by default):
            16 threads (what a mapped writer does with workers faulting
            pages in);
 - prefill: write() while helper threads make the page-cache pages just
-           ahead of it (the length set ahead over unwritten extents, then
-           POSIX_FADV_WILLNEED or pread of the range);
+           ahead of it, up to the length set 256-512 MiB ahead over
+           unwritten extents (POSIX_FADV_WILLNEED or pread of the range);
 - pwrite:  4 and 8 threads each writing its own 64 MiB pieces at their
            offsets into a reserved file;
 - direct:  O_DIRECT writes of 8 and 32 MiB pieces from 1 to 8 threads
@@ -40,7 +40,12 @@ KEEP_SIZE = 1
 
 
 def arg(name, default):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+    if name not in sys.argv:
+        return default
+    i = sys.argv.index(name) + 1
+    if i >= len(sys.argv):
+        sys.exit("%s needs a value" % name)
+    return sys.argv[i]
 
 
 DIR = arg("--dir", "/tmp/stream")
@@ -86,13 +91,33 @@ def plain_write(reserve, source, path=PATH):
     return time.time() - t
 
 
+def run_threads(target, args_list):
+    """Runs `target` once per argument tuple on its own thread; the first
+    exception of any is raised here, so a failed writer fails the case."""
+    errors = []
+
+    def guarded(*a):
+        try:
+            target(*a)
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=a) for a in args_list]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+
+
 def mapped(threads):
+    src = cold()
     fd = fresh()
     t = time.time()
     fallocate(fd, 0, 0, N)
     m = mmap.mmap(fd, N, mmap.MAP_SHARED, mmap.PROT_WRITE | mmap.PROT_READ)
     dst = np.frombuffer(m, dtype=np.uint8)
-    src = cold()
 
     def copy(o):
         n = min(CH, N - o)
@@ -103,7 +128,7 @@ def mapped(threads):
             dst[o + n1:o + n] = src[:n - n1]
 
     with ThreadPoolExecutor(threads) as ex:
-        list(ex.map(copy, range(0, N, CH)))
+        list(ex.map(copy, range(0, N, CH)))  # re-raises a copy's exception
     copied = time.time() - t
     del dst
     m.close()
@@ -112,9 +137,10 @@ def mapped(threads):
 
 
 def prefilled(helpers, how, piece):
-    """write() with `helpers` threads making pages up to 1 GiB ahead of it,
-    `piece` bytes at a time; the length is set 512 MiB past the writes, as
-    pages past it cannot be read in. Returns (seconds, helpers' busy s)."""
+    """write() with `helpers` threads making pages ahead of it, `piece`
+    bytes at a time, up to the length, which is set 256-512 MiB past the
+    writes (pages past it cannot be read in). Returns (seconds, the
+    helpers' busy seconds summed)."""
     fd = fresh()
     t = time.time()
     sized = [0]
@@ -149,22 +175,23 @@ def prefilled(helpers, how, piece):
                 os.posix_fadvise(fd, o, n, os.POSIX_FADV_WILLNEED)
             else:
                 os.preadv(fd, [memoryview(scratch)[:n]], o)
-            busy[0] += time.time() - h
+            with lock:
+                busy[0] += time.time() - h
 
     with lock:
         size_to(min(2 * STEP, N))
-    threads = [threading.Thread(target=helper) for _ in range(helpers)]
-    for th in threads:
-        th.start()
-    off = 0
-    while off < N:
-        with lock:
-            size_to(min(off + 2 * STEP, N))
-        off += os.write(fd, memoryview(HOT)[: min(CH, N - off)])
-        written[0] = off
-    done[0] = True
-    for th in threads:
-        th.join()
+    helper_run = threading.Thread(target=run_threads, args=(helper, [()] * helpers))
+    helper_run.start()
+    try:
+        off = 0
+        while off < N:
+            with lock:
+                size_to(min(off + 2 * STEP, N))
+            off += os.write(fd, memoryview(HOT)[: min(CH, N - off)])
+            written[0] = off
+    finally:
+        done[0] = True
+        helper_run.join()
     os.ftruncate(fd, N)
     os.close(fd)
     return time.time() - t, busy[0]
@@ -194,16 +221,19 @@ def positioned(threads, piece=CH, flags=0, mode=KEEP_SIZE):
                     return
                 o = offsets.pop(0)
             n = min(piece, n_total - o)
+            if flags:
+                # A short O_DIRECT write would leave the rest misaligned.
+                if os.pwrite(fd, memoryview(buf)[:n], o) != n:
+                    raise OSError("short O_DIRECT write at %d" % o)
+                continue
             done = 0
             while done < n:
                 done += os.pwrite(fd, memoryview(buf)[done:n], o + done)
 
-    threads_ = [threading.Thread(target=writer, args=(b,)) for b in bufs]
-    for th in threads_:
-        th.start()
-    for th in threads_:
-        th.join()
-    os.close(fd)
+    try:
+        run_threads(writer, [(b,) for b in bufs])
+    finally:
+        os.close(fd)
     return time.time() - t, n_total
 
 

@@ -205,6 +205,7 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
         opening.elapsed().as_secs_f64()
     );
     let start = Instant::now();
+    let used = super::usage::this_thread();
     let opened = open(&args, backend.clone(), settings.tuning.clone())?;
     let out_name = args
         .output
@@ -294,8 +295,12 @@ pub fn run(args: CatArgs, settings: &super::Settings) -> Result<()> {
     );
     // The writes are this thread's kernel time (the copy into the page
     // cache): its system time next to `cat`'s span tells a writer-bound
-    // run from one waiting on the decode (benchmarks/streaming.md).
-    tracing::debug!("writer thread: {}", super::usage::this_thread());
+    // run from one waiting on the decode (benchmarks/streaming.md). Counted
+    // from `start`, past the backend's opening on this thread.
+    tracing::debug!(
+        "writer thread from the input's opening: {}",
+        super::usage::this_thread().since(used)
+    );
     // The process ends after this command: its exit releases the device
     // context and the pinned pool at once, where closing them one by one
     // took a tenth of a second of the command's time (benchmarks/streaming.md).

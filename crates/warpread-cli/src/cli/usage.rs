@@ -1,6 +1,8 @@
-//! What the calling thread has used: CPU time in user and kernel mode,
-//! page faults and context switches, for `cat`'s debug line on how its
-//! writer spends the run (busy copying, or waiting for a core).
+//! What the calling thread has used since it started: CPU time in user and
+//! kernel mode, page faults and context switches. `cat` logs the
+//! difference over its read and write, to tell a run whose writer is busy
+//! (in the kernel, copying into the page cache) from one whose writer
+//! blocks (waiting for batches, or throttled).
 
 use std::fmt;
 
@@ -13,10 +15,24 @@ pub struct Usage {
     pub system_s: f64,
     /// Page faults served without I/O.
     pub minor_faults: i64,
-    /// Times the thread gave up its core (waits).
+    /// Voluntary context switches: the thread blocked (on a batch, a
+    /// lock, a throttled write, a driver call).
     pub voluntary_switches: i64,
-    /// Times the thread was taken off its core (contention).
+    /// Involuntary context switches: the thread was taken off its core.
     pub involuntary_switches: i64,
+}
+
+impl Usage {
+    /// What was used between `earlier` and `self`.
+    pub fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            user_s: self.user_s - earlier.user_s,
+            system_s: self.system_s - earlier.system_s,
+            minor_faults: self.minor_faults - earlier.minor_faults,
+            voluntary_switches: self.voluntary_switches - earlier.voluntary_switches,
+            involuntary_switches: self.involuntary_switches - earlier.involuntary_switches,
+        }
+    }
 }
 
 /// The calling thread's use, or zeros where the platform has no per-thread
@@ -33,20 +49,27 @@ pub fn this_thread() -> Usage {
             return Usage {
                 user_s: secs(ru.ru_utime),
                 system_s: secs(ru.ru_stime),
-                minor_faults: ru.ru_minflt,
-                voluntary_switches: ru.ru_nvcsw,
-                involuntary_switches: ru.ru_nivcsw,
+                minor_faults: count(ru.ru_minflt),
+                voluntary_switches: count(ru.ru_nvcsw),
+                involuntary_switches: count(ru.ru_nivcsw),
             };
         }
     }
     Usage::default()
 }
 
+/// A `c_long` count as `i64` (it is 32 bits on some targets).
+#[cfg(target_os = "linux")]
+#[allow(clippy::useless_conversion)]
+fn count(n: libc::c_long) -> i64 {
+    i64::from(n)
+}
+
 impl fmt::Display for Usage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{:.3} s user, {:.3} s system, {} minor faults, {} waits, {} preemptions",
+            "{:.3} s user, {:.3} s system, {} minor faults, {} voluntary and {} involuntary switches",
             self.user_s,
             self.system_s,
             self.minor_faults,
@@ -63,17 +86,24 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn a_busy_thread_counts_its_own_time_only() {
-        let before = this_thread();
+        let cpu = |u: Usage| u.user_s + u.system_s;
+        // Spins until 20 ms of CPU time are counted: on a loaded machine
+        // that takes longer than 20 ms of wall time, never forever.
+        let before = cpu(this_thread());
         let spin = std::time::Instant::now();
         let mut x = 0u64;
-        while spin.elapsed().as_millis() < 50 {
-            x = std::hint::black_box(x.wrapping_add(1));
+        while cpu(this_thread()) - before < 0.02 && spin.elapsed().as_secs() < 20 {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
         }
-        let after = this_thread();
-        let busy = (after.user_s + after.system_s) - (before.user_s + before.system_s);
-        assert!(busy >= 0.02, "{busy} s counted for 50 ms of spinning");
+        assert!(
+            cpu(this_thread()) - before >= 0.02,
+            "20 s of spinning counted as under 20 ms"
+        );
         // Another thread's work is not this thread's.
         let idle = this_thread();
+        assert!(idle.since(idle).user_s == 0.0 && idle.since(idle).minor_faults == 0);
         std::thread::spawn(|| {
             let spin = std::time::Instant::now();
             while spin.elapsed().as_millis() < 50 {
@@ -82,7 +112,6 @@ mod tests {
         })
         .join()
         .unwrap();
-        let later = this_thread();
-        assert!((later.user_s + later.system_s) - (idle.user_s + idle.system_s) < 0.03);
+        assert!(cpu(this_thread()) - cpu(idle) < 0.03);
     }
 }
