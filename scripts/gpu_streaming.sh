@@ -18,7 +18,7 @@ root=$PWD
 . scripts/gpu_bundle_env.sh
 unpack_bundle "$B"
 N=$root/$B/warpread
-export WARPREAD_KERNEL_CACHE=/tmp/kc WARPREAD_LOG=info
+export WARPREAD_KERNEL_CACHE=/tmp/kc WARPREAD_LOG=info,warpread_cli=debug
 d=/tmp/stream; mkdir -p $d
 f=$d/lineitem.parquet
 if [ ! -f $f ]; then
@@ -30,11 +30,14 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 nproc
 # Kernels compiled into the cache before anything is timed.
 $N --backend cuda cat --format arrow -o /dev/null $f 2> /dev/null
-# One timed `cat`: "inside" is cat's own span (input opened to footer
-# written), wall and peak RSS are /usr/bin/time's.
+# One timed `cat`: "opened" is the backend's creation, "inside" cat's own
+# span (input opened to footer written), "writer" what its writer thread
+# used over that span; wall and peak RSS are /usr/bin/time's.
 run() {
   /usr/bin/time -f "%e s wall, %M KB peak" "$@" 2>&1 |
-    grep -E "wall|rror|rows decoded" | sed -e 's/.*written in/inside/' | tr '\n' ' '
+    grep -E "wall|rror|rows decoded|opened in|writer thread" |
+    sed -e 's/.*written in/inside/; s/.*writer thread from the input.s opening:/writer:/; s/.*DEBUG.* opened in/opened/' |
+    tr '\n' ' '
   echo
 }
 bins="new=$N"
