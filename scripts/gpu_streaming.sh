@@ -7,7 +7,8 @@
 #        (previous output removed and `sync`ed first), then cmp; with OLD,
 #        each round runs that bundle's binary too, after this one's;
 # trace: one traced `cat` into a file per backend: how long the writer
-#        waited for batches and wrote them, and when its first write began;
+#        waited for batches and wrote them, when its first write began, and
+#        the spans that ran before it;
 # sweep: CUDA to /dev/null over group MiB x groups in flight;
 # sink:  how fast this host writes 10 GB into one file (the floor of `cat`;
 #        scripts/sink_bench.py).
@@ -74,6 +75,21 @@ first = min(e["ts"] for e in writes) - t0
 last = max(e["ts"] + e["dur"] for e in writes) - t0
 print("trace %s: waited %.3f s, wrote %.3f s, first write at %.3f s, last ends %.3f s"
       % (sys.argv[1], total("cat.wait"), total("cat.write"), first / 1e6, last / 1e6))
+# What ran before the first write: spans begun before it, by name (a
+# column's or kernel's spans under their kind), summed up to it.
+w = first + t0
+acc = {}
+for e in ev:
+    if "dur" not in e or e["ts"] >= w:
+        continue
+    name = e["name"].split(" ")[0] if " " in e["name"] and not e["name"].startswith("cuda ") else e["name"].split("/")[0]
+    a = acc.setdefault(name, [0, 0.0, e["ts"]])
+    a[0] += 1
+    a[1] += min(e["dur"], w - e["ts"])
+    a[2] = min(a[2], e["ts"])
+for name, (n, tot, begun) in sorted(acc.items(), key=lambda kv: kv[1][2]):
+    print("  before the first write: %-34s x%-4d %8.1f ms summed, first at %6.1f ms"
+          % (name, n, tot / 1e3, (begun - t0) / 1e3))
 PY
   done
   rm -f $d/out.arrow $d/trace.json
