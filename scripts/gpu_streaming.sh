@@ -82,7 +82,8 @@ acc = {}
 for e in ev:
     if "dur" not in e or e["ts"] >= w:
         continue
-    name = e["name"].split(" ")[0] if " " in e["name"] and not e["name"].startswith("cuda ") else e["name"].split("/")[0]
+    name = e["name"]
+    name = name.split("/")[0] if name.startswith("cuda ") else name.split(" ")[0]
     a = acc.setdefault(name, [0, 0.0, e["ts"]])
     a[0] += 1
     a[1] += min(e["dur"], w - e["ts"])

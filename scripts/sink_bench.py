@@ -91,9 +91,10 @@ def plain_write(reserve, source, path=PATH):
     return time.time() - t
 
 
-def run_threads(target, args_list):
-    """Runs `target` once per argument tuple on its own thread; the first
-    exception of any is raised here, so a failed writer fails the case."""
+def start_threads(target, args_list):
+    """Starts `target` once per argument tuple on its own thread; returns
+    the join, which raises the first exception of any, so that a failed
+    thread fails the case."""
     errors = []
 
     def guarded(*a):
@@ -105,10 +106,19 @@ def run_threads(target, args_list):
     threads = [threading.Thread(target=guarded, args=a) for a in args_list]
     for th in threads:
         th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
+
+    def join():
+        for th in threads:
+            th.join()
+        if errors:
+            raise errors[0]
+
+    return join
+
+
+def run_threads(target, args_list):
+    """`start_threads`, joined."""
+    start_threads(target, args_list)()
 
 
 def mapped(threads):
@@ -180,8 +190,7 @@ def prefilled(helpers, how, piece):
 
     with lock:
         size_to(min(2 * STEP, N))
-    helper_run = threading.Thread(target=run_threads, args=(helper, [()] * helpers))
-    helper_run.start()
+    join_helpers = start_threads(helper, [()] * helpers)
     try:
         off = 0
         while off < N:
@@ -191,7 +200,7 @@ def prefilled(helpers, how, piece):
             written[0] = off
     finally:
         done[0] = True
-        helper_run.join()
+        join_helpers()
     os.ftruncate(fd, N)
     os.close(fd)
     return time.time() - t, busy[0]
